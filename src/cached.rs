@@ -1,0 +1,848 @@
+//! `CachedUidGenerator`: a background filler borrows future seconds to pre-generate IDs into a
+//! [ring](crate::ring), and any number of threads take them with one atomic read-modify-write each.
+//!
+//! Borrowing future seconds is Baidu UidGenerator's `BufferPaddingExecutor`, and what RFC 9562
+//! §6.2 calls "increment the timestamp ahead of the actual time" to keep IDs unique and ordered
+//! when more are wanted in one time unit than the layout holds. The filler follows five time rules
+//! that fix the Java defects listed in the crate docs:
+//!
+//! 1. The next second it uses is `max(last + 1, now)`: no lag when load is low; borrowing only
+//!    while demand exceeds `2^seq_bits` IDs a second.
+//! 2. When the ring fills in the middle of a second, the rest of that second is kept for the next
+//!    round (unless the clock has moved past it by then).
+//! 3. IDs that have waited longer than `max_lag` are discarded by the filler's sweep.
+//! 4. The lead over the clock can be capped (`max_lead`), waiting or failing at the cap.
+//! 5. When the time bits run out, takes fail with [`Error::TimeBitsExhausted`].
+
+use crate::ring::Ring;
+use crate::{Clock, Error, Layout, SystemClock, WorkerIdAssigner};
+use crossbeam_utils::{Backoff, CachePadded};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::thread::{JoinHandle, Thread};
+use std::time::Duration;
+
+/// What to do when the filler reaches the `max_lead` cap and the ring runs dry.
+///
+/// ```
+/// use ringflake::LeadPolicy;
+/// assert_ne!(LeadPolicy::Wait, LeadPolicy::Fail);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeadPolicy {
+    /// Takes wait until the clock catches up (at most about a second).
+    Wait,
+    /// Takes fail with [`Error::LeadLimitReached`].
+    Fail,
+}
+
+/// Introspection of a [`CachedUidGenerator`], read from counters it keeps anyway: no cost to takes.
+///
+/// ```
+/// use ringflake::{CachedUidGenerator, Layout};
+///
+/// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?;
+/// g.next_id()?;
+/// let s = g.stats();
+/// assert_eq!(s.capacity, 65_536);
+/// assert_eq!(s.issued, 1);
+/// assert!(s.available <= s.capacity);
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stats {
+    /// Slots in the ring.
+    pub capacity: u64,
+    /// IDs ready to take: the fill level.
+    pub available: u64,
+    /// IDs handed out so far.
+    pub issued: u64,
+    /// Filler rounds that wrote at least one ID.
+    pub paddings: u64,
+    /// IDs discarded unused: stale (older than `max_lag`) or abandoned by a failed take.
+    pub discarded: u64,
+    /// Takes that found the ring empty and had to wait.
+    pub take_waits: u64,
+    /// How many seconds the newest ID in the ring is ahead of the clock (0 if not ahead).
+    pub lead_seconds: u64,
+    /// How many seconds the oldest ready ID is behind the clock (0 if none is behind).
+    pub lag_seconds: u64,
+    /// Seconds until the time bits run out, counting borrowed seconds as used.
+    pub remaining_seconds: u64,
+    /// This generator's worker id.
+    pub worker_id: u64,
+    /// Whether the filler thread is running (always `true` without a background filler).
+    pub filler_up: bool,
+}
+
+/// Settings for a [`CachedUidGenerator`]; see [`CachedUidGenerator::builder`].
+#[derive(Clone)]
+pub struct CachedBuilder {
+    layout: Layout,
+    worker_id: Result<u64, Error>,
+    clock: Arc<dyn Clock>,
+    boost_power: u32,
+    padding_factor: u32,
+    schedule_interval: Duration,
+    max_lag: Duration,
+    max_lead: Option<(Duration, LeadPolicy)>,
+    background: bool,
+}
+
+impl std::fmt::Debug for CachedBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CachedBuilder")
+            .field("layout", &self.layout)
+            .field("worker_id", &self.worker_id)
+            .field("boost_power", &self.boost_power)
+            .field("padding_factor", &self.padding_factor)
+            .field("max_lag", &self.max_lag)
+            .field("max_lead", &self.max_lead)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The largest ring: 2^28 slots (4 GiB).
+const MAX_RING_BITS: u32 = 28;
+
+impl CachedBuilder {
+    /// Uses worker id `id` (checked against the layout at [`build`](Self::build)).
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(9).build()?;
+    /// assert_eq!(g.worker_id(), 9);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn worker_id(mut self, id: u64) -> Self {
+        self.worker_id = Ok(id);
+        self
+    }
+
+    /// Asks `assigner` for the worker id now; its error, if any, is returned by `build`.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, FixedWorkerId, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default())
+    ///     .worker_id_from(&FixedWorkerId(3))
+    ///     .build()?;
+    /// assert_eq!(g.worker_id(), 3);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn worker_id_from(mut self, assigner: &dyn WorkerIdAssigner) -> Self {
+        self.worker_id = assigner.assign_worker_id(&self.layout);
+        self
+    }
+
+    /// Reads time from `clock` instead of the system clock.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout, ManualClock};
+    /// let clock = ManualClock::from_seconds(1_800_000_000);
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).clock(clock).build()?;
+    /// let parsed = Layout::default().parse(g.next_id()?)?;
+    /// assert_eq!(parsed.unix_seconds, 1_800_000_000);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// The ring holds `2^seq_bits << boost_power` IDs (default 3: eight seconds' worth).
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).boost_power(1).build()?;
+    /// assert_eq!(g.stats().capacity, 16_384);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn boost_power(mut self, boost_power: u32) -> Self {
+        self.boost_power = boost_power;
+        self
+    }
+
+    /// The filler is woken when the fill level drops below this percentage (0 to 100, default 50).
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let err = CachedUidGenerator::builder(Layout::default()).worker_id(1).padding_factor(101).build();
+    /// assert!(err.unwrap_err().to_string().contains("padding_factor 101"));
+    /// ```
+    pub fn padding_factor(mut self, percent: u32) -> Self {
+        self.padding_factor = percent;
+        self
+    }
+
+    /// How often the filler wakes on its own to top up the ring and sweep stale IDs (default
+    /// 250 ms; never longer than a quarter of `max_lag`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default())
+    ///     .worker_id(1)
+    ///     .schedule_interval(Duration::from_millis(100))
+    ///     .build()?;
+    /// assert!(g.next_id()? > 0);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn schedule_interval(mut self, interval: Duration) -> Self {
+        self.schedule_interval = interval;
+        self
+    }
+
+    /// IDs that waited in the ring longer than this are discarded, never handed out (default
+    /// 5 s, at least 1 s).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let err = CachedUidGenerator::builder(Layout::default())
+    ///     .worker_id(1)
+    ///     .max_lag(Duration::from_millis(10))
+    ///     .build();
+    /// assert!(err.is_err());
+    /// ```
+    pub fn max_lag(mut self, max_lag: Duration) -> Self {
+        self.max_lag = max_lag;
+        self
+    }
+
+    /// Caps how far ahead of the clock the filler may borrow (default: no cap, like Java).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringflake::{CachedUidGenerator, Layout, LeadPolicy};
+    /// let g = CachedUidGenerator::builder(Layout::default())
+    ///     .worker_id(1)
+    ///     .max_lead(Duration::from_secs(60), LeadPolicy::Wait)
+    ///     .build()?;
+    /// assert!(g.stats().lead_seconds <= 60);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn max_lead(mut self, max_lead: Duration, policy: LeadPolicy) -> Self {
+        self.max_lead = Some((max_lead, policy));
+        self
+    }
+
+    /// Whether a background thread fills the ring (default `true`). Without one, a take that
+    /// finds the ring empty fills it itself: deterministic, for tests with a manual clock.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default())
+    ///     .worker_id(1)
+    ///     .background_filler(false)
+    ///     .build()?;
+    /// let a = g.next_id()?;
+    /// assert!(g.next_id()? > a);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn background_filler(mut self, background: bool) -> Self {
+        self.background = background;
+        self
+    }
+
+    /// Checks the settings, fills the ring once and starts the filler.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TimeBitsExhausted`] if the layout has no seconds left at the clock's time (e.g.
+    /// [`Layout::uid_generator_defaults`] after 2024-11-20), [`Error::WorkerIdOutOfRange`], an
+    /// assigner's error, or [`Error::InvalidConfig`] naming the setting and its range.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let err = CachedUidGenerator::builder(Layout::uid_generator_defaults())
+    ///     .worker_id(1)
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert!(err.to_string().contains("2024-11-20T13:24:15Z"));
+    /// ```
+    pub fn build(self) -> Result<CachedUidGenerator, Error> {
+        let layout = self.layout;
+        let worker_id = crate::worker::check_fits(self.worker_id?, &layout)?;
+        layout.check_alive_at(self.clock.now_seconds())?;
+        if layout.seq_bits() + self.boost_power > MAX_RING_BITS {
+            return Err(Error::InvalidConfig {
+                name: "boost_power",
+                value: u64::from(self.boost_power),
+                allowed: "such that seq_bits + boost_power <= 28",
+            });
+        }
+        if self.padding_factor > 100 {
+            return Err(Error::InvalidConfig {
+                name: "padding_factor",
+                value: u64::from(self.padding_factor),
+                allowed: "0..=100 percent",
+            });
+        }
+        if self.max_lag < Duration::from_secs(1) {
+            return Err(Error::InvalidConfig {
+                name: "max_lag (ms)",
+                value: self.max_lag.as_millis() as u64,
+                allowed: "at least 1000 ms",
+            });
+        }
+        if self.schedule_interval.is_zero() {
+            return Err(Error::InvalidConfig {
+                name: "schedule_interval (ms)",
+                value: 0,
+                allowed: "at least 1 ms",
+            });
+        }
+        let capacity = 1u64 << (layout.seq_bits() + self.boost_power);
+        let shared = Arc::new(Shared {
+            ring: Ring::new(capacity),
+            layout,
+            worker_id,
+            clock: self.clock,
+            threshold: capacity * u64::from(self.padding_factor) / 100,
+            max_lag_secs: self.max_lag.as_secs(),
+            max_lead: self.max_lead.map(|(d, p)| (d.as_secs(), p)),
+            tick: self.schedule_interval.min(self.max_lag / 4),
+            background: self.background,
+            filler: Mutex::new(FillerState {
+                next_delta: 0,
+                next_seq: 0,
+                tail: 0,
+            }),
+            counters: CachePadded::new(Counters::default()),
+            orphans: Mutex::new(Vec::new()),
+            filler_thread: OnceLock::new(),
+        });
+        shared.pump();
+        let handle = if self.background {
+            let s = Arc::clone(&shared);
+            shared.counters.filler_up.store(true, Ordering::SeqCst);
+            let handle = std::thread::Builder::new()
+                .name("ringflake-filler".into())
+                .spawn(move || filler_loop(&s))
+                .map_err(|e| {
+                    shared.counters.filler_up.store(false, Ordering::SeqCst);
+                    Error::WorkerAssignment(format!("cannot start the filler thread: {e}"))
+                })?;
+            let _ = shared.filler_thread.set(handle.thread().clone());
+            Some(handle)
+        } else {
+            None
+        };
+        Ok(CachedUidGenerator { shared, handle })
+    }
+}
+
+/// Counters written off the per-ID path (by the filler, or by takes that had to wait).
+#[derive(Default)]
+struct Counters {
+    paddings: AtomicU64,
+    discarded: AtomicU64,
+    take_waits: AtomicU64,
+    /// The delta of the newest ID written, plus one (0: none yet).
+    last_delta: AtomicU64,
+    exhausted: AtomicBool,
+    lead_capped: AtomicBool,
+    shutdown: AtomicBool,
+    filler_up: AtomicBool,
+}
+
+/// The filler's position: the next (second, sequence) to write and the next ring index.
+struct FillerState {
+    next_delta: u64,
+    next_seq: u64,
+    tail: u64,
+}
+
+struct Shared {
+    ring: Ring,
+    layout: Layout,
+    worker_id: u64,
+    clock: Arc<dyn Clock>,
+    threshold: u64,
+    max_lag_secs: u64,
+    max_lead: Option<(u64, LeadPolicy)>,
+    tick: Duration,
+    background: bool,
+    filler: Mutex<FillerState>,
+    counters: CachePadded<Counters>,
+    /// Indices claimed by takes that gave up (error); the filler discards them.
+    orphans: Mutex<Vec<u64>>,
+    filler_thread: OnceLock<Thread>,
+}
+
+/// Why a filler round stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Round {
+    /// The ring is full.
+    Full,
+    /// The lead cap is reached: wait for the next second.
+    LeadCapped,
+    /// The time bits are used up.
+    Exhausted,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding these locks leaves consistent data (plain counters), so poisoning is
+    // not a reason to stop issuing IDs.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    /// The clock as seconds since the epoch (0 before the epoch).
+    fn now_delta(&self) -> u64 {
+        let now = self.clock.now_seconds();
+        now.saturating_sub(self.layout.epoch_seconds()).max(0) as u64
+    }
+
+    fn wake_filler(&self) {
+        if let Some(t) = self.filler_thread.get() {
+            t.unpark();
+        }
+    }
+
+    /// One filler round: sweep stale IDs, then fill the ring up to full, the lead cap, or the end
+    /// of the time bits.
+    fn pump(&self) -> Round {
+        let mut st = lock(&self.filler);
+        let now = self.now_delta();
+        self.sweep_stale(&st, now);
+        // Rule 1 (and the tail of rule 2): never start below the clock.
+        if st.next_delta < now {
+            st.next_delta = now;
+            st.next_seq = 0;
+        }
+        let cap = self.ring.capacity();
+        let max_delta = self.layout.max_delta_seconds();
+        let max_seq = self.layout.max_sequence();
+        // Rule 6: the one slot whose taker wakes us, where the fill level crosses the threshold.
+        let wake_at = (self.ring.cursor() + cap - self.threshold).max(st.tail);
+        let mut wrote = false;
+        let outcome = 'round: loop {
+            if st.next_delta > max_delta {
+                // Rule 5: no ID beyond the time bits, ever.
+                self.counters.exhausted.store(true, Ordering::Release);
+                break Round::Exhausted;
+            }
+            if let Some((lead, _)) = self.max_lead
+                && st.next_delta > now.saturating_add(lead)
+            {
+                self.counters.lead_capped.store(true, Ordering::Release);
+                break Round::LeadCapped;
+            }
+            self.counters.lead_capped.store(false, Ordering::Relaxed);
+            while st.next_seq <= max_seq {
+                let j = st.tail;
+                let id = self
+                    .layout
+                    .compose_unchecked(st.next_delta, self.worker_id, st.next_seq);
+                if !self.ring.put(j, id, j == wake_at) {
+                    if j.checked_sub(cap).is_some_and(|o| self.discard_orphan(o)) {
+                        continue;
+                    }
+                    // Rule 2: keep the rest of this second for the next round.
+                    break 'round Round::Full;
+                }
+                wrote = true;
+                st.tail += 1;
+                st.next_seq += 1;
+                self.counters
+                    .last_delta
+                    .store(st.next_delta + 1, Ordering::Relaxed);
+            }
+            self.ring.publish_tail(st.tail);
+            st.next_delta += 1;
+            st.next_seq = 0;
+        };
+        self.ring.publish_tail(st.tail);
+        if wrote {
+            self.counters.paddings.fetch_add(1, Ordering::Relaxed);
+        }
+        outcome
+    }
+
+    /// Rule 3: claims and drops ready IDs older than `max_lag`. Runs at least every `tick`, which
+    /// is at most a quarter of `max_lag`, so an ID is never taken more than `max_lag` seconds
+    /// after its own second.
+    fn sweep_stale(&self, st: &FillerState, now: u64) {
+        // Keep IDs of second >= now + 1 - max_lag: until the next sweep (< 1 s away) the clock
+        // stays below now + 1, so their lag stays <= max_lag.
+        let Some(min_ok) = (now + 1).checked_sub(self.max_lag_secs) else {
+            return;
+        };
+        let shift = self.layout.time_shift();
+        loop {
+            let c = self.ring.cursor();
+            let mut k = 0;
+            while c + k < st.tail && k < 4096 {
+                match self.ring.peek(c + k) {
+                    Some(id) if id >> shift < min_ok => k += 1,
+                    _ => break,
+                }
+            }
+            if k == 0 {
+                return;
+            }
+            if self.ring.claim_at(c, k) {
+                for i in c..c + k {
+                    // We hold the claim for i, and the filler wrote it: this cannot miss.
+                    let _ = self.ring.take(i);
+                }
+                self.counters.discarded.fetch_add(k, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// If `index` was claimed by a take that gave up, takes and drops its ID so its slot is free.
+    fn discard_orphan(&self, index: u64) -> bool {
+        let mut orphans = lock(&self.orphans);
+        let Some(pos) = orphans.iter().position(|&o| o == index) else {
+            return false;
+        };
+        if self.ring.take(index).is_none() {
+            return false;
+        }
+        orphans.swap_remove(pos);
+        self.counters.discarded.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
+    /// Gives up claimed indices: their IDs will be discarded by the filler, never handed out.
+    fn abandon(&self, indices: std::ops::Range<u64>) {
+        let mut orphans = lock(&self.orphans);
+        for i in indices {
+            if self.ring.take(i).is_some() {
+                self.counters.discarded.fetch_add(1, Ordering::Relaxed);
+            } else {
+                orphans.push(i);
+            }
+        }
+    }
+
+    /// The slow path of a take: the ring had nothing at `index` yet.
+    #[cold]
+    fn take_slow(&self, index: u64) -> Result<u64, Error> {
+        self.counters.take_waits.fetch_add(1, Ordering::Relaxed);
+        let backoff = Backoff::new();
+        let mut rounds = 0u32;
+        loop {
+            if let Some(t) = self.ring.take(index) {
+                return Ok(t.id);
+            }
+            if !self.background {
+                self.pump();
+                if let Some(t) = self.ring.take(index) {
+                    return Ok(t.id);
+                }
+            } else if rounds % 64 == 0 {
+                self.wake_filler();
+            }
+            if let Some(err) = self.failure() {
+                // The filler wrote everything it will before raising the flag: look once more.
+                if let Some(t) = self.ring.take(index) {
+                    return Ok(t.id);
+                }
+                self.abandon(index..index + 1);
+                return Err(err);
+            }
+            rounds = rounds.wrapping_add(1);
+            if backoff.is_completed() {
+                std::thread::sleep(Duration::from_micros(50));
+            } else {
+                backoff.snooze();
+            }
+        }
+    }
+
+    /// Why the ring will not be refilled now, if it will not.
+    fn failure(&self) -> Option<Error> {
+        let c = &self.counters;
+        if c.exhausted.load(Ordering::Acquire) {
+            return Some(self.layout.exhausted(self.layout.max_delta_seconds() + 1));
+        }
+        if self.background && !c.filler_up.load(Ordering::Acquire) || c.shutdown.load(Ordering::Acquire) {
+            return Some(Error::Shutdown);
+        }
+        match self.max_lead {
+            Some((lead, LeadPolicy::Fail)) if c.lead_capped.load(Ordering::Acquire) => {
+                Some(Error::LeadLimitReached { max_lead: lead })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Marks the filler down when its thread ends, even by a panic.
+struct FillerUp<'a>(&'a Shared);
+
+impl Drop for FillerUp<'_> {
+    fn drop(&mut self) {
+        self.0.counters.filler_up.store(false, Ordering::SeqCst);
+    }
+}
+
+fn filler_loop(shared: &Shared) {
+    let _up = FillerUp(shared);
+    while !shared.counters.shutdown.load(Ordering::Acquire) {
+        let round = shared.pump();
+        let timeout = match round {
+            Round::LeadCapped => {
+                // Wake when the next second starts, when the cap moves.
+                let ms = 1000 - shared.clock.now_millis().rem_euclid(1000);
+                Duration::from_millis(ms as u64).min(shared.tick)
+            }
+            Round::Full | Round::Exhausted => shared.tick,
+        };
+        std::thread::park_timeout(timeout);
+    }
+}
+
+/// A generator of UidGenerator-compatible IDs taken from a ring that a background thread keeps
+/// filled by borrowing future seconds.
+///
+/// # Clock behaviour
+///
+/// The wall clock is read only by the filler, once per round. IDs never go backwards, even when
+/// the clock does (the filler continues from `max(last + 1, now)`); an ID is at most `max_lag`
+/// seconds older than the clock when taken; it is ahead of the clock only while demand exceeds
+/// `2^seq_bits` IDs a second (or by at most the ring's span of `capacity / 2^seq_bits` seconds).
+///
+/// # Examples
+///
+/// ```
+/// use ringflake::{CachedUidGenerator, Layout};
+///
+/// let generator = CachedUidGenerator::builder(Layout::default()).worker_id(42).build()?;
+/// let a = generator.next_id()?;
+/// let b = generator.next_id()?;
+/// assert!(b > a);
+/// assert_eq!(Layout::default().parse(a)?.worker_id, 42);
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+pub struct CachedUidGenerator {
+    shared: Arc<Shared>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for CachedUidGenerator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad("CachedUidGenerator { .. }")
+    }
+}
+
+impl CachedUidGenerator {
+    /// Starts configuring a generator for `layout`. Defaults: system clock, boost power 3,
+    /// padding factor 50, `max_lag` 5 s, no lead cap, a background filler. A worker id is
+    /// required.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// assert!(CachedUidGenerator::builder(Layout::default()).build().is_err()); // no worker id
+    /// ```
+    pub fn builder(layout: Layout) -> CachedBuilder {
+        CachedBuilder {
+            layout,
+            worker_id: Err(Error::WorkerAssignment(
+                "no worker id: call worker_id or worker_id_from on the builder".into(),
+            )),
+            clock: Arc::new(SystemClock),
+            boost_power: 3,
+            padding_factor: 50,
+            schedule_interval: Duration::from_millis(250),
+            max_lag: Duration::from_secs(5),
+            max_lead: None,
+            background: true,
+        }
+    }
+
+    /// Takes the next ID.
+    ///
+    /// The per-ID path is one `fetch_add` on the cursor, one load and one store on the slot: no
+    /// lock, no allocation, no syscall, no log line, no metrics call. When the ring is empty it
+    /// waits for the filler (spinning, then yielding, then sleeping 50 µs at a time) rather than
+    /// failing; IDs taken by one thread are strictly increasing.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TimeBitsExhausted`] once the time bits are used up, [`Error::LeadLimitReached`]
+    /// with a `max_lead` cap and [`LeadPolicy::Fail`], [`Error::Shutdown`] if the filler died.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?;
+    /// let ids: Vec<u64> = (0..100_000).map(|_| g.next_id()).collect::<Result<_, _>>()?;
+    /// assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    #[inline]
+    pub fn next_id(&self) -> Result<u64, Error> {
+        let s = &*self.shared;
+        let index = s.ring.claim(1);
+        match s.ring.take(index) {
+            Some(t) => {
+                if t.wake {
+                    s.wake_filler();
+                }
+                Ok(t.id)
+            }
+            None => s.take_slow(index),
+        }
+    }
+
+    /// Takes an ID only if one is ready now; `None` means the ring is empty at this instant (the
+    /// filler has been woken). Never blocks.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?;
+    /// assert!(g.try_next_id().is_some()); // the ring is filled at build
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn try_next_id(&self) -> Option<u64> {
+        let s = &*self.shared;
+        loop {
+            let c = s.ring.cursor();
+            if !s.ring.is_filled(c) {
+                s.wake_filler();
+                return None;
+            }
+            if s.ring.claim_at(c, 1) {
+                // We own index c, which was filled: the take cannot miss.
+                let t = s.ring.take(c)?;
+                if t.wake {
+                    s.wake_filler();
+                }
+                return Some(t.id);
+            }
+        }
+    }
+
+    /// Fills `out` with consecutive IDs of this generator, claiming them all with one atomic
+    /// operation. The IDs are strictly increasing.
+    ///
+    /// # Errors
+    ///
+    /// As [`next_id`](Self::next_id); the IDs not yet written to `out` are discarded, never
+    /// handed out later.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?;
+    /// let mut ids = [0u64; 1000];
+    /// g.next_ids(&mut ids)?;
+    /// assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn next_ids(&self, out: &mut [u64]) -> Result<(), Error> {
+        let s = &*self.shared;
+        let n = out.len() as u64;
+        let first = s.ring.claim(n);
+        let mut wake = false;
+        for (k, slot) in out.iter_mut().enumerate() {
+            let index = first + k as u64;
+            match s.ring.take(index) {
+                Some(t) => {
+                    wake |= t.wake;
+                    *slot = t.id;
+                }
+                None => match s.take_slow(index) {
+                    Ok(id) => *slot = id,
+                    Err(e) => {
+                        s.abandon(index + 1..first + n);
+                        return Err(e);
+                    }
+                },
+            }
+        }
+        if wake {
+            s.wake_filler();
+        }
+        Ok(())
+    }
+
+    /// This generator's worker id.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(5).build()?;
+    /// assert_eq!(g.worker_id(), 5);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn worker_id(&self) -> u64 {
+        self.shared.worker_id
+    }
+
+    /// The layout IDs are made with.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(5).build()?;
+    /// assert_eq!(g.layout(), &Layout::default());
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn layout(&self) -> &Layout {
+        &self.shared.layout
+    }
+
+    /// Fills the ring now, on the calling thread, as the filler would; for tests with a manual
+    /// clock and no background filler.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).background_filler(false).build()?;
+    /// g.pad();
+    /// assert_eq!(g.stats().available, g.stats().capacity);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn pad(&self) {
+        self.shared.pump();
+    }
+
+    /// A snapshot of the generator's state, read from counters it keeps anyway.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?;
+    /// let s = g.stats();
+    /// assert!(s.filler_up);
+    /// assert!(s.remaining_seconds > 0);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn stats(&self) -> Stats {
+        let s = &*self.shared;
+        let c = &s.counters;
+        let cursor = s.ring.cursor();
+        let tail = s.ring.tail();
+        let now = s.now_delta();
+        let discarded = c.discarded.load(Ordering::Relaxed);
+        let last = c.last_delta.load(Ordering::Relaxed).checked_sub(1);
+        let head = (cursor < tail)
+            .then(|| s.ring.peek(cursor))
+            .flatten()
+            .map(|id| id >> s.layout.time_shift());
+        let used = last.unwrap_or(0).max(now);
+        Stats {
+            capacity: s.ring.capacity(),
+            available: tail.saturating_sub(cursor),
+            issued: cursor.min(tail).saturating_sub(discarded),
+            paddings: c.paddings.load(Ordering::Relaxed),
+            discarded,
+            take_waits: c.take_waits.load(Ordering::Relaxed),
+            lead_seconds: last.map_or(0, |l| l.saturating_sub(now)),
+            lag_seconds: head.map_or(0, |h| now.saturating_sub(h)),
+            remaining_seconds: s.layout.max_delta_seconds().saturating_sub(used),
+            worker_id: s.worker_id,
+            filler_up: !s.background || c.filler_up.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl Drop for CachedUidGenerator {
+    /// Stops and joins the filler thread.
+    fn drop(&mut self) {
+        self.shared.counters.shutdown.store(true, Ordering::SeqCst);
+        if let Some(h) = self.handle.take() {
+            h.thread().unpark();
+            let _ = h.join();
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! `DefaultUidGenerator`: one ID at a time under a lock, as UidGenerator's synchronized
+//! `DefaultUidGenerator`, with the clock injectable and no wrapped IDs ever.
+
+use crate::{Clock, Error, Layout, SystemClock, WorkerIdAssigner};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// What [`DefaultUidGenerator`] does when the clock moves backwards.
+///
+/// ```
+/// use std::time::Duration;
+/// use ringflake::ClockBackwards;
+/// assert_ne!(ClockBackwards::Refuse, ClockBackwards::WaitUpTo(Duration::from_secs(1)));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockBackwards {
+    /// Fail at once with Java's message "Clock moved backwards. Refusing for N seconds".
+    Refuse,
+    /// Wait for the clock to catch up if it went back by at most this much; refuse otherwise.
+    WaitUpTo(Duration),
+}
+
+struct State {
+    last_delta: u64,
+    sequence: u64,
+    started: bool,
+}
+
+/// A generator that makes each ID on demand under a mutex: at most `2^seq_bits` IDs a second.
+///
+/// # Clock behaviour
+///
+/// Within a second the sequence counts up; when it wraps the call waits for the next second (as
+/// Java busy-spins). A clock that moves backwards is refused or waited out per
+/// [`ClockBackwards`]; a second beyond the time bits is [`Error::TimeBitsExhausted`], never a
+/// wrapped or negative ID.
+///
+/// # Java compatibility
+///
+/// For the same layout, worker id and second it produces the IDs Java's `DefaultUidGenerator`
+/// does: sequence 0 at each new second, then 1, 2, ...
+///
+/// # Examples
+///
+/// ```
+/// use ringflake::{DefaultUidGenerator, Layout, ManualClock};
+///
+/// let clock = ManualClock::from_seconds(1_800_000_000);
+/// let g = DefaultUidGenerator::builder(Layout::default()).worker_id(3).clock(clock.clone()).build()?;
+/// let a = g.next_id()?;
+/// let b = g.next_id()?;
+/// assert_eq!(Layout::default().decompose(b)?.sequence, 1);
+/// clock.advance_seconds(-10);
+/// assert_eq!(g.next_id().unwrap_err().to_string(), "Clock moved backwards. Refusing for 10 seconds");
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+pub struct DefaultUidGenerator {
+    layout: Layout,
+    worker_id: u64,
+    clock: Arc<dyn Clock>,
+    backwards: ClockBackwards,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for DefaultUidGenerator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad("DefaultUidGenerator { .. }")
+    }
+}
+
+/// Settings for a [`DefaultUidGenerator`]; see [`DefaultUidGenerator::builder`].
+pub struct DefaultBuilder {
+    layout: Layout,
+    worker_id: Result<u64, Error>,
+    clock: Arc<dyn Clock>,
+    backwards: ClockBackwards,
+}
+
+impl std::fmt::Debug for DefaultBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DefaultBuilder")
+            .field("layout", &self.layout)
+            .field("worker_id", &self.worker_id)
+            .field("backwards", &self.backwards)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DefaultBuilder {
+    /// Uses worker id `id`.
+    ///
+    /// ```
+    /// use ringflake::{DefaultUidGenerator, Layout};
+    /// assert_eq!(DefaultUidGenerator::builder(Layout::default()).worker_id(4).build()?.worker_id(), 4);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn worker_id(mut self, id: u64) -> Self {
+        self.worker_id = Ok(id);
+        self
+    }
+
+    /// Asks `assigner` for the worker id now.
+    ///
+    /// ```
+    /// use ringflake::{DefaultUidGenerator, FixedWorkerId, Layout};
+    /// let g = DefaultUidGenerator::builder(Layout::default()).worker_id_from(&FixedWorkerId(2)).build()?;
+    /// assert_eq!(g.worker_id(), 2);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn worker_id_from(mut self, assigner: &dyn WorkerIdAssigner) -> Self {
+        self.worker_id = assigner.assign_worker_id(&self.layout);
+        self
+    }
+
+    /// Reads time from `clock`.
+    ///
+    /// ```
+    /// use ringflake::{DefaultUidGenerator, Layout, ManualClock};
+    /// let g = DefaultUidGenerator::builder(Layout::default())
+    ///     .worker_id(1)
+    ///     .clock(ManualClock::from_seconds(1_735_689_610))
+    ///     .build()?;
+    /// assert_eq!(Layout::default().decompose(g.next_id()?)?.delta_seconds, 10);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// What to do when the clock moves backwards (default: refuse, like Java).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringflake::{ClockBackwards, DefaultUidGenerator, Layout};
+    /// let g = DefaultUidGenerator::builder(Layout::default())
+    ///     .worker_id(1)
+    ///     .on_clock_backwards(ClockBackwards::WaitUpTo(Duration::from_secs(2)))
+    ///     .build()?;
+    /// assert!(g.next_id()? > 0);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn on_clock_backwards(mut self, policy: ClockBackwards) -> Self {
+        self.backwards = policy;
+        self
+    }
+
+    /// Checks the settings and builds the generator.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::WorkerIdOutOfRange`], an assigner's error, or [`Error::TimeBitsExhausted`] if the
+    /// layout has expired at the clock's time.
+    ///
+    /// ```
+    /// use ringflake::{DefaultUidGenerator, Layout};
+    /// assert!(DefaultUidGenerator::builder(Layout::uid_generator_defaults()).worker_id(1).build().is_err());
+    /// ```
+    pub fn build(self) -> Result<DefaultUidGenerator, Error> {
+        let worker_id = crate::worker::check_fits(self.worker_id?, &self.layout)?;
+        self.layout.check_alive_at(self.clock.now_seconds())?;
+        Ok(DefaultUidGenerator {
+            layout: self.layout,
+            worker_id,
+            clock: self.clock,
+            backwards: self.backwards,
+            state: Mutex::new(State {
+                last_delta: 0,
+                sequence: 0,
+                started: false,
+            }),
+        })
+    }
+}
+
+impl DefaultUidGenerator {
+    /// Starts configuring a generator for `layout` (system clock, refuse backwards clocks).
+    ///
+    /// ```
+    /// use ringflake::{DefaultUidGenerator, Layout};
+    /// assert!(DefaultUidGenerator::builder(Layout::default()).worker_id(1).build().is_ok());
+    /// ```
+    pub fn builder(layout: Layout) -> DefaultBuilder {
+        DefaultBuilder {
+            layout,
+            worker_id: Err(Error::WorkerAssignment(
+                "no worker id: call worker_id or worker_id_from on the builder".into(),
+            )),
+            clock: Arc::new(SystemClock),
+            backwards: ClockBackwards::Refuse,
+        }
+    }
+
+    /// This generator's worker id.
+    ///
+    /// ```
+    /// use ringflake::{DefaultUidGenerator, Layout};
+    /// assert_eq!(DefaultUidGenerator::builder(Layout::default()).worker_id(8).build()?.worker_id(), 8);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn worker_id(&self) -> u64 {
+        self.worker_id
+    }
+
+    fn now_delta(&self) -> i64 {
+        self.clock
+            .now_seconds()
+            .saturating_sub(self.layout.epoch_seconds())
+    }
+
+    /// Makes the next ID.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ClockMovedBackwards`] (policy [`ClockBackwards::Refuse`], or a jump beyond the
+    /// wait bound), [`Error::TimeBitsExhausted`] when the clock is past the layout's last second.
+    ///
+    /// ```
+    /// use ringflake::{DefaultUidGenerator, Layout, ManualClock};
+    /// let clock = ManualClock::from_seconds(1_800_000_000);
+    /// let g = DefaultUidGenerator::builder(Layout::default()).worker_id(1).clock(clock.clone()).build()?;
+    /// clock.set_millis((Layout::default().last_valid_second() + 1) * 1000);
+    /// assert!(g.next_id().unwrap_err().to_string().contains("time bits exhausted"));
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn next_id(&self) -> Result<u64, Error> {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut now = self.now_delta();
+        if st.started && now < st.last_delta as i64 {
+            let behind = (st.last_delta as i64 - now) as u64;
+            match self.backwards {
+                ClockBackwards::WaitUpTo(bound) if behind <= bound.as_secs() => {
+                    now = self.wait_until(st.last_delta as i64);
+                }
+                _ => return Err(Error::ClockMovedBackwards { seconds: behind }),
+            }
+        }
+        let now = now.max(0) as u64;
+        if now > self.layout.max_delta_seconds() {
+            return Err(self.layout.exhausted(now));
+        }
+        if st.started && now == st.last_delta {
+            st.sequence = (st.sequence + 1) & self.layout.max_sequence();
+            if st.sequence == 0 {
+                let next = self.wait_until(now as i64 + 1) as u64;
+                if next > self.layout.max_delta_seconds() {
+                    return Err(self.layout.exhausted(next));
+                }
+                st.last_delta = next;
+            }
+        } else {
+            st.sequence = 0;
+            st.last_delta = now;
+        }
+        st.started = true;
+        Ok(self
+            .layout
+            .compose_unchecked(st.last_delta, self.worker_id, st.sequence))
+    }
+
+    /// Waits until the clock reaches delta `target` and returns the delta then.
+    fn wait_until(&self, target: i64) -> i64 {
+        loop {
+            let now = self.now_delta();
+            if now >= target {
+                return now;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+}

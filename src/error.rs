@@ -1,0 +1,186 @@
+//! The one error type of the crate.
+
+use std::fmt;
+
+/// Everything that can go wrong in ringflake, each variant carrying the value that was refused and
+/// the limit it broke, so that the message alone tells what to fix.
+///
+/// # Examples
+///
+/// ```
+/// use ringflake::{Error, Layout};
+///
+/// let err = Layout::new(30, 20, 12, 0).unwrap_err();
+/// assert!(matches!(err, Error::InvalidBitWidths { .. }));
+/// assert_eq!(
+///     err.to_string(),
+///     "invalid bit widths: time 30 + worker 20 + sequence 12 = 62, expected 63"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// The three widths do not add up to 63, or one of them is zero.
+    InvalidBitWidths {
+        /// Width of the time field.
+        time_bits: u32,
+        /// Width of the worker field.
+        worker_bits: u32,
+        /// Width of the sequence field.
+        seq_bits: u32,
+    },
+    /// An epoch date that is not a real `yyyy-MM-dd` date, or a time zone that is unknown.
+    InvalidEpoch {
+        /// The text that was refused.
+        input: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// The epoch lies after the current time.
+    EpochInFuture {
+        /// The epoch, in unix seconds.
+        epoch_seconds: i64,
+        /// The current time, in unix seconds.
+        now_seconds: i64,
+    },
+    /// A time delta that does not fit the time field.
+    DeltaOutOfRange {
+        /// The refused delta, in seconds since the epoch.
+        delta: u64,
+        /// The largest delta the layout can hold.
+        max: u64,
+    },
+    /// A worker id that does not fit the worker field.
+    WorkerIdOutOfRange {
+        /// The refused worker id.
+        worker_id: u64,
+        /// The largest worker id the layout can hold.
+        max: u64,
+    },
+    /// A sequence that does not fit the sequence field.
+    SequenceOutOfRange {
+        /// The refused sequence.
+        sequence: u64,
+        /// The largest sequence the layout can hold.
+        max: u64,
+    },
+    /// An ID with the sign bit set: no valid UidGenerator ID is negative.
+    NegativeId {
+        /// The refused ID, as an unsigned number.
+        id: u64,
+    },
+    /// A timestamp that cannot be rendered as a calendar date.
+    TimestampOutOfRange {
+        /// The unix second that could not be rendered.
+        seconds: i64,
+    },
+    /// The layout's time bits have run out: no ID can be made any more.
+    TimeBitsExhausted {
+        /// The second (since the epoch) that was needed.
+        delta: u64,
+        /// The largest second the layout can hold.
+        max: u64,
+        /// The last valid second, as an RFC 3339 date in UTC.
+        last_valid: String,
+    },
+    /// The clock moved backwards further than the generator is allowed to wait.
+    ClockMovedBackwards {
+        /// How many seconds the clock went back.
+        seconds: u64,
+    },
+    /// The filler may not borrow further ahead of the clock (`max_lead`, policy `Fail`).
+    LeadLimitReached {
+        /// The configured cap, in seconds.
+        max_lead: u64,
+    },
+    /// A configuration value outside its allowed range.
+    InvalidConfig {
+        /// The name of the setting.
+        name: &'static str,
+        /// The refused value.
+        value: u64,
+        /// The allowed range, in words.
+        allowed: &'static str,
+    },
+    /// The generator was shut down, or its filler thread stopped.
+    Shutdown,
+    /// The worker id could not be assigned.
+    WorkerAssignment(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidBitWidths {
+                time_bits,
+                worker_bits,
+                seq_bits,
+            } => {
+                let sum = time_bits + worker_bits + seq_bits;
+                if *time_bits == 0 || *worker_bits == 0 || *seq_bits == 0 {
+                    write!(
+                        f,
+                        "invalid bit widths: time {time_bits}, worker {worker_bits}, sequence {seq_bits}: every field needs at least 1 bit"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "invalid bit widths: time {time_bits} + worker {worker_bits} + sequence {seq_bits} = {sum}, expected 63"
+                    )
+                }
+            }
+            Error::InvalidEpoch { input, reason } => {
+                write!(f, "invalid epoch {input:?}: {reason}")
+            }
+            Error::EpochInFuture {
+                epoch_seconds,
+                now_seconds,
+            } => write!(
+                f,
+                "epoch {epoch_seconds} (unix seconds) is in the future: now is {now_seconds}"
+            ),
+            Error::DeltaOutOfRange { delta, max } => {
+                write!(f, "time delta {delta} s out of range: max is {max}")
+            }
+            Error::WorkerIdOutOfRange { worker_id, max } => {
+                write!(f, "worker id {worker_id} exceeds the max {max}")
+            }
+            Error::SequenceOutOfRange { sequence, max } => {
+                write!(f, "sequence {sequence} exceeds the max {max}")
+            }
+            Error::NegativeId { id } => write!(
+                f,
+                "id {} has the sign bit set: expected at most {}",
+                *id as i64,
+                i64::MAX
+            ),
+            Error::TimestampOutOfRange { seconds } => {
+                write!(f, "timestamp {seconds} (unix seconds) cannot be rendered as a date")
+            }
+            Error::TimeBitsExhausted {
+                delta,
+                max,
+                last_valid,
+            } => write!(
+                f,
+                "time bits exhausted: second {delta} since the epoch exceeds the max {max} (last valid second {last_valid}); configure a later epoch or more time bits"
+            ),
+            Error::ClockMovedBackwards { seconds } => {
+                write!(f, "Clock moved backwards. Refusing for {seconds} seconds")
+            }
+            Error::LeadLimitReached { max_lead } => write!(
+                f,
+                "lead limit reached: the generator may borrow at most {max_lead} s ahead of the clock"
+            ),
+            Error::InvalidConfig {
+                name,
+                value,
+                allowed,
+            } => write!(f, "invalid {name} {value}: allowed {allowed}"),
+            Error::Shutdown => write!(f, "generator shut down: its filler thread is not running"),
+            Error::WorkerAssignment(msg) => write!(f, "worker id assignment failed: {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

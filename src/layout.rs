@@ -1,0 +1,534 @@
+//! Bit packing: UidGenerator's `BitsAllocator`, done safely.
+//!
+//! An ID is `[sign 1][delta seconds: time_bits][worker id: worker_bits][sequence: seq_bits]`,
+//! `id = delta << (worker_bits + seq_bits) | worker << seq_bits | sequence`, bit-exact with Baidu
+//! UidGenerator for the same widths and epoch. Unlike Java, nothing here ever spills a value into
+//! its neighbouring field or the sign bit: out-of-range input is an [`Error`].
+
+use crate::Error;
+use jiff::Timestamp;
+use jiff::civil::Date;
+use jiff::tz::TimeZone;
+
+/// The epoch second of UidGenerator's default `epochStr` "2016-05-20", hard-coded in Java as
+/// midnight in UTC+8 (Beijing), not UTC.
+pub const UID_GENERATOR_EPOCH_SECONDS: i64 = 1_463_673_600;
+
+/// The epoch of [`Layout::default`]: 2025-01-01T00:00:00Z.
+pub const DEFAULT_EPOCH_SECONDS: i64 = 1_735_689_600;
+
+/// The widths of the three fields and the epoch they count from.
+///
+/// # Layout
+///
+/// | preset | time | worker | sequence | epoch | last valid second |
+/// |---|---|---|---|---|---|
+/// | [`Layout::default`] | 30 | 20 | 13 | 2025-01-01Z | 2059-01-08 |
+/// | [`Layout::uid_generator_defaults`] | 28 | 22 | 13 | 2016-05-20 UTC+8 | 2024-11-20T13:24:15Z |
+///
+/// # Examples
+///
+/// ```
+/// use ringflake::Layout;
+///
+/// let layout = Layout::new(31, 23, 9, 1_463_673_600)?;
+/// let id = layout.compose(100, 7, 3)?;
+/// let parts = layout.decompose(id)?;
+/// assert_eq!((parts.delta_seconds, parts.worker_id, parts.sequence), (100, 7, 3));
+/// assert_eq!(layout.max_worker_id(), (1 << 23) - 1);
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Layout {
+    time_bits: u32,
+    worker_bits: u32,
+    seq_bits: u32,
+    epoch_seconds: i64,
+}
+
+/// The three fields of an ID.
+///
+/// # Examples
+///
+/// ```
+/// use ringflake::Layout;
+///
+/// let parts = Layout::default().decompose(8192 + 5)?;
+/// assert_eq!((parts.delta_seconds, parts.worker_id, parts.sequence), (0, 1, 5));
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Parts {
+    /// Seconds since the layout's epoch.
+    pub delta_seconds: u64,
+    /// The worker id.
+    pub worker_id: u64,
+    /// The sequence within that second and worker.
+    pub sequence: u64,
+}
+
+/// A parsed ID: what UidGenerator's `parseUID` shows.
+///
+/// # Java compatibility
+///
+/// [`ParsedId::to_java_string_in`] renders exactly UidGenerator's `parseUID` output.
+///
+/// # Examples
+///
+/// ```
+/// use ringflake::{Layout, TimeZone};
+///
+/// let layout = Layout::new(29, 21, 13, 1_474_329_600)?;
+/// let parsed = layout.parse(17_179_877_377)?;
+/// assert_eq!(parsed.unix_seconds, 1_474_329_601);
+/// assert_eq!(
+///     parsed.to_java_string_in(&TimeZone::UTC)?,
+///     r#"{"UID":"17179877377","timestamp":"2016-09-20 00:00:01","workerId":"1","sequence":"1"}"#
+/// );
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ParsedId {
+    /// The ID itself.
+    pub id: u64,
+    /// The embedded second, as unix seconds.
+    pub unix_seconds: i64,
+    /// The worker id.
+    pub worker_id: u64,
+    /// The sequence.
+    pub sequence: u64,
+}
+
+impl ParsedId {
+    /// Renders UidGenerator's `parseUID` JSON, with the timestamp in the process's local time zone
+    /// (the `TZ` variable, else `/etc/localtime`), as the JVM does with its default zone.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TimestampOutOfRange`] if the second is beyond the calendar's range.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let parsed = ringflake::Layout::default().parse(42)?;
+    /// assert!(parsed.to_java_string()?.starts_with(r#"{"UID":"42","timestamp":""#));
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn to_java_string(&self) -> Result<String, Error> {
+        self.to_java_string_in(&TimeZone::system())
+    }
+
+    /// Renders UidGenerator's `parseUID` JSON with the timestamp in the given time zone.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TimestampOutOfRange`] if the second is beyond the calendar's range.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringflake::{Layout, TimeZone};
+    ///
+    /// let parsed = Layout::default().parse(0)?;
+    /// assert_eq!(
+    ///     parsed.to_java_string_in(&TimeZone::get("Asia/Shanghai").unwrap())?,
+    ///     r#"{"UID":"0","timestamp":"2025-01-01 08:00:00","workerId":"0","sequence":"0"}"#
+    /// );
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn to_java_string_in(&self, tz: &TimeZone) -> Result<String, Error> {
+        Ok(format!(
+            r#"{{"UID":"{}","timestamp":"{}","workerId":"{}","sequence":"{}"}}"#,
+            self.id,
+            format_local(self.unix_seconds, tz)?,
+            self.worker_id,
+            self.sequence
+        ))
+    }
+}
+
+/// Formats a unix second as `yyyy-MM-dd HH:mm:ss` in `tz`, the pattern UidGenerator uses.
+fn format_local(seconds: i64, tz: &TimeZone) -> Result<String, Error> {
+    let ts = Timestamp::from_second(seconds).map_err(|_| Error::TimestampOutOfRange { seconds })?;
+    Ok(ts.to_zoned(tz.clone()).strftime("%Y-%m-%d %H:%M:%S").to_string())
+}
+
+/// Formats a unix second as RFC 3339 in UTC, for error messages.
+pub(crate) fn rfc3339(seconds: i64) -> String {
+    match Timestamp::from_second(seconds) {
+        Ok(ts) => ts.to_string(),
+        Err(_) => format!("unix second {seconds}"),
+    }
+}
+
+/// Parses an epoch date `yyyy-MM-dd` strictly (no lenient roll-over: "2024-13-01" is refused, where
+/// Java accepts it as 2025-01-01) and returns midnight of that day in `tz` as unix seconds.
+///
+/// # Errors
+///
+/// [`Error::InvalidEpoch`] naming the input if it is not exactly a real `yyyy-MM-dd` date.
+///
+/// # Examples
+///
+/// ```
+/// use ringflake::{epoch_from_date, TimeZone};
+///
+/// assert_eq!(epoch_from_date("2016-09-20", &TimeZone::UTC)?, 1_474_329_600);
+/// let beijing = TimeZone::get("Asia/Shanghai").unwrap();
+/// assert_eq!(epoch_from_date("2016-05-20", &beijing)?, ringflake::UID_GENERATOR_EPOCH_SECONDS);
+/// assert!(epoch_from_date("2024-13-01", &TimeZone::UTC).is_err());
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+pub fn epoch_from_date(date: &str, tz: &TimeZone) -> Result<i64, Error> {
+    let bad = |reason: &str| Error::InvalidEpoch {
+        input: date.to_string(),
+        reason: reason.to_string(),
+    };
+    let b = date.as_bytes();
+    let shape_ok = b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b
+            .iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+    if !shape_ok {
+        return Err(bad("expected the form yyyy-MM-dd"));
+    }
+    let num = |r: std::ops::Range<usize>| -> i32 {
+        b[r].iter().fold(0i32, |acc, c| acc * 10 + i32::from(c - b'0'))
+    };
+    let (y, m, d) = (num(0..4), num(5..7), num(8..10));
+    if !(1..=12).contains(&m) {
+        return Err(bad(&format!("month {m} out of range 1..=12")));
+    }
+    let date_v = Date::new(y as i16, m as i8, d as i8)
+        .map_err(|_| bad(&format!("day {d} does not exist in {y:04}-{m:02}")))?;
+    let zoned = date_v
+        .to_zoned(tz.clone())
+        .map_err(|e| bad(&format!("midnight cannot be placed in the time zone: {e}")))?;
+    Ok(zoned.timestamp().as_second())
+}
+
+fn now_unix_seconds() -> i64 {
+    Timestamp::now().as_second()
+}
+
+impl Default for Layout {
+    /// 30 time bits (34 years), 20 worker bits (1,048,575 workers), 13 sequence bits (8,192 IDs a
+    /// second) from 2025-01-01T00:00:00Z: valid until 2059-01-08.
+    fn default() -> Self {
+        Layout {
+            time_bits: 30,
+            worker_bits: 20,
+            seq_bits: 13,
+            epoch_seconds: DEFAULT_EPOCH_SECONDS,
+        }
+    }
+}
+
+impl Layout {
+    /// A layout with the given widths (which must add up to 63, each at least 1) counting seconds
+    /// from `epoch_seconds` (unix seconds; must not lie in the future).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidBitWidths`] or [`Error::EpochInFuture`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringflake::Layout;
+    ///
+    /// assert!(Layout::new(30, 27, 6, 1_463_673_600).is_ok());
+    /// assert!(Layout::new(0, 50, 13, 0).is_err());
+    /// assert!(Layout::new(30, 20, 13, i64::MAX).is_err());
+    /// ```
+    pub fn new(
+        time_bits: u32,
+        worker_bits: u32,
+        seq_bits: u32,
+        epoch_seconds: i64,
+    ) -> Result<Self, Error> {
+        if time_bits == 0
+            || worker_bits == 0
+            || seq_bits == 0
+            || time_bits.checked_add(worker_bits).and_then(|s| s.checked_add(seq_bits)) != Some(63)
+        {
+            return Err(Error::InvalidBitWidths {
+                time_bits,
+                worker_bits,
+                seq_bits,
+            });
+        }
+        let now_seconds = now_unix_seconds();
+        if epoch_seconds > now_seconds {
+            return Err(Error::EpochInFuture {
+                epoch_seconds,
+                now_seconds,
+            });
+        }
+        Ok(Layout {
+            time_bits,
+            worker_bits,
+            seq_bits,
+            epoch_seconds,
+        })
+    }
+
+    /// A layout whose epoch is the date `yyyy-MM-dd` at midnight in `tz`, as Java's `epochStr`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Layout::new`] and [`epoch_from_date`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringflake::{Layout, TimeZone};
+    ///
+    /// let layout = Layout::with_epoch_date(29, 21, 13, "2016-09-20", &TimeZone::UTC)?;
+    /// assert_eq!(layout.epoch_seconds(), 1_474_329_600);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn with_epoch_date(
+        time_bits: u32,
+        worker_bits: u32,
+        seq_bits: u32,
+        date: &str,
+        tz: &TimeZone,
+    ) -> Result<Self, Error> {
+        Layout::new(time_bits, worker_bits, seq_bits, epoch_from_date(date, tz)?)
+    }
+
+    /// UidGenerator's defaults: 28/22/13 bits from epoch second 1463673600 (2016-05-20 in UTC+8).
+    ///
+    /// Those time bits ran out on 2024-11-20T13:24:15Z: this layout still parses old IDs, but a
+    /// generator refuses to start with it ([`Layout::check_alive_at`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringflake::Layout;
+    ///
+    /// let java = Layout::uid_generator_defaults();
+    /// assert_eq!(java.last_valid_second(), 1_732_109_055); // 2024-11-20T13:24:15Z
+    /// assert!(java.check_alive_at(1_800_000_000).is_err());
+    /// ```
+    pub const fn uid_generator_defaults() -> Self {
+        Layout {
+            time_bits: 28,
+            worker_bits: 22,
+            seq_bits: 13,
+            epoch_seconds: UID_GENERATOR_EPOCH_SECONDS,
+        }
+    }
+
+    /// Width of the time field.
+    ///
+    /// ```
+    /// assert_eq!(ringflake::Layout::default().time_bits(), 30);
+    /// ```
+    pub const fn time_bits(&self) -> u32 {
+        self.time_bits
+    }
+
+    /// Width of the worker field.
+    ///
+    /// ```
+    /// assert_eq!(ringflake::Layout::default().worker_bits(), 20);
+    /// ```
+    pub const fn worker_bits(&self) -> u32 {
+        self.worker_bits
+    }
+
+    /// Width of the sequence field.
+    ///
+    /// ```
+    /// assert_eq!(ringflake::Layout::default().seq_bits(), 13);
+    /// ```
+    pub const fn seq_bits(&self) -> u32 {
+        self.seq_bits
+    }
+
+    /// The epoch, in unix seconds.
+    ///
+    /// ```
+    /// assert_eq!(ringflake::Layout::default().epoch_seconds(), 1_735_689_600);
+    /// ```
+    pub const fn epoch_seconds(&self) -> i64 {
+        self.epoch_seconds
+    }
+
+    /// The largest delta (seconds since the epoch) the time field holds: `2^time_bits - 1`.
+    ///
+    /// ```
+    /// assert_eq!(ringflake::Layout::default().max_delta_seconds(), (1 << 30) - 1);
+    /// ```
+    pub const fn max_delta_seconds(&self) -> u64 {
+        (1u64 << self.time_bits) - 1
+    }
+
+    /// The largest worker id: `2^worker_bits - 1`.
+    ///
+    /// ```
+    /// assert_eq!(ringflake::Layout::default().max_worker_id(), 1_048_575);
+    /// ```
+    pub const fn max_worker_id(&self) -> u64 {
+        (1u64 << self.worker_bits) - 1
+    }
+
+    /// The largest sequence: `2^seq_bits - 1`.
+    ///
+    /// ```
+    /// assert_eq!(ringflake::Layout::default().max_sequence(), 8191);
+    /// ```
+    pub const fn max_sequence(&self) -> u64 {
+        (1u64 << self.seq_bits) - 1
+    }
+
+    /// How far the time field is shifted: `worker_bits + seq_bits`.
+    ///
+    /// ```
+    /// assert_eq!(ringflake::Layout::default().time_shift(), 33);
+    /// ```
+    pub const fn time_shift(&self) -> u32 {
+        self.worker_bits + self.seq_bits
+    }
+
+    /// The last second an ID can carry, in unix seconds.
+    ///
+    /// ```
+    /// let layout = ringflake::Layout::default();
+    /// assert_eq!(layout.last_valid_second(), 1_735_689_600 + (1 << 30) - 1);
+    /// ```
+    pub const fn last_valid_second(&self) -> i64 {
+        self.epoch_seconds.saturating_add(self.max_delta_seconds() as i64)
+    }
+
+    /// The last valid second as an RFC 3339 date in UTC.
+    ///
+    /// ```
+    /// let java = ringflake::Layout::uid_generator_defaults();
+    /// assert_eq!(java.last_valid_date(), "2024-11-20T13:24:15Z");
+    /// ```
+    pub fn last_valid_date(&self) -> String {
+        rfc3339(self.last_valid_second())
+    }
+
+    /// Checks that IDs can still be made at unix second `now`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TimeBitsExhausted`] naming the last valid date.
+    ///
+    /// ```
+    /// let layout = ringflake::Layout::default();
+    /// assert!(layout.check_alive_at(1_800_000_000).is_ok());
+    /// assert!(layout.check_alive_at(layout.last_valid_second() + 1).is_err());
+    /// ```
+    pub fn check_alive_at(&self, now: i64) -> Result<(), Error> {
+        let delta = now.saturating_sub(self.epoch_seconds).max(0) as u64;
+        if delta > self.max_delta_seconds() {
+            return Err(self.exhausted(delta));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn exhausted(&self, delta: u64) -> Error {
+        Error::TimeBitsExhausted {
+            delta,
+            max: self.max_delta_seconds(),
+            last_valid: self.last_valid_date(),
+        }
+    }
+
+    /// Packs the three fields into an ID.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DeltaOutOfRange`], [`Error::WorkerIdOutOfRange`] or [`Error::SequenceOutOfRange`]
+    /// when a value does not fit its field (Java would spill it into the next field).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringflake::Layout;
+    ///
+    /// let layout = Layout::new(29, 21, 13, 1_474_329_600)?;
+    /// assert_eq!(layout.compose(1, 1, 1)?, 17_179_877_377);
+    /// assert!(layout.compose(0, 0, 8192).is_err());
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn compose(&self, delta_seconds: u64, worker_id: u64, sequence: u64) -> Result<u64, Error> {
+        if delta_seconds > self.max_delta_seconds() {
+            return Err(Error::DeltaOutOfRange {
+                delta: delta_seconds,
+                max: self.max_delta_seconds(),
+            });
+        }
+        if worker_id > self.max_worker_id() {
+            return Err(Error::WorkerIdOutOfRange {
+                worker_id,
+                max: self.max_worker_id(),
+            });
+        }
+        if sequence > self.max_sequence() {
+            return Err(Error::SequenceOutOfRange {
+                sequence,
+                max: self.max_sequence(),
+            });
+        }
+        Ok(self.compose_unchecked(delta_seconds, worker_id, sequence))
+    }
+
+    /// Packs fields the caller has already checked.
+    #[inline]
+    pub(crate) const fn compose_unchecked(&self, delta: u64, worker: u64, seq: u64) -> u64 {
+        (delta << self.time_shift()) | (worker << self.seq_bits) | seq
+    }
+
+    /// Splits an ID into its fields.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NegativeId`] if the sign bit is set.
+    ///
+    /// ```
+    /// let parts = ringflake::Layout::default().decompose(1 << 33)?;
+    /// assert_eq!(parts.delta_seconds, 1);
+    /// assert!(ringflake::Layout::default().decompose(u64::MAX).is_err());
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn decompose(&self, id: u64) -> Result<Parts, Error> {
+        if id > i64::MAX as u64 {
+            return Err(Error::NegativeId { id });
+        }
+        Ok(Parts {
+            delta_seconds: id >> self.time_shift(),
+            worker_id: (id >> self.seq_bits) & self.max_worker_id(),
+            sequence: id & self.max_sequence(),
+        })
+    }
+
+    /// Parses an ID: its second as unix time, its worker id and its sequence.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NegativeId`] if the sign bit is set.
+    ///
+    /// ```
+    /// let parsed = ringflake::Layout::default().parse(1 << 33)?;
+    /// assert_eq!(parsed.unix_seconds, 1_735_689_601);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn parse(&self, id: u64) -> Result<ParsedId, Error> {
+        let p = self.decompose(id)?;
+        Ok(ParsedId {
+            id,
+            unix_seconds: self.epoch_seconds.saturating_add(p.delta_seconds as i64),
+            worker_id: p.worker_id,
+            sequence: p.sequence,
+        })
+    }
+}
