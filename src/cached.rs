@@ -559,7 +559,9 @@ impl Shared {
         if c.exhausted.load(Ordering::Acquire) {
             return Some(self.layout.exhausted(self.layout.max_delta_seconds() + 1));
         }
-        if self.background && !c.filler_up.load(Ordering::Acquire) || c.shutdown.load(Ordering::Acquire) {
+        if self.background && !c.filler_up.load(Ordering::Acquire)
+            || c.shutdown.load(Ordering::Acquire)
+        {
             return Some(Error::Shutdown);
         }
         match self.max_lead {

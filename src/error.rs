@@ -155,7 +155,10 @@ impl fmt::Display for Error {
                 i64::MAX
             ),
             Error::TimestampOutOfRange { seconds } => {
-                write!(f, "timestamp {seconds} (unix seconds) cannot be rendered as a date")
+                write!(
+                    f,
+                    "timestamp {seconds} (unix seconds) cannot be rendered as a date"
+                )
             }
             Error::TimeBitsExhausted {
                 delta,

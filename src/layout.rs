@@ -150,7 +150,10 @@ impl ParsedId {
 /// Formats a unix second as `yyyy-MM-dd HH:mm:ss` in `tz`, the pattern UidGenerator uses.
 fn format_local(seconds: i64, tz: &TimeZone) -> Result<String, Error> {
     let ts = Timestamp::from_second(seconds).map_err(|_| Error::TimestampOutOfRange { seconds })?;
-    Ok(ts.to_zoned(tz.clone()).strftime("%Y-%m-%d %H:%M:%S").to_string())
+    Ok(ts
+        .to_zoned(tz.clone())
+        .strftime("%Y-%m-%d %H:%M:%S")
+        .to_string())
 }
 
 /// Formats a unix second as RFC 3339 in UTC, for error messages.
@@ -188,15 +191,15 @@ pub fn epoch_from_date(date: &str, tz: &TimeZone) -> Result<i64, Error> {
     let shape_ok = b.len() == 10
         && b[4] == b'-'
         && b[7] == b'-'
-        && b
-            .iter()
+        && b.iter()
             .enumerate()
             .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
     if !shape_ok {
         return Err(bad("expected the form yyyy-MM-dd"));
     }
     let num = |r: std::ops::Range<usize>| -> i32 {
-        b[r].iter().fold(0i32, |acc, c| acc * 10 + i32::from(c - b'0'))
+        b[r].iter()
+            .fold(0i32, |acc, c| acc * 10 + i32::from(c - b'0'))
     };
     let (y, m, d) = (num(0..4), num(5..7), num(8..10));
     if !(1..=12).contains(&m) {
@@ -253,7 +256,10 @@ impl Layout {
         if time_bits == 0
             || worker_bits == 0
             || seq_bits == 0
-            || time_bits.checked_add(worker_bits).and_then(|s| s.checked_add(seq_bits)) != Some(63)
+            || time_bits
+                .checked_add(worker_bits)
+                .and_then(|s| s.checked_add(seq_bits))
+                != Some(63)
         {
             return Err(Error::InvalidBitWidths {
                 time_bits,
@@ -403,7 +409,8 @@ impl Layout {
     /// assert_eq!(layout.last_valid_second(), 1_735_689_600 + (1 << 30) - 1);
     /// ```
     pub const fn last_valid_second(&self) -> i64 {
-        self.epoch_seconds.saturating_add(self.max_delta_seconds() as i64)
+        self.epoch_seconds
+            .saturating_add(self.max_delta_seconds() as i64)
     }
 
     /// The last valid second as an RFC 3339 date in UTC.

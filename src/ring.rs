@@ -195,7 +195,10 @@ mod tests {
         assert_eq!((t.id, t.wake), (10, false));
         let t = ring.take(ring.claim(1)).expect("filled");
         assert_eq!((t.id, t.wake), (11, true));
-        assert!(ring.take(ring.claim(1)).is_none(), "index 2 was never written");
+        assert!(
+            ring.take(ring.claim(1)).is_none(),
+            "index 2 was never written"
+        );
     }
 
     #[test]

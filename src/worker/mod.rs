@@ -51,8 +51,9 @@ impl FixedWorkerId {
     /// assert!(FixedWorkerId::from_env("RINGFLAKE_SURELY_UNSET_VARIABLE").is_err());
     /// ```
     pub fn from_env(var: &str) -> Result<Self, Error> {
-        let value = std::env::var(var)
-            .map_err(|_| Error::WorkerAssignment(format!("environment variable {var} is not set")))?;
+        let value = std::env::var(var).map_err(|_| {
+            Error::WorkerAssignment(format!("environment variable {var} is not set"))
+        })?;
         value.trim().parse::<u64>().map(FixedWorkerId).map_err(|_| {
             Error::WorkerAssignment(format!(
                 "environment variable {var}={value:?} is not a non-negative integer"
@@ -108,7 +109,9 @@ impl StatefulSetOrdinal {
             .map(|h| h.trim().to_string())
             .filter(|h| !h.is_empty())
             .ok_or_else(|| {
-                Error::WorkerAssignment("no hostname: HOSTNAME unset and /etc/hostname empty".into())
+                Error::WorkerAssignment(
+                    "no hostname: HOSTNAME unset and /etc/hostname empty".into(),
+                )
             })?;
         Ok(StatefulSetOrdinal { hostname, offset })
     }
@@ -126,10 +129,12 @@ impl WorkerIdAssigner for StatefulSetOrdinal {
                     self.hostname
                 ))
             })?;
-        let id = ordinal.checked_add(self.offset).ok_or(Error::WorkerIdOutOfRange {
-            worker_id: u64::MAX,
-            max: layout.max_worker_id(),
-        })?;
+        let id = ordinal
+            .checked_add(self.offset)
+            .ok_or(Error::WorkerIdOutOfRange {
+                worker_id: u64::MAX,
+                max: layout.max_worker_id(),
+            })?;
         check_fits(id, layout)
     }
 }

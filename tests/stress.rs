@@ -1,0 +1,112 @@
+//! Stress: many consumer threads, real clock, background filler. Every ID unique, every thread's
+//! IDs strictly increasing.
+
+use ringflake::{CachedUidGenerator, DefaultUidGenerator, Layout};
+
+const TOTAL: usize = if cfg!(debug_assertions) {
+    10_000_000
+} else {
+    20_000_000
+};
+
+fn run(threads: usize, mode: usize) {
+    let g = CachedUidGenerator::builder(Layout::default())
+        .worker_id(11)
+        .build()
+        .unwrap();
+    let per = TOTAL / threads;
+    let mut all: Vec<u64> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let g = &g;
+                s.spawn(move || {
+                    let mut ids = Vec::with_capacity(per);
+                    let mut buf = [0u64; 64];
+                    while ids.len() < per {
+                        match (mode + t) % 3 {
+                            0 => ids.push(g.next_id().unwrap()),
+                            1 => {
+                                let n = buf.len().min(per - ids.len());
+                                g.next_ids(&mut buf[..n]).unwrap();
+                                ids.extend_from_slice(&buf[..n]);
+                            }
+                            _ => {
+                                if let Some(id) = g.try_next_id() {
+                                    ids.push(id);
+                                }
+                            }
+                        }
+                    }
+                    assert!(
+                        ids.windows(2).all(|w| w[0] < w[1]),
+                        "thread {t}: not strictly increasing"
+                    );
+                    ids
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let n = all.len();
+    assert_eq!(n, per * threads);
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(
+        all.len(),
+        n,
+        "{} duplicates with {threads} threads",
+        n - all.len()
+    );
+    let s = g.stats();
+    assert!(s.issued >= n as u64, "issued {} < taken {n}", s.issued);
+    assert!(all.iter().all(|&id| id <= i64::MAX as u64));
+}
+
+#[test]
+fn spmc_next_id_1_thread() {
+    run(1, 0);
+}
+
+#[test]
+fn mpmc_next_id_2_threads() {
+    run(2, 0);
+}
+
+#[test]
+fn mpmc_mixed_4_threads() {
+    run(4, 1);
+}
+
+#[test]
+fn mpmc_mixed_8_threads() {
+    run(8, 2);
+}
+
+#[test]
+fn default_generator_threads_unique() {
+    // 24 sequence bits: plenty of IDs per second for a stress run at the real clock.
+    let layout = Layout::new(31, 8, 24, ringflake::DEFAULT_EPOCH_SECONDS).unwrap();
+    let g = DefaultUidGenerator::builder(layout)
+        .worker_id(3)
+        .build()
+        .unwrap();
+    let mut all: Vec<u64> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..4)
+            .map(|_| {
+                s.spawn(|| {
+                    let ids: Vec<u64> = (0..200_000).map(|_| g.next_id().unwrap()).collect();
+                    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+                    ids
+                })
+            })
+            .collect();
+        hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    let n = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), n);
+}
