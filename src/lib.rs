@@ -54,3 +54,7 @@ pub use layout::{
     DEFAULT_EPOCH_SECONDS, Layout, ParsedId, Parts, UID_GENERATOR_EPOCH_SECONDS, epoch_from_date,
 };
 pub use worker::{FixedWorkerId, StatefulSetOrdinal, WorkerIdAssigner};
+
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
