@@ -1,0 +1,293 @@
+//! One criterion run: ringflake's takes (one and two threads, batches), its mutex generator, the
+//! floors the ring is built on (a padded `fetch_add`, an `ArrayQueue` pop) and peer ID crates.
+//!
+//! Every bench reports elements (IDs) per second. Run with `cargo bench --bench ringflake`.
+//!
+//! The `take` benches are sustained: each sample takes many times the ring's 65,536 slots, so the
+//! background filler has to keep up; they are not a drain of the ring filled at build. After each
+//! `take` bench the generator's [`Stats`](ringflake::Stats) are printed to stderr (how often a take
+//! found the ring empty and waited, how far the filler borrowed ahead of the clock) with the
+//! per-sample and total ID counts.
+
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use crossbeam_queue::ArrayQueue;
+use crossbeam_utils::CachePadded;
+use ringflake::{CachedUidGenerator, DEFAULT_EPOCH_SECONDS, DefaultUidGenerator, Layout};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Samples per `take` bench (criterion's minimum is 10).
+const TAKE_SAMPLES: usize = 20;
+/// Measurement time per `take` bench: with flat sampling each sample lasts `TAKE_MEASURE /
+/// TAKE_SAMPLES` (0.4 s), i.e. millions of IDs even at 10 M IDs/s, and the bench takes over
+/// 100 M IDs in all at any rate above 12.5 M IDs/s.
+const TAKE_MEASURE: Duration = Duration::from_secs(8);
+/// The ring of `CachedUidGenerator::builder(Layout::default())` (2^13 << 3 slots).
+const RING_CAPACITY: usize = 65_536;
+
+/// The `iters` criterion asked of one bench (warm-up calls first, then one call per sample).
+#[derive(Default)]
+struct Tally(Vec<u64>);
+
+impl Tally {
+    fn record(&mut self, iters: u64) -> u64 {
+        self.0.push(iters);
+        iters
+    }
+
+    /// Prints the per-sample and total ID counts of the measured samples (the last `samples`
+    /// calls) and `extra` (the generator's stats).
+    fn report(&self, name: &str, ids_per_iter: u64, samples: usize, extra: &str) {
+        let measured = &self.0[self.0.len().saturating_sub(samples)..];
+        let min = measured.iter().min().copied().unwrap_or(0) * ids_per_iter;
+        let total: u64 = measured.iter().sum::<u64>() * ids_per_iter;
+        let warm: u64 = self.0[..self.0.len() - measured.len()].iter().sum::<u64>() * ids_per_iter;
+        eprintln!(
+            "{name}: {} samples, smallest {min} IDs, {total} IDs measured (+{warm} warm-up); {extra}",
+            measured.len()
+        );
+    }
+}
+
+fn cached() -> CachedUidGenerator {
+    CachedUidGenerator::builder(Layout::default())
+        .worker_id(1)
+        .build()
+        .expect("build CachedUidGenerator")
+}
+
+fn stats_line(g: &CachedUidGenerator) -> String {
+    let s = g.stats();
+    format!(
+        "take_waits {} (takes that found the ring empty), paddings {}, discarded {}, lead {} s, issued {}",
+        s.take_waits, s.paddings, s.discarded, s.lead_seconds, s.issued
+    )
+}
+
+fn take(c: &mut Criterion) {
+    let mut group = c.benchmark_group("take");
+    group
+        .sample_size(TAKE_SAMPLES)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_secs(2))
+        .measurement_time(TAKE_MEASURE);
+
+    group.throughput(Throughput::Elements(1));
+    {
+        let g = cached();
+        let mut tally = Tally::default();
+        group.bench_function("1-thread", |b| {
+            b.iter_custom(|iters| {
+                let n = tally.record(iters);
+                let start = Instant::now();
+                for _ in 0..n {
+                    black_box(g.next_id().expect("next_id"));
+                }
+                start.elapsed()
+            })
+        });
+        tally.report("take/1-thread", 1, TAKE_SAMPLES, &stats_line(&g));
+    }
+    {
+        let g = cached();
+        let mut tally = Tally::default();
+        group.bench_function("2-threads", |b| {
+            b.iter_custom(|iters| {
+                let n = tally.record(iters);
+                let halves = [n / 2, n - n / 2];
+                let barrier = Barrier::new(3);
+                std::thread::scope(|s| {
+                    for half in halves {
+                        let (g, barrier) = (&g, &barrier);
+                        s.spawn(move || {
+                            barrier.wait();
+                            for _ in 0..half {
+                                black_box(g.next_id().expect("next_id"));
+                            }
+                        });
+                    }
+                    barrier.wait();
+                    Instant::now()
+                })
+                .elapsed()
+            })
+        });
+        tally.report("take/2-threads", 1, TAKE_SAMPLES, &stats_line(&g));
+    }
+
+    const BATCH: usize = 1000;
+    group.throughput(Throughput::Elements(BATCH as u64));
+    {
+        let g = cached();
+        let mut tally = Tally::default();
+        let mut buf = [0u64; BATCH];
+        group.bench_function("batch-1000", |b| {
+            b.iter_custom(|iters| {
+                let n = tally.record(iters);
+                let start = Instant::now();
+                for _ in 0..n {
+                    g.next_ids(black_box(&mut buf)).expect("next_ids");
+                    black_box(&buf);
+                }
+                start.elapsed()
+            })
+        });
+        tally.report(
+            "take/batch-1000",
+            BATCH as u64,
+            TAKE_SAMPLES,
+            &stats_line(&g),
+        );
+    }
+    group.finish();
+}
+
+fn default(c: &mut Criterion) {
+    let mut group = c.benchmark_group("default");
+    group
+        .sample_size(50)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .throughput(Throughput::Elements(1));
+    // With `Layout::default()` (13 sequence bits) `DefaultUidGenerator` makes at most 8,192 IDs a
+    // second on the real clock and then sleeps until the next second: the bench would measure the
+    // cap, not the generator. A layout with few worker bits and many sequence bits (31 time bits,
+    // 2 worker bits, 30 sequence bits: 2^30 IDs a second, 68 years) lifts the cap far above the
+    // rate of a mutex plus a clock read per ID, so this measures the per-ID cost.
+    let layout = Layout::new(31, 2, 30, DEFAULT_EPOCH_SECONDS).expect("layout");
+    let g = DefaultUidGenerator::builder(layout)
+        .worker_id(1)
+        .build()
+        .expect("build DefaultUidGenerator");
+    group.bench_function("1-thread", |b| {
+        b.iter(|| black_box(g.next_id().expect("next_id")))
+    });
+    group.finish();
+}
+
+fn floor(c: &mut Criterion) {
+    let mut group = c.benchmark_group("floor");
+    group
+        .sample_size(30)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .throughput(Throughput::Elements(1));
+
+    // The ring's per-take claim, alone: one fetch_add on a padded counter.
+    let counter = CachePadded::new(AtomicU64::new(0));
+    group.bench_function("fetch_add-1-thread", |b| {
+        b.iter(|| black_box(counter.fetch_add(1, Ordering::Relaxed)))
+    });
+    group.bench_function("fetch_add-2-threads", |b| {
+        b.iter_custom(|iters| {
+            let halves = [iters / 2, iters - iters / 2];
+            let barrier = Barrier::new(3);
+            std::thread::scope(|s| {
+                for half in halves {
+                    let (counter, barrier) = (&counter, &barrier);
+                    s.spawn(move || {
+                        barrier.wait();
+                        for _ in 0..half {
+                            black_box(counter.fetch_add(1, Ordering::Relaxed));
+                        }
+                    });
+                }
+                barrier.wait();
+                Instant::now()
+            })
+            .elapsed()
+        })
+    });
+
+    // Vyukov's bounded queue, which the ring specialises: pops from a full queue the size of the
+    // ring, refilled outside the timed part.
+    let queue = ArrayQueue::<u64>::new(RING_CAPACITY);
+    group.bench_function("arrayqueue-pop", |b| {
+        b.iter_custom(|iters| {
+            let mut left = iters;
+            let mut timed = Duration::ZERO;
+            while left > 0 {
+                let n = left.min(RING_CAPACITY as u64);
+                for i in 0..n {
+                    queue.push(i).expect("queue has room");
+                }
+                let start = Instant::now();
+                for _ in 0..n {
+                    black_box(queue.pop());
+                }
+                timed += start.elapsed();
+                left -= n;
+            }
+            timed
+        })
+    });
+    group.finish();
+}
+
+/// A classic Twitter snowflake behind a mutex: 41 bits of milliseconds since the Twitter epoch,
+/// 10 worker bits, 12 sequence bits. At most 4,096 IDs a millisecond (4.096 M/s): past that it
+/// spins until the next millisecond, which is part of what this bench measures.
+struct MutexSnowflake {
+    worker: u64,
+    /// (last millisecond used, sequence within it)
+    state: Mutex<(u64, u64)>,
+}
+
+impl MutexSnowflake {
+    const EPOCH_MS: u64 = 1_288_834_974_657;
+    const SEQ_MASK: u64 = (1 << 12) - 1;
+
+    fn new(worker: u64) -> Self {
+        assert!(worker < 1 << 10);
+        MutexSnowflake {
+            worker,
+            state: Mutex::new((0, 0)),
+        }
+    }
+
+    fn now_ms() -> u64 {
+        let since = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock");
+        since.as_millis() as u64 - Self::EPOCH_MS
+    }
+
+    fn next_id(&self) -> u64 {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        // A clock that went back keeps using the last millisecond.
+        let mut now = Self::now_ms().max(st.0);
+        if now == st.0 {
+            st.1 = (st.1 + 1) & Self::SEQ_MASK;
+            if st.1 == 0 {
+                while now <= st.0 {
+                    now = Self::now_ms();
+                }
+            }
+        } else {
+            st.1 = 0;
+        }
+        st.0 = now;
+        (now << 22) | (self.worker << 12) | st.1
+    }
+}
+
+fn peers(c: &mut Criterion) {
+    let mut group = c.benchmark_group("peers");
+    group
+        .sample_size(30)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .throughput(Throughput::Elements(1));
+    group.bench_function("uuid-v7", |b| b.iter(|| black_box(uuid::Uuid::now_v7())));
+    group.bench_function("ulid", |b| b.iter(|| black_box(ulid::Ulid::generate())));
+    let mut rs = snowflake::SnowflakeIdGenerator::new(1, 1);
+    group.bench_function("rs-snowflake", |b| {
+        b.iter(|| black_box(rs.real_time_generate()))
+    });
+    let ms = MutexSnowflake::new(1);
+    group.bench_function("mutex-snowflake", |b| b.iter(|| black_box(ms.next_id())));
+    group.finish();
+}
+
+criterion_group!(benches, take, default, floor, peers);
+criterion_main!(benches);
