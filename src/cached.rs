@@ -14,8 +14,9 @@
 //! 4. The lead over the clock can be capped (`max_lead`), waiting or failing at the cap.
 //! 5. When the time bits run out, takes fail with [`Error::TimeBitsExhausted`].
 
+use crate::lease::Keeper;
 use crate::ring::Ring;
-use crate::{Clock, Error, Layout, SystemClock, WorkerIdAssigner};
+use crate::{Assignment, Clock, Error, Layout, SystemClock, WorkerIdAssigner};
 use crossbeam_utils::{Backoff, CachePadded};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -30,7 +31,8 @@ use std::time::Duration;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LeadPolicy {
-    /// Takes wait until the clock catches up (at most about a second).
+    /// Takes wait until the clock catches up: about a second at most, unless the clock was set
+    /// back, in which case they wait until it is past the cap again.
     Wait,
     /// Takes fail with [`Error::LeadLimitReached`].
     Fail,
@@ -73,13 +75,16 @@ pub struct Stats {
     pub worker_id: u64,
     /// Whether the filler thread is running (always `true` without a background filler).
     pub filler_up: bool,
+    /// The worker lease's horizon (last unix second it allows), if the worker id is leased.
+    pub lease_until: Option<i64>,
+    /// Whether the last attempt to extend the lease failed.
+    pub lease_lost: bool,
 }
 
 /// Settings for a [`CachedUidGenerator`]; see [`CachedUidGenerator::builder`].
-#[derive(Clone)]
 pub struct CachedBuilder {
     layout: Layout,
-    worker_id: Result<u64, Error>,
+    assignment: Result<Assignment, Error>,
     clock: Arc<dyn Clock>,
     boost_power: u32,
     padding_factor: u32,
@@ -93,7 +98,7 @@ impl std::fmt::Debug for CachedBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CachedBuilder")
             .field("layout", &self.layout)
-            .field("worker_id", &self.worker_id)
+            .field("assignment", &self.assignment)
             .field("boost_power", &self.boost_power)
             .field("padding_factor", &self.padding_factor)
             .field("max_lag", &self.max_lag)
@@ -115,7 +120,7 @@ impl CachedBuilder {
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn worker_id(mut self, id: u64) -> Self {
-        self.worker_id = Ok(id);
+        self.assignment = Ok(Assignment::fixed(id));
         self
     }
 
@@ -130,7 +135,7 @@ impl CachedBuilder {
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn worker_id_from(mut self, assigner: &dyn WorkerIdAssigner) -> Self {
-        self.worker_id = assigner.assign_worker_id(&self.layout);
+        self.assignment = assigner.assign(&self.layout);
         self
     }
 
@@ -262,8 +267,15 @@ impl CachedBuilder {
     /// ```
     pub fn build(self) -> Result<CachedUidGenerator, Error> {
         let layout = self.layout;
-        let worker_id = crate::worker::check_fits(self.worker_id?, &layout)?;
+        let assignment = self.assignment?;
+        let worker_id = crate::worker::check_fits(assignment.worker_id, &layout)?;
         layout.check_alive_at(self.clock.now_seconds())?;
+        // Seconds of this boot start after the assignment's floor (monotonic restarts).
+        let floor = assignment.not_before.map_or(0, |s| {
+            s.saturating_add(1)
+                .saturating_sub(layout.epoch_seconds())
+                .max(0) as u64
+        });
         if layout.seq_bits() + self.boost_power > MAX_RING_BITS {
             return Err(Error::InvalidConfig {
                 name: "boost_power",
@@ -297,17 +309,21 @@ impl CachedBuilder {
             ring: Ring::new(capacity),
             layout,
             worker_id,
-            clock: self.clock,
+            clock: Arc::clone(&self.clock),
             threshold: capacity * u64::from(self.padding_factor) / 100,
             max_lag_secs: self.max_lag.as_secs(),
             max_lead: self.max_lead.map(|(d, p)| (d.as_secs(), p)),
             tick: self.schedule_interval.min(self.max_lag / 4),
             background: self.background,
             filler: Mutex::new(FillerState {
-                next_delta: 0,
+                next_delta: floor,
                 next_seq: 0,
                 tail: 0,
             }),
+            keeper: match assignment.lease {
+                Some(lease) => Some(Keeper::start(lease, Arc::clone(&self.clock))?),
+                None => None,
+            },
             counters: CachePadded::new(Counters::default()),
             orphans: Mutex::new(Vec::new()),
             filler_thread: OnceLock::new(),
@@ -342,6 +358,7 @@ struct Counters {
     last_delta: AtomicU64,
     exhausted: AtomicBool,
     lead_capped: AtomicBool,
+    lease_capped: AtomicBool,
     shutdown: AtomicBool,
     filler_up: AtomicBool,
 }
@@ -368,6 +385,8 @@ struct Shared {
     /// Indices claimed by takes that gave up (error); the filler discards them.
     orphans: Mutex<Vec<u64>>,
     filler_thread: OnceLock<Thread>,
+    /// Keeps the worker lease extended, if the assignment has one; releases it when dropped.
+    keeper: Option<Keeper>,
 }
 
 /// Why a filler round stopped.
@@ -379,6 +398,8 @@ enum Round {
     LeadCapped,
     /// The time bits are used up.
     Exhausted,
+    /// The worker lease's horizon is reached: wait for its extension.
+    LeaseCapped,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -430,6 +451,16 @@ impl Shared {
                 break Round::LeadCapped;
             }
             self.counters.lead_capped.store(false, Ordering::Relaxed);
+            if let Some(k) = &self.keeper {
+                let horizon = k.horizon().saturating_sub(self.layout.epoch_seconds());
+                if st.next_delta as i64 > horizon {
+                    self.counters.lease_capped.store(true, Ordering::Release);
+                    k.request_extension();
+                    break Round::LeaseCapped;
+                }
+                k.note_used(self.layout.epoch_seconds() + st.next_delta as i64);
+            }
+            self.counters.lease_capped.store(false, Ordering::Relaxed);
             while st.next_seq <= max_seq {
                 let j = st.tail;
                 let id = self
@@ -533,7 +564,7 @@ impl Shared {
                 if let Some(t) = self.ring.take(index) {
                     return Ok(t.id);
                 }
-            } else if rounds % 64 == 0 {
+            } else if rounds.is_multiple_of(64) {
                 self.wake_filler();
             }
             if let Some(err) = self.failure() {
@@ -564,6 +595,12 @@ impl Shared {
         {
             return Some(Error::Shutdown);
         }
+        if let Some(k) = &self.keeper
+            && c.lease_capped.load(Ordering::Acquire)
+            && k.is_lost()
+        {
+            return Some(k.expired());
+        }
         match self.max_lead {
             Some((lead, LeadPolicy::Fail)) if c.lead_capped.load(Ordering::Acquire) => {
                 Some(Error::LeadLimitReached { max_lead: lead })
@@ -592,6 +629,7 @@ fn filler_loop(shared: &Shared) {
                 let ms = 1000 - shared.clock.now_millis().rem_euclid(1000);
                 Duration::from_millis(ms as u64).min(shared.tick)
             }
+            Round::LeaseCapped => Duration::from_millis(10),
             Round::Full | Round::Exhausted => shared.tick,
         };
         std::thread::park_timeout(timeout);
@@ -643,7 +681,7 @@ impl CachedUidGenerator {
     pub fn builder(layout: Layout) -> CachedBuilder {
         CachedBuilder {
             layout,
-            worker_id: Err(Error::WorkerAssignment(
+            assignment: Err(Error::WorkerAssignment(
                 "no worker id: call worker_id or worker_id_from on the builder".into(),
             )),
             clock: Arc::new(SystemClock),
@@ -834,6 +872,8 @@ impl CachedUidGenerator {
             remaining_seconds: s.layout.max_delta_seconds().saturating_sub(used),
             worker_id: s.worker_id,
             filler_up: !s.background || c.filler_up.load(Ordering::Relaxed),
+            lease_until: s.keeper.as_ref().map(|k| k.horizon()),
+            lease_lost: s.keeper.as_ref().is_some_and(|k| k.is_lost()),
         }
     }
 }

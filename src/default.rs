@@ -1,7 +1,8 @@
 //! `DefaultUidGenerator`: one ID at a time under a lock, as UidGenerator's synchronized
 //! `DefaultUidGenerator`, with the clock injectable and no wrapped IDs ever.
 
-use crate::{Clock, Error, Layout, SystemClock, WorkerIdAssigner};
+use crate::lease::Keeper;
+use crate::{Assignment, Clock, Error, Layout, SystemClock, WorkerIdAssigner};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -24,6 +25,9 @@ struct State {
     last_delta: u64,
     sequence: u64,
     started: bool,
+    /// Seconds below this are not ours to use (an assignment's floor); while the clock is below
+    /// it, the generator runs on it, moving it up one second per exhausted sequence.
+    floor: u64,
 }
 
 /// A generator that makes each ID on demand under a mutex: at most `2^seq_bits` IDs a second.
@@ -60,6 +64,7 @@ pub struct DefaultUidGenerator {
     clock: Arc<dyn Clock>,
     backwards: ClockBackwards,
     state: Mutex<State>,
+    keeper: Option<Keeper>,
 }
 
 impl std::fmt::Debug for DefaultUidGenerator {
@@ -71,7 +76,7 @@ impl std::fmt::Debug for DefaultUidGenerator {
 /// Settings for a [`DefaultUidGenerator`]; see [`DefaultUidGenerator::builder`].
 pub struct DefaultBuilder {
     layout: Layout,
-    worker_id: Result<u64, Error>,
+    assignment: Result<Assignment, Error>,
     clock: Arc<dyn Clock>,
     backwards: ClockBackwards,
 }
@@ -80,7 +85,7 @@ impl std::fmt::Debug for DefaultBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DefaultBuilder")
             .field("layout", &self.layout)
-            .field("worker_id", &self.worker_id)
+            .field("assignment", &self.assignment)
             .field("backwards", &self.backwards)
             .finish_non_exhaustive()
     }
@@ -95,7 +100,7 @@ impl DefaultBuilder {
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn worker_id(mut self, id: u64) -> Self {
-        self.worker_id = Ok(id);
+        self.assignment = Ok(Assignment::fixed(id));
         self
     }
 
@@ -108,7 +113,7 @@ impl DefaultBuilder {
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn worker_id_from(mut self, assigner: &dyn WorkerIdAssigner) -> Self {
-        self.worker_id = assigner.assign_worker_id(&self.layout);
+        self.assignment = assigner.assign(&self.layout);
         self
     }
 
@@ -157,9 +162,20 @@ impl DefaultBuilder {
     /// assert!(DefaultUidGenerator::builder(Layout::uid_generator_defaults()).worker_id(1).build().is_err());
     /// ```
     pub fn build(self) -> Result<DefaultUidGenerator, Error> {
-        let worker_id = crate::worker::check_fits(self.worker_id?, &self.layout)?;
+        let assignment = self.assignment?;
+        let worker_id = crate::worker::check_fits(assignment.worker_id, &self.layout)?;
         self.layout.check_alive_at(self.clock.now_seconds())?;
+        let floor = assignment.not_before.map_or(0, |s| {
+            s.saturating_add(1)
+                .saturating_sub(self.layout.epoch_seconds())
+                .max(0) as u64
+        });
+        let keeper = match assignment.lease {
+            Some(lease) => Some(Keeper::start(lease, Arc::clone(&self.clock))?),
+            None => None,
+        };
         Ok(DefaultUidGenerator {
+            keeper,
             layout: self.layout,
             worker_id,
             clock: self.clock,
@@ -168,6 +184,7 @@ impl DefaultBuilder {
                 last_delta: 0,
                 sequence: 0,
                 started: false,
+                floor,
             }),
         })
     }
@@ -183,7 +200,7 @@ impl DefaultUidGenerator {
     pub fn builder(layout: Layout) -> DefaultBuilder {
         DefaultBuilder {
             layout,
-            worker_id: Err(Error::WorkerAssignment(
+            assignment: Err(Error::WorkerAssignment(
                 "no worker id: call worker_id or worker_id_from on the builder".into(),
             )),
             clock: Arc::new(SystemClock),
@@ -225,7 +242,7 @@ impl DefaultUidGenerator {
     /// ```
     pub fn next_id(&self) -> Result<u64, Error> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let mut now = self.now_delta();
+        let mut now = self.now_delta().max(st.floor as i64);
         if st.started && now < st.last_delta as i64 {
             let behind = (st.last_delta as i64 - now) as u64;
             match self.backwards {
@@ -242,7 +259,12 @@ impl DefaultUidGenerator {
         if st.started && now == st.last_delta {
             st.sequence = (st.sequence + 1) & self.layout.max_sequence();
             if st.sequence == 0 {
-                let next = self.wait_until(now as i64 + 1) as u64;
+                let next = if st.floor > now {
+                    now + 1 // running on the floor: use the next second of it
+                } else {
+                    self.wait_until(now as i64 + 1).max(st.floor as i64) as u64
+                };
+                st.floor = st.floor.max(next);
                 if next > self.layout.max_delta_seconds() {
                     return Err(self.layout.exhausted(next));
                 }
@@ -253,6 +275,19 @@ impl DefaultUidGenerator {
             st.last_delta = now;
         }
         st.started = true;
+        if let Some(k) = &self.keeper {
+            let second = self.layout.epoch_seconds() + st.last_delta as i64;
+            k.note_used(second);
+            let mut waited = 0;
+            while second > k.horizon() {
+                if k.is_lost() || waited >= 5000 {
+                    return Err(k.expired());
+                }
+                k.request_extension();
+                std::thread::sleep(Duration::from_millis(1));
+                waited += 1;
+            }
+        }
         Ok(self
             .layout
             .compose_unchecked(st.last_delta, self.worker_id, st.sequence))

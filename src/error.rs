@@ -106,6 +106,24 @@ pub enum Error {
     Shutdown,
     /// The worker id could not be assigned.
     WorkerAssignment(String),
+    /// The worker table's database failed. `database` names it without any password.
+    Database {
+        /// The database, e.g. `sqlite file ringflake.db` or `mysql://user@host:3306/db`.
+        database: String,
+        /// What went wrong, and how to fix it where known.
+        message: String,
+        /// Whether retrying may help (unreachable, locked), as opposed to a wrong password or a
+        /// missing table.
+        transient: bool,
+    },
+    /// The node's worker lease could not be extended and its horizon is reached: no ID can be
+    /// issued until the database answers again.
+    LeaseExpired {
+        /// The last unix second the lease allowed.
+        until: i64,
+        /// Why the lease could not be extended.
+        reason: String,
+    },
 }
 
 impl fmt::Display for Error {
@@ -116,7 +134,7 @@ impl fmt::Display for Error {
                 worker_bits,
                 seq_bits,
             } => {
-                let sum = time_bits + worker_bits + seq_bits;
+                let sum = u64::from(*time_bits) + u64::from(*worker_bits) + u64::from(*seq_bits);
                 if *time_bits == 0 || *worker_bits == 0 || *seq_bits == 0 {
                     write!(
                         f,
@@ -182,6 +200,14 @@ impl fmt::Display for Error {
             } => write!(f, "invalid {name} {value}: allowed {allowed}"),
             Error::Shutdown => write!(f, "generator shut down: its filler thread is not running"),
             Error::WorkerAssignment(msg) => write!(f, "worker id assignment failed: {msg}"),
+            Error::Database {
+                database, message, ..
+            } => write!(f, "database {database}: {message}"),
+            Error::LeaseExpired { until, reason } => write!(
+                f,
+                "worker lease expired at {}: {reason}",
+                crate::layout::rfc3339(*until)
+            ),
         }
     }
 }

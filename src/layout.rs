@@ -23,7 +23,7 @@ pub const DEFAULT_EPOCH_SECONDS: i64 = 1_735_689_600;
 ///
 /// | preset | time | worker | sequence | epoch | last valid second |
 /// |---|---|---|---|---|---|
-/// | [`Layout::default`] | 30 | 20 | 13 | 2025-01-01Z | 2059-01-08 |
+/// | [`Layout::default`] | 30 | 20 | 13 | 2025-01-01Z | 2059-01-10 |
 /// | [`Layout::uid_generator_defaults`] | 28 | 22 | 13 | 2016-05-20 UTC+8 | 2024-11-20T13:24:15Z |
 ///
 /// # Examples
@@ -205,8 +205,19 @@ pub fn epoch_from_date(date: &str, tz: &TimeZone) -> Result<i64, Error> {
     if !(1..=12).contains(&m) {
         return Err(bad(&format!("month {m} out of range 1..=12")));
     }
-    let date_v = Date::new(y as i16, m as i8, d as i8)
-        .map_err(|_| bad(&format!("day {d} does not exist in {y:04}-{m:02}")))?;
+    let days = Date::new(y as i16, m as i8, 1)
+        .map_err(|_| bad(&format!("year {y} out of range")))?
+        .days_in_month();
+    if d < 1 || d > i32::from(days) {
+        return Err(bad(&format!(
+            "day {d} out of range 1..={days} for {y:04}-{m:02}"
+        )));
+    }
+    let date_v = Date::new(y as i16, m as i8, d as i8).map_err(|_| {
+        bad(&format!(
+            "day {d} out of range 1..={days} for {y:04}-{m:02}"
+        ))
+    })?;
     let zoned = date_v
         .to_zoned(tz.clone())
         .map_err(|e| bad(&format!("midnight cannot be placed in the time zone: {e}")))?;
@@ -219,7 +230,7 @@ fn now_unix_seconds() -> i64 {
 
 impl Default for Layout {
     /// 30 time bits (34 years), 20 worker bits (1,048,575 workers), 13 sequence bits (8,192 IDs a
-    /// second) from 2025-01-01T00:00:00Z: valid until 2059-01-08.
+    /// second) from 2025-01-01T00:00:00Z: valid until 2059-01-10.
     fn default() -> Self {
         Layout {
             time_bits: 30,

@@ -42,6 +42,7 @@ mod clock;
 mod default;
 mod error;
 mod layout;
+mod lease;
 mod ring;
 mod worker;
 
@@ -53,7 +54,10 @@ pub use jiff::tz::TimeZone;
 pub use layout::{
     DEFAULT_EPOCH_SECONDS, Layout, ParsedId, Parts, UID_GENERATOR_EPOCH_SECONDS, epoch_from_date,
 };
-pub use worker::{FixedWorkerId, StatefulSetOrdinal, WorkerIdAssigner};
+#[cfg(feature = "sqlite")]
+pub use worker::sqlite::DEFAULT_SQLITE_PATH;
+pub use worker::table::{DatabaseAssigner, NodeInfo, WorkerRow};
+pub use worker::{Assignment, FixedWorkerId, Lease, StatefulSetOrdinal, WorkerIdAssigner};
 
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

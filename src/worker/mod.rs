@@ -6,6 +6,12 @@
 
 use crate::{Error, Layout};
 
+#[cfg(feature = "sqlite")]
+pub(crate) mod sqlite;
+pub(crate) mod table;
+
+pub use crate::lease::{Assignment, Lease};
+
 /// A source of worker ids, asked once per generator boot.
 ///
 /// # Examples
@@ -24,6 +30,24 @@ pub trait WorkerIdAssigner {
     ///
     /// [`Error::WorkerIdOutOfRange`] when the id does not fit, or an assigner-specific error.
     fn assign_worker_id(&self, layout: &Layout) -> Result<u64, Error>;
+
+    /// Returns the worker id with what the generator must respect for it: a floor for its
+    /// seconds and a lease to keep extended. The default has neither.
+    ///
+    /// # Errors
+    ///
+    /// As [`assign_worker_id`](Self::assign_worker_id).
+    ///
+    /// ```
+    /// use ringflake::{FixedWorkerId, Layout, WorkerIdAssigner};
+    /// let a = FixedWorkerId(2).assign(&Layout::default())?;
+    /// assert_eq!(a.worker_id, 2);
+    /// assert!(a.lease.is_none());
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    fn assign(&self, layout: &Layout) -> Result<Assignment, Error> {
+        self.assign_worker_id(layout).map(Assignment::fixed)
+    }
 }
 
 /// A worker id fixed by configuration.

@@ -1,0 +1,239 @@
+//! Worker leases: the highest second a node may issue, recorded in the worker table ahead of use
+//! and extended in the background, so that a worker id can be recycled provably safely and a
+//! restarted node can start above everything its previous run issued, even after SIGKILL.
+
+use crate::{Clock, Error};
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// A worker id's lease in its table: the node may issue IDs whose second is at most the lease.
+///
+/// Implemented by the database assigners; a generator given an [`Assignment`] with a lease keeps
+/// it extended from a background thread and never issues past it.
+///
+/// ```
+/// use ringflake::{Error, Lease};
+/// use std::sync::atomic::{AtomicI64, Ordering};
+///
+/// #[derive(Debug)]
+/// struct InMemory(AtomicI64);
+/// impl Lease for InMemory {
+///     fn until(&self) -> i64 { self.0.load(Ordering::SeqCst) }
+///     fn extend(&self, until: i64) -> Result<(), Error> { self.0.store(until, Ordering::SeqCst); Ok(()) }
+///     fn release(&self, last_second: i64) -> Result<(), Error> { self.0.store(last_second, Ordering::SeqCst); Ok(()) }
+/// }
+/// let lease = InMemory(AtomicI64::new(100));
+/// lease.extend(200)?;
+/// assert_eq!(lease.until(), 200);
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+pub trait Lease: Send + Sync + fmt::Debug + 'static {
+    /// The lease in force: the last unix second this node may issue.
+    fn until(&self) -> i64;
+    /// Moves the lease to `until`.
+    ///
+    /// # Errors
+    ///
+    /// The lease was taken over by another node, or the database cannot be reached.
+    fn extend(&self, until: i64) -> Result<(), Error>;
+    /// Gives the lease back at shutdown, recording `last_second`, the newest second this node
+    /// may have issued: the id becomes recyclable once the clock passes it.
+    ///
+    /// # Errors
+    ///
+    /// The database cannot be reached (the lease then simply expires).
+    fn release(&self, last_second: i64) -> Result<(), Error>;
+
+    /// How far beyond the newest used second an extension reaches, in seconds (default 300).
+    fn window(&self) -> i64 {
+        DEFAULT_WINDOW_SECS
+    }
+}
+
+/// What a boot gets from a [`WorkerIdAssigner`](crate::WorkerIdAssigner).
+///
+/// ```
+/// use ringflake::Assignment;
+/// let a = Assignment::fixed(4);
+/// assert_eq!((a.worker_id, a.not_before, a.lease.is_none()), (4, None, true));
+/// ```
+#[derive(Debug)]
+pub struct Assignment {
+    /// The worker id.
+    pub worker_id: u64,
+    /// IDs of this boot must carry seconds strictly after this unix second: the lease of this
+    /// host's previous run (monotonic restarts) or of the recycled id's previous holder.
+    pub not_before: Option<i64>,
+    /// The lease to keep extended while running, if the assigner uses leases.
+    pub lease: Option<Box<dyn Lease>>,
+}
+
+impl Assignment {
+    /// A bare worker id: no floor, no lease.
+    ///
+    /// ```
+    /// assert_eq!(ringflake::Assignment::fixed(1).worker_id, 1);
+    /// ```
+    pub fn fixed(worker_id: u64) -> Self {
+        Assignment {
+            worker_id,
+            not_before: None,
+            lease: None,
+        }
+    }
+}
+
+/// The default lease window: how far beyond the newest used second a lease reaches.
+pub(crate) const DEFAULT_WINDOW_SECS: i64 = 300;
+
+/// Shared between a generator and its lease keeper thread.
+pub(crate) struct KeeperShared {
+    lease: Box<dyn Lease>,
+    clock: Arc<dyn Clock>,
+    /// The last unix second the node may issue.
+    horizon: AtomicI64,
+    /// The newest unix second the generator has used (written or issued).
+    used: AtomicI64,
+    /// The last extension failed.
+    lost: AtomicBool,
+    /// How many times the generator hit the horizon since the last extension: the window doubles.
+    hits: AtomicU32,
+    shutdown: AtomicBool,
+    window: i64,
+    renew: Duration,
+    thread: Mutex<Option<std::thread::Thread>>,
+}
+
+impl KeeperShared {
+    /// The last unix second the node may issue.
+    pub(crate) fn horizon(&self) -> i64 {
+        self.horizon.load(Ordering::Acquire)
+    }
+
+    /// Records the newest second the generator has used.
+    pub(crate) fn note_used(&self, second: i64) {
+        self.used.fetch_max(second, Ordering::Relaxed);
+    }
+
+    /// Whether the last extension attempt failed.
+    pub(crate) fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::Acquire)
+    }
+
+    /// The error for a generator that reached the horizon with the lease lost.
+    pub(crate) fn expired(&self) -> Error {
+        Error::LeaseExpired {
+            until: self.horizon(),
+            reason: "the worker table could not be updated to extend the lease".into(),
+        }
+    }
+
+    /// The generator reached the horizon: extend now, and further.
+    pub(crate) fn request_extension(&self) {
+        self.hits.fetch_add(1, Ordering::Relaxed);
+        if let Some(t) = self
+            .thread
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            t.unpark();
+        }
+    }
+
+    fn extend_once(&self) {
+        let hits = self.hits.swap(0, Ordering::Relaxed).min(12);
+        let base = self
+            .clock
+            .now_seconds()
+            .max(self.used.load(Ordering::Relaxed));
+        let target = base.saturating_add(self.window << hits);
+        if target <= self.horizon() {
+            return;
+        }
+        match self.lease.extend(target) {
+            Ok(()) => {
+                self.horizon.store(target, Ordering::Release);
+                self.lost.store(false, Ordering::Release);
+            }
+            Err(_) => self.lost.store(true, Ordering::Release),
+        }
+    }
+}
+
+/// A running lease keeper: extends the lease every `renew` (and on demand), releases it on drop.
+pub(crate) struct Keeper {
+    pub(crate) shared: Arc<KeeperShared>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl fmt::Debug for Keeper {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad("Keeper { .. }")
+    }
+}
+
+impl Keeper {
+    pub(crate) fn start(lease: Box<dyn Lease>, clock: Arc<dyn Clock>) -> Result<Keeper, Error> {
+        let horizon = lease.until();
+        let window = lease.window();
+        // Renew three times per window (at most every second), so one lost update is harmless.
+        let renew = Duration::from_millis((window.max(1) as u64 * 1000 / 3).clamp(100, 1000));
+        let shared = Arc::new(KeeperShared {
+            lease,
+            clock,
+            horizon: AtomicI64::new(horizon),
+            used: AtomicI64::new(i64::MIN),
+            lost: AtomicBool::new(false),
+            hits: AtomicU32::new(0),
+            shutdown: AtomicBool::new(false),
+            window: window.max(1),
+            renew,
+            thread: Mutex::new(None),
+        });
+        let s = Arc::clone(&shared);
+        let handle = std::thread::Builder::new()
+            .name("ringflake-lease".into())
+            .spawn(move || {
+                while !s.shutdown.load(Ordering::Acquire) {
+                    s.extend_once();
+                    std::thread::park_timeout(s.renew);
+                }
+            })
+            .map_err(|e| Error::WorkerAssignment(format!("cannot start the lease thread: {e}")))?;
+        *shared.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle.thread().clone());
+        Ok(Keeper {
+            shared,
+            handle: Some(handle),
+        })
+    }
+}
+
+impl Drop for Keeper {
+    fn drop(&mut self) {
+        self.shared.shutdown.store(true, Ordering::SeqCst);
+        if let Some(h) = self.handle.take() {
+            h.thread().unpark();
+            let _ = h.join();
+        }
+        let used = self.shared.used.load(Ordering::Relaxed);
+        let last = if used == i64::MIN {
+            self.shared.clock.now_seconds()
+        } else {
+            used
+        };
+        // Never below what may have been issued; never above the horizon already recorded.
+        let _ = self.shared.lease.release(last.min(self.shared.horizon()));
+    }
+}
+
+impl std::ops::Deref for Keeper {
+    type Target = KeeperShared;
+
+    fn deref(&self) -> &KeeperShared {
+        &self.shared
+    }
+}

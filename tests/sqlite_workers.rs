@@ -1,0 +1,344 @@
+//! Worker ids from a real SQLite file, with real processes: concurrent boots, Java-compatible rows,
+//! ids beyond the max, recycling across 50 boots (some killed with SIGKILL), monotonic restarts.
+//!
+//! Child processes are this test binary run again with `RF_CHILD` set: see `child_process`.
+
+use ringflake::{CachedUidGenerator, DatabaseAssigner, Error, Layout, WorkerIdAssigner};
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+fn layout_from_env() -> Layout {
+    match std::env::var("RF_LAYOUT").ok() {
+        Some(s) => {
+            let v: Vec<u32> = s.split(',').map(|x| x.parse().unwrap()).collect();
+            Layout::new(v[0], v[1], v[2], ringflake::DEFAULT_EPOCH_SECONDS).unwrap()
+        }
+        None => Layout::default(),
+    }
+}
+
+/// The child side: boot a generator from the SQLite file in RF_DB, take RF_TAKE IDs, write them
+/// to RF_OUT, report on stdout, then exit cleanly or (RF_HANG) wait to be killed.
+#[test]
+fn child_process() {
+    let Ok(db) = std::env::var("RF_CHILD") else {
+        return; // not a child: nothing to do
+    };
+    let layout = layout_from_env();
+    let recycle = std::env::var("RF_RECYCLE").is_ok();
+    let window = std::env::var("RF_WINDOW").map_or(300, |w| w.parse().unwrap());
+    let assigner = DatabaseAssigner::sqlite(&db)
+        .unwrap()
+        .recycle(recycle)
+        .lease_window(Duration::from_secs(window))
+        .retry_for(Duration::from_secs(60));
+    let g = CachedUidGenerator::builder(layout)
+        .worker_id_from(&assigner)
+        .boost_power(0)
+        .build()
+        .unwrap();
+    println!("RF worker {}", g.worker_id());
+    let take: usize = std::env::var("RF_TAKE").map_or(0, |t| t.parse().unwrap());
+    let mut ids = vec![0u64; take];
+    for chunk in ids.chunks_mut(1000) {
+        g.next_ids(chunk).unwrap();
+    }
+    if let Ok(out) = std::env::var("RF_OUT") {
+        let bytes: Vec<u8> = ids.iter().flat_map(|i| i.to_le_bytes()).collect();
+        std::fs::write(out, bytes).unwrap();
+    }
+    println!("RF max {}", ids.iter().max().copied().unwrap_or(0));
+    if std::env::var("RF_HANG").is_ok() {
+        println!("RF ready");
+        std::io::stdout().flush().unwrap();
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
+    println!("RF ready");
+}
+
+fn spawn_child(db: &Path, envs: &[(&str, String)]) -> Child {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        "child_process",
+        "--exact",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env("RF_CHILD", db)
+    .stdout(Stdio::piped())
+    .stderr(Stdio::inherit());
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.spawn().expect("spawn child")
+}
+
+/// Reads the child's report lines until "RF ready"; returns (worker id, max id).
+fn read_report(child: &mut Child) -> (u64, u64) {
+    let out = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(out).lines();
+    let (mut worker, mut max) = (None, 0);
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        seen.push(line.clone());
+        // The harness may print "test child_process ... " before the first line.
+        let field = |tag: &str| {
+            line.find(tag)
+                .map(|at| line[at + tag.len()..].trim().to_string())
+        };
+        if let Some(w) = field("RF worker ") {
+            worker = Some(w.parse().unwrap());
+        } else if let Some(m) = field("RF max ") {
+            max = m.parse().unwrap();
+        } else if line.contains("RF ready") {
+            break;
+        }
+    }
+    // Keep draining so the child never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    let worker = worker.unwrap_or_else(|| panic!("child reported no worker id: {seen:#?}"));
+    (worker, max)
+}
+
+#[test]
+fn eight_processes_get_distinct_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let mut children: Vec<Child> = (0..8).map(|_| spawn_child(&db, &[])).collect();
+    let ids: Vec<u64> = children.iter_mut().map(|c| read_report(c).0).collect();
+    for c in &mut children {
+        assert!(c.wait().unwrap().success());
+    }
+    let distinct: HashSet<_> = ids.iter().collect();
+    assert_eq!(distinct.len(), 8, "ids {ids:?}");
+    let rows = DatabaseAssigner::sqlite(&db).unwrap().list().unwrap();
+    assert_eq!(rows.len(), 8);
+    let mut row_ids: Vec<u64> = rows.iter().map(|r| r.id).collect();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    row_ids.sort();
+    assert_eq!(row_ids, sorted);
+}
+
+#[test]
+fn id_beyond_the_max_leaves_no_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let layout = Layout::new(40, 3, 20, ringflake::DEFAULT_EPOCH_SECONDS).unwrap();
+    let a = DatabaseAssigner::sqlite(&db).unwrap();
+    for expected in 1..=7 {
+        assert_eq!(a.assign_worker_id(&layout).unwrap(), expected);
+    }
+    let err = a.assign_worker_id(&layout).unwrap_err();
+    assert_eq!(
+        err,
+        Error::WorkerIdOutOfRange {
+            worker_id: 8,
+            max: 7
+        }
+    );
+    assert_eq!(err.to_string(), "worker id 8 exceeds the max 7");
+    assert_eq!(a.list().unwrap().len(), 7, "the refused boot left no row");
+}
+
+#[test]
+fn rows_are_java_compatible() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let a = DatabaseAssigner::sqlite(&db).unwrap();
+    let id = a.assign_worker_id(&Layout::default()).unwrap();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    // Java's INSERT (with SQLite's CURRENT_TIMESTAMP for MySQL's NOW()) works unchanged.
+    conn.execute(
+        "INSERT INTO WORKER_NODE (HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED) \
+         VALUES ('10.0.0.9', '1700000000000-4242', 2, '2026-11-23', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)",
+        [],
+    )
+    .unwrap();
+    let java_id = conn.last_insert_rowid() as u64;
+    assert_eq!(java_id, id + 1);
+    // A ringflake row has every column Java reads, all non-null and well-formed.
+    let (host, port, ty, launch, modified, created): (String, String, i32, String, String, String) = conn
+        .query_row(
+            "SELECT HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED FROM WORKER_NODE WHERE ID = ?1",
+            [id as i64],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
+        )
+        .unwrap();
+    assert!(!host.is_empty() && host.len() <= 64);
+    assert!(ty == 1 || ty == 2);
+    if ty == 2 {
+        let (millis, rand) = port.split_once('-').expect("<millis>-<random>");
+        assert!(millis.parse::<i64>().unwrap() > 1_700_000_000_000);
+        assert!(rand.parse::<u32>().unwrap() < 100_000);
+    }
+    assert_eq!(launch.len(), 10);
+    assert!(modified.len() >= 19 && created.len() >= 19);
+    let rows = a.list().unwrap();
+    assert_eq!(
+        rows.last().unwrap().lease_until,
+        0,
+        "Java's row gets the default lease"
+    );
+}
+
+#[test]
+fn container_rows_use_jpaas_variables() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let mut child = spawn_child(
+        &db,
+        &[
+            ("JPAAS_HOST", "pod-7.svc".into()),
+            ("JPAAS_HOST_PORT_8080", "31080".into()),
+        ],
+    );
+    let (worker, _) = read_report(&mut child);
+    assert!(child.wait().unwrap().success());
+    let row = DatabaseAssigner::sqlite(&db)
+        .unwrap()
+        .list()
+        .unwrap()
+        .pop()
+        .unwrap();
+    assert_eq!(row.id, worker);
+    assert_eq!(
+        (row.host_name.as_str(), row.port.as_str(), row.node_type),
+        ("pod-7.svc", "31080", 1)
+    );
+}
+
+fn read_ids(path: &Path) -> Vec<u64> {
+    std::fs::read(path)
+        .unwrap()
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// 3 worker bits (ids 1..=7), 50 boots, up to 3 alive at once, every third killed with SIGKILL:
+/// every boot succeeds, no ID repeats, and one worker id's runs never overlap in seconds.
+#[test]
+fn recycling_fifty_boots_with_kills() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let envs = |i: usize| {
+        vec![
+            ("RF_LAYOUT", "40,3,20".to_string()),
+            ("RF_RECYCLE", "1".to_string()),
+            ("RF_WINDOW", "2".to_string()),
+            ("RF_TAKE", "20000".to_string()),
+            (
+                "RF_OUT",
+                dir.path().join(format!("ids-{i}")).display().to_string(),
+            ),
+            ("RF_HANG", "1".to_string()),
+        ]
+    };
+    let layout = Layout::new(40, 3, 20, ringflake::DEFAULT_EPOCH_SECONDS).unwrap();
+    let mut alive: Vec<(usize, Child, u64)> = Vec::new();
+    let mut per_worker: HashMap<u64, Vec<usize>> = HashMap::new();
+    for i in 0..50 {
+        if alive.len() == 3 {
+            let (j, mut c, _) = alive.remove(0);
+            if j % 3 == 0 {
+                c.kill().unwrap(); // SIGKILL: no release, the lease must run out
+            } else {
+                // A clean stop: SIGTERM is not handled by the child, so emulate it by closing.
+                c.kill().unwrap();
+            }
+            c.wait().unwrap();
+        }
+        let mut c = spawn_child(&db, &envs(i));
+        let (worker, _) = read_report(&mut c);
+        assert!((1..=7).contains(&worker), "boot {i} got worker {worker}");
+        per_worker.entry(worker).or_default().push(i);
+        alive.push((i, c, worker));
+    }
+    for (_, mut c, _) in alive {
+        c.kill().unwrap();
+        c.wait().unwrap();
+    }
+    let mut all = Vec::new();
+    let mut spans: HashMap<u64, Vec<(u64, u64)>> = HashMap::new();
+    for i in 0..50 {
+        let ids = read_ids(&dir.path().join(format!("ids-{i}")));
+        assert_eq!(ids.len(), 20000, "boot {i} took all its IDs");
+        let parts: Vec<_> = ids
+            .iter()
+            .map(|&id| layout.decompose(id).unwrap())
+            .collect();
+        let w = parts[0].worker_id;
+        let lo = parts.iter().map(|p| p.delta_seconds).min().unwrap();
+        let hi = parts.iter().map(|p| p.delta_seconds).max().unwrap();
+        spans.entry(w).or_default().push((lo, hi));
+        all.extend(ids);
+    }
+    let n = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), n, "an ID repeated across boots");
+    assert!(
+        per_worker.values().any(|b| b.len() > 1),
+        "no id was recycled"
+    );
+    for (w, mut s) in spans {
+        s.sort();
+        for pair in s.windows(2) {
+            assert!(
+                pair[0].1 < pair[1].0,
+                "worker {w}: runs overlap in seconds {pair:?}"
+            );
+        }
+    }
+}
+
+/// A run that borrowed far ahead is killed; the next run on the host starts above all its IDs.
+#[test]
+fn monotonic_restart_after_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let mut first = spawn_child(
+        &db,
+        &[
+            ("RF_RECYCLE", "1".into()),
+            ("RF_TAKE", "3000000".into()),
+            ("RF_HANG", "1".into()),
+        ],
+    );
+    let (w1, max1) = read_report(&mut first);
+    let parsed = Layout::default().parse(max1).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    assert!(
+        parsed.unix_seconds > now + 100,
+        "the first run borrowed ahead"
+    );
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let mut second = spawn_child(
+        &db,
+        &[
+            ("RF_RECYCLE", "1".into()),
+            ("RF_TAKE", "10".into()),
+            ("RF_OUT", dir.path().join("second").display().to_string()),
+        ],
+    );
+    let (w2, _) = read_report(&mut second);
+    assert!(second.wait().unwrap().success());
+    assert_ne!(w1, w2);
+    let ids = read_ids(&dir.path().join("second"));
+    assert!(
+        ids[0] > max1,
+        "restart went below the killed run: {} <= {max1}",
+        ids[0]
+    );
+}
