@@ -15,7 +15,7 @@
 //! 5. When the time bits run out, takes fail with [`Error::TimeBitsExhausted`].
 
 use crate::lease::Keeper;
-use crate::ring::Ring;
+use crate::ring::{Miss, Ring};
 use crate::{Assignment, Clock, Error, Layout, SystemClock, WorkerIdAssigner};
 use crossbeam_utils::{Backoff, CachePadded};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -107,8 +107,11 @@ impl std::fmt::Debug for CachedBuilder {
     }
 }
 
-/// The largest ring: 2^28 slots (4 GiB).
+/// The largest ring: 2^28 IDs.
 const MAX_RING_BITS: u32 = 28;
+
+/// The largest chunk: 2^10 consecutive IDs per ring slot.
+const CHUNK_BITS: u32 = 10;
 
 impl CachedBuilder {
     /// Uses worker id `id` (checked against the layout at [`build`](Self::build)).
@@ -305,8 +308,13 @@ impl CachedBuilder {
             });
         }
         let capacity = 1u64 << (layout.seq_bits() + self.boost_power);
+        // Chunks of up to 1024 IDs, and at least two chunks in the ring.
+        let chunk_bits = layout
+            .seq_bits()
+            .min(CHUNK_BITS)
+            .min(layout.seq_bits() + self.boost_power - 1);
         let shared = Arc::new(Shared {
-            ring: Ring::new(capacity),
+            ring: Ring::new(capacity, chunk_bits),
             layout,
             worker_id,
             clock: Arc::clone(&self.clock),
@@ -325,7 +333,6 @@ impl CachedBuilder {
                 None => None,
             },
             counters: CachePadded::new(Counters::default()),
-            orphans: Mutex::new(Vec::new()),
             filler_thread: OnceLock::new(),
         });
         shared.pump();
@@ -382,8 +389,6 @@ struct Shared {
     background: bool,
     filler: Mutex<FillerState>,
     counters: CachePadded<Counters>,
-    /// Indices claimed by takes that gave up (error); the filler discards them.
-    orphans: Mutex<Vec<u64>>,
     filler_thread: OnceLock<Thread>,
     /// Keeps the worker lease extended, if the assignment has one; releases it when dropped.
     keeper: Option<Keeper>,
@@ -433,10 +438,12 @@ impl Shared {
             st.next_seq = 0;
         }
         let cap = self.ring.capacity();
+        let k = self.ring.chunk();
         let max_delta = self.layout.max_delta_seconds();
         let max_seq = self.layout.max_sequence();
-        // Rule 6: the one slot whose taker wakes us, where the fill level crosses the threshold.
-        let wake_at = (self.ring.cursor() + cap - self.threshold).max(st.tail);
+        // Rule 6: the one chunk whose first taker wakes us, where the fill level crosses the
+        // threshold.
+        let wake_at = (self.ring.cursor() + cap - self.threshold).max(st.tail) / k;
         let mut wrote = false;
         let outcome = 'round: loop {
             if st.next_delta > max_delta {
@@ -451,31 +458,28 @@ impl Shared {
                 break Round::LeadCapped;
             }
             self.counters.lead_capped.store(false, Ordering::Relaxed);
-            if let Some(k) = &self.keeper {
-                let horizon = k.horizon().saturating_sub(self.layout.epoch_seconds());
+            if let Some(keeper) = &self.keeper {
+                let horizon = keeper.horizon().saturating_sub(self.layout.epoch_seconds());
                 if st.next_delta as i64 > horizon {
                     self.counters.lease_capped.store(true, Ordering::Release);
-                    k.request_extension();
+                    keeper.request_extension();
                     break Round::LeaseCapped;
                 }
-                k.note_used(self.layout.epoch_seconds() + st.next_delta as i64);
+                keeper.note_used(self.layout.epoch_seconds() + st.next_delta as i64);
             }
             self.counters.lease_capped.store(false, Ordering::Relaxed);
             while st.next_seq <= max_seq {
-                let j = st.tail;
-                let id = self
-                    .layout
-                    .compose_unchecked(st.next_delta, self.worker_id, st.next_seq);
-                if !self.ring.put(j, id, j == wake_at) {
-                    if j.checked_sub(cap).is_some_and(|o| self.discard_orphan(o)) {
-                        continue;
-                    }
+                let chunk = st.tail / k;
+                let base =
+                    self.layout
+                        .compose_unchecked(st.next_delta, self.worker_id, st.next_seq);
+                if !self.ring.put(chunk, base, chunk == wake_at) {
                     // Rule 2: keep the rest of this second for the next round.
                     break 'round Round::Full;
                 }
                 wrote = true;
-                st.tail += 1;
-                st.next_seq += 1;
+                st.tail += k;
+                st.next_seq += k;
                 self.counters
                     .last_delta
                     .store(st.next_delta + 1, Ordering::Relaxed);
@@ -501,78 +505,57 @@ impl Shared {
             return;
         };
         let shift = self.layout.time_shift();
+        let k = self.ring.chunk();
         loop {
             let c = self.ring.cursor();
-            let mut k = 0;
-            while c + k < st.tail && k < 4096 {
-                match self.ring.peek(c + k) {
-                    Some(id) if id >> shift < min_ok => k += 1,
+            // Stale IDs form a prefix: find where it ends, a chunk at a time.
+            let mut end = c;
+            while end < st.tail {
+                match self.ring.read(end) {
+                    Ok((id, _)) if id >> shift < min_ok => end = (end / k + 1) * k,
                     _ => break,
                 }
             }
-            if k == 0 {
+            let end = end.min(st.tail);
+            if end <= c {
                 return;
             }
-            if self.ring.claim_at(c, k) {
-                for i in c..c + k {
-                    // We hold the claim for i, and the filler wrote it: this cannot miss.
-                    let _ = self.ring.take(i);
-                }
-                self.counters.discarded.fetch_add(k, Ordering::Relaxed);
+            if self.ring.claim_at(c, end - c) {
+                self.counters
+                    .discarded
+                    .fetch_add(end - c, Ordering::Relaxed);
             }
         }
     }
 
-    /// If `index` was claimed by a take that gave up, takes and drops its ID so its slot is free.
-    fn discard_orphan(&self, index: u64) -> bool {
-        let mut orphans = lock(&self.orphans);
-        let Some(pos) = orphans.iter().position(|&o| o == index) else {
-            return false;
-        };
-        if self.ring.take(index).is_none() {
-            return false;
-        }
-        orphans.swap_remove(pos);
-        self.counters.discarded.fetch_add(1, Ordering::Relaxed);
-        true
-    }
-
-    /// Gives up claimed indices: their IDs will be discarded by the filler, never handed out.
-    fn abandon(&self, indices: std::ops::Range<u64>) {
-        let mut orphans = lock(&self.orphans);
-        for i in indices {
-            if self.ring.take(i).is_some() {
-                self.counters.discarded.fetch_add(1, Ordering::Relaxed);
-            } else {
-                orphans.push(i);
-            }
-        }
-    }
-
-    /// The slow path of a take: the ring had nothing at `index` yet.
+    /// The slow path of a take: the ring had nothing at `index` yet. `Ok(None)`: the index was
+    /// lapped (its caller was descheduled for a whole ring), claim another.
     #[cold]
-    fn take_slow(&self, index: u64) -> Result<u64, Error> {
+    fn take_slow(&self, index: u64) -> Result<Option<u64>, Error> {
         self.counters.take_waits.fetch_add(1, Ordering::Relaxed);
         let backoff = Backoff::new();
         let mut rounds = 0u32;
         loop {
-            if let Some(t) = self.ring.take(index) {
-                return Ok(t.id);
+            match self.ring.read(index) {
+                Ok((id, _)) => return Ok(Some(id)),
+                Err(Miss::Lapped) => return Ok(None),
+                Err(Miss::NotReady) => {}
             }
             if !self.background {
                 self.pump();
-                if let Some(t) = self.ring.take(index) {
-                    return Ok(t.id);
+                if let Ok((id, _)) = self.ring.read(index) {
+                    return Ok(Some(id));
                 }
             } else if rounds.is_multiple_of(64) {
                 self.wake_filler();
             }
             if let Some(err) = self.failure() {
                 // The filler wrote everything it will before raising the flag: look once more.
-                if let Some(t) = self.ring.take(index) {
-                    return Ok(t.id);
+                if let Ok((id, _)) = self.ring.read(index) {
+                    return Ok(Some(id));
                 }
-                self.abandon(index..index + 1);
+                // The index stays claimed and unread: it is skipped, never handed out.
+                self.counters.discarded.fetch_add(1, Ordering::Relaxed);
                 return Err(err);
             }
             rounds = rounds.wrapping_add(1);
@@ -716,15 +699,21 @@ impl CachedUidGenerator {
     #[inline]
     pub fn next_id(&self) -> Result<u64, Error> {
         let s = &*self.shared;
-        let index = s.ring.claim(1);
-        match s.ring.take(index) {
-            Some(t) => {
-                if t.wake {
-                    s.wake_filler();
+        loop {
+            let index = s.ring.claim(1);
+            match s.ring.read(index) {
+                Ok((id, wake)) => {
+                    if wake {
+                        s.wake_filler();
+                    }
+                    return Ok(id);
                 }
-                Ok(t.id)
+                Err(_) => {
+                    if let Some(id) = s.take_slow(index)? {
+                        return Ok(id);
+                    }
+                }
             }
-            None => s.take_slow(index),
         }
     }
 
@@ -741,17 +730,20 @@ impl CachedUidGenerator {
         let s = &*self.shared;
         loop {
             let c = s.ring.cursor();
-            if !s.ring.is_filled(c) {
+            if s.ring.read(c).is_err() {
                 s.wake_filler();
                 return None;
             }
             if s.ring.claim_at(c, 1) {
-                // We own index c, which was filled: the take cannot miss.
-                let t = s.ring.take(c)?;
-                if t.wake {
-                    s.wake_filler();
+                match s.ring.read(c) {
+                    Ok((id, wake)) => {
+                        if wake {
+                            s.wake_filler();
+                        }
+                        return Some(id);
+                    }
+                    Err(_) => continue, // lapped in between: claim another
                 }
-                return Some(t.id);
             }
         }
     }
@@ -774,27 +766,34 @@ impl CachedUidGenerator {
     /// ```
     pub fn next_ids(&self, out: &mut [u64]) -> Result<(), Error> {
         let s = &*self.shared;
-        let n = out.len() as u64;
-        let first = s.ring.claim(n);
-        let mut wake = false;
-        for (k, slot) in out.iter_mut().enumerate() {
-            let index = first + k as u64;
-            match s.ring.take(index) {
-                Some(t) => {
-                    wake |= t.wake;
-                    *slot = t.id;
-                }
-                None => match s.take_slow(index) {
-                    Ok(id) => *slot = id,
-                    Err(e) => {
-                        s.abandon(index + 1..first + n);
-                        return Err(e);
+        let k = s.ring.chunk();
+        let mut filled = 0;
+        while filled < out.len() {
+            let n = (out.len() - filled) as u64;
+            let first = s.ring.claim(n);
+            let mut index = first;
+            // A chunk at a time: one validated read of its base, then a plain loop.
+            while index < first + n {
+                let run = (k - index % k).min(first + n - index);
+                let base = match s.ring.read(index) {
+                    Ok((id, wake)) => {
+                        if wake {
+                            s.wake_filler();
+                        }
+                        Some(id)
                     }
-                },
+                    Err(_) => s.take_slow(index)?,
+                };
+                let Some(base) = base else {
+                    // Lapped: the rest of this claim is stale; claim again for what is missing.
+                    break;
+                };
+                for (slot, id) in out[filled..filled + run as usize].iter_mut().zip(base..) {
+                    *slot = id;
+                }
+                filled += run as usize;
+                index += run;
             }
-        }
-        if wake {
-            s.wake_filler();
         }
         Ok(())
     }
@@ -856,9 +855,9 @@ impl CachedUidGenerator {
         let discarded = c.discarded.load(Ordering::Relaxed);
         let last = c.last_delta.load(Ordering::Relaxed).checked_sub(1);
         let head = (cursor < tail)
-            .then(|| s.ring.peek(cursor))
+            .then(|| s.ring.read(cursor).ok())
             .flatten()
-            .map(|id| id >> s.layout.time_shift());
+            .map(|(id, _)| id >> s.layout.time_shift());
         let used = last.unwrap_or(0).max(now);
         Stats {
             capacity: s.ring.capacity(),
