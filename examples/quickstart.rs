@@ -1,15 +1,21 @@
-//! Boots a `CachedUidGenerator` with the default layout, takes a few IDs, shows each as
-//! UidGenerator's `parseUID` would, and prints the ring's state.
+//! Boots a `CachedUidGenerator` with the default layout and a worker id taken from the embedded
+//! default worker table (the SQLite file `ringflake.db` in the working directory, one new row per
+//! boot, with leases so restarts are monotonic and ids are recycled), takes a few IDs, shows each
+//! as UidGenerator's `parseUID` would, and prints the ring's state.
 //!
 //! ```text
 //! cargo run --release --example quickstart
-//! RINGFLAKE_WORKER_ID=42 cargo run --release --example quickstart
+//! RINGFLAKE_DB=/var/lib/ids/workers.db cargo run --release --example quickstart
+//! RINGFLAKE_WORKER_ID=42 cargo run --release --example quickstart   # no database
 //! ```
 
-use ringflake::{CachedUidGenerator, FixedWorkerId, Layout};
+use ringflake::{CachedUidGenerator, DatabaseAssigner, FixedWorkerId, Layout, WorkerIdAssigner};
 
-/// The environment variable holding this node's worker id; 1 when unset.
+/// The environment variable holding a fixed worker id (no database then).
 const WORKER_ID_VAR: &str = "RINGFLAKE_WORKER_ID";
+
+/// The environment variable naming the SQLite file; `ringflake.db` when unset.
+const DB_VAR: &str = "RINGFLAKE_DB";
 
 const SECONDS_PER_YEAR: f64 = 365.2425 * 86_400.0;
 
@@ -24,14 +30,19 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run() -> Result<(), ringflake::Error> {
-    // Unset: worker 1. Set but not a number: an error naming the variable, not a silent fallback.
-    let worker = match std::env::var_os(WORKER_ID_VAR) {
-        None => FixedWorkerId(1),
-        Some(_) => FixedWorkerId::from_env(WORKER_ID_VAR)?,
+    // A fixed id if asked for (not a number: an error naming the variable, not a fallback);
+    // otherwise a new row in the SQLite worker table.
+    let db = std::env::var(DB_VAR).unwrap_or_else(|_| ringflake::DEFAULT_SQLITE_PATH.to_string());
+    let worker: Box<dyn WorkerIdAssigner> = match std::env::var_os(WORKER_ID_VAR) {
+        Some(_) => Box::new(FixedWorkerId::from_env(WORKER_ID_VAR)?),
+        None => {
+            println!("worker table: sqlite file {db}");
+            Box::new(DatabaseAssigner::sqlite(&db)?.recycle(true))
+        }
     };
     let layout = Layout::default();
     let generator = CachedUidGenerator::builder(layout)
-        .worker_id_from(&worker)
+        .worker_id_from(worker.as_ref())
         .build()?;
 
     println!(

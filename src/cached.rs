@@ -885,5 +885,18 @@ impl Drop for CachedUidGenerator {
             h.thread().unpark();
             let _ = h.join();
         }
+        // Release the lease at the newest second handed out, not the newest written: the highest
+        // index that was both claimed and written.
+        let s = &*self.shared;
+        if let Some(keeper) = &s.keeper {
+            let last = s.ring.cursor().min(s.ring.tail());
+            let second = match last.checked_sub(1).map(|i| s.ring.read(i)) {
+                Some(Ok((id, _))) => {
+                    s.layout.epoch_seconds() + (id >> s.layout.time_shift()) as i64
+                }
+                _ => s.clock.now_seconds(),
+            };
+            keeper.set_final_second(second);
+        }
     }
 }

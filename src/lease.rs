@@ -99,6 +99,8 @@ pub(crate) struct KeeperShared {
     used: AtomicI64,
     /// The last extension failed.
     lost: AtomicBool,
+    /// The newest second actually issued, when the generator knows it at shutdown.
+    final_second: AtomicI64,
     /// How many times the generator hit the horizon since the last extension: the window doubles.
     hits: AtomicU32,
     shutdown: AtomicBool,
@@ -116,6 +118,12 @@ impl KeeperShared {
     /// Records the newest second the generator has used.
     pub(crate) fn note_used(&self, second: i64) {
         self.used.fetch_max(second, Ordering::Relaxed);
+    }
+
+    /// Records, at shutdown, the newest second the generator actually handed out: the lease is
+    /// released there rather than at the newest second it wrote.
+    pub(crate) fn set_final_second(&self, second: i64) {
+        self.final_second.store(second, Ordering::Relaxed);
     }
 
     /// Whether the last extension attempt failed.
@@ -187,6 +195,7 @@ impl Keeper {
             clock,
             horizon: AtomicI64::new(horizon),
             used: AtomicI64::new(i64::MIN),
+            final_second: AtomicI64::new(i64::MIN),
             lost: AtomicBool::new(false),
             hits: AtomicU32::new(0),
             shutdown: AtomicBool::new(false),
@@ -219,7 +228,12 @@ impl Drop for Keeper {
             h.thread().unpark();
             let _ = h.join();
         }
-        let used = self.shared.used.load(Ordering::Relaxed);
+        let fin = self.shared.final_second.load(Ordering::Relaxed);
+        let used = if fin == i64::MIN {
+            self.shared.used.load(Ordering::Relaxed)
+        } else {
+            fin
+        };
         let last = if used == i64::MIN {
             self.shared.clock.now_seconds()
         } else {
