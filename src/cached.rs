@@ -328,6 +328,10 @@ impl CachedBuilder {
                 next_seq: 0,
                 tail: 0,
             }),
+            #[cfg(feature = "tokio")]
+            async_waiters: std::sync::atomic::AtomicUsize::new(0),
+            #[cfg(feature = "tokio")]
+            notify: tokio::sync::Notify::new(),
             keeper: match assignment.lease {
                 Some(lease) => Some(Keeper::start(lease, Arc::clone(&self.clock))?),
                 None => None,
@@ -392,6 +396,11 @@ struct Shared {
     filler_thread: OnceLock<Thread>,
     /// Keeps the worker lease extended, if the assignment has one; releases it when dropped.
     keeper: Option<Keeper>,
+    /// Async takes waiting for the filler, and how they are woken.
+    #[cfg(feature = "tokio")]
+    async_waiters: std::sync::atomic::AtomicUsize,
+    #[cfg(feature = "tokio")]
+    notify: tokio::sync::Notify,
 }
 
 /// Why a filler round stopped.
@@ -492,6 +501,11 @@ impl Shared {
         if wrote {
             self.counters.paddings.fetch_add(1, Ordering::Relaxed);
         }
+        drop(st);
+        // Async takes look again only when there is something new: IDs, or a final answer.
+        if wrote || self.failure().is_some() {
+            self.notify_async_waiters();
+        }
         outcome
     }
 
@@ -567,6 +581,64 @@ impl Shared {
         }
     }
 
+    /// Wakes async takes after a filler round (or a state change): they look at the ring again.
+    fn notify_async_waiters(&self) {
+        #[cfg(feature = "tokio")]
+        {
+            // Pairs with the waiter's SeqCst increment: either it sees what this round wrote, or
+            // this load sees it waiting (a store-load order only SeqCst on both sides gives).
+            std::sync::atomic::fence(Ordering::SeqCst);
+            if self.async_waiters.load(Ordering::SeqCst) > 0 {
+                self.notify.notify_waiters();
+            }
+        }
+    }
+
+    /// The async slow path: like `take_slow`, but parks the task on the filler's notification.
+    #[cfg(feature = "tokio")]
+    async fn take_slow_async(&self, index: u64) -> Result<Option<u64>, Error> {
+        self.counters.take_waits.fetch_add(1, Ordering::Relaxed);
+        let mut woke = false;
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            self.async_waiters.fetch_add(1, Ordering::SeqCst);
+            notified.as_mut().enable();
+            let outcome = match self.ring.read(index) {
+                Ok((id, _)) => Some(Ok(Some(id))),
+                Err(Miss::Lapped) => Some(Ok(None)),
+                Err(Miss::NotReady) => {
+                    if !self.background {
+                        self.pump();
+                        self.ring.read(index).ok().map(|(id, _)| Ok(Some(id)))
+                    } else {
+                        None
+                    }
+                }
+            };
+            let outcome = outcome.or_else(|| {
+                self.failure().map(|err| match self.ring.read(index) {
+                    Ok((id, _)) => Ok(Some(id)),
+                    Err(_) => {
+                        self.counters.discarded.fetch_add(1, Ordering::Relaxed);
+                        Err(err)
+                    }
+                })
+            });
+            if let Some(outcome) = outcome {
+                self.async_waiters.fetch_sub(1, Ordering::SeqCst);
+                return outcome;
+            }
+            if !woke {
+                // Once: a filler that finds nothing to do must not be woken again and again.
+                self.wake_filler();
+                woke = true;
+            }
+            notified.await;
+            self.async_waiters.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
     /// Why the ring will not be refilled now, if it will not.
     fn failure(&self) -> Option<Error> {
         let c = &self.counters;
@@ -599,6 +671,7 @@ struct FillerUp<'a>(&'a Shared);
 impl Drop for FillerUp<'_> {
     fn drop(&mut self) {
         self.0.counters.filler_up.store(false, Ordering::SeqCst);
+        self.0.notify_async_waiters();
     }
 }
 
@@ -710,6 +783,44 @@ impl CachedUidGenerator {
                 }
                 Err(_) => {
                     if let Some(id) = s.take_slow(index)? {
+                        return Ok(id);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Takes the next ID, awaiting the filler when the ring is empty instead of spinning: the
+    /// task is parked on a notification the filler sends after each round, so many tasks can wait
+    /// through an empty ring without keeping a thread busy. The fast path is
+    /// [`next_id`](Self::next_id)'s.
+    ///
+    /// # Errors
+    ///
+    /// As [`next_id`](Self::next_id).
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?;
+    /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// let (a, b) = rt.block_on(async { (g.next_id_async().await, g.next_id_async().await) });
+    /// assert!(b? > a?);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub async fn next_id_async(&self) -> Result<u64, Error> {
+        let s = &*self.shared;
+        loop {
+            let index = s.ring.claim(1);
+            match s.ring.read(index) {
+                Ok((id, wake)) => {
+                    if wake {
+                        s.wake_filler();
+                    }
+                    return Ok(id);
+                }
+                Err(_) => {
+                    if let Some(id) = s.take_slow_async(index).await? {
                         return Ok(id);
                     }
                 }

@@ -24,6 +24,9 @@
 //! language memory models?" (MSPC 2012), in atomics only: there is no `unsafe` code.
 
 use crossbeam_utils::CachePadded;
+#[cfg(ringflake_loom)]
+use loom::sync::atomic::{AtomicU64, Ordering, fence};
+#[cfg(not(ringflake_loom))]
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 
 const FILLED: u64 = 1;
@@ -179,7 +182,65 @@ impl std::fmt::Debug for Ring {
     }
 }
 
-#[cfg(test)]
+/// Model checks of the ring under loom: every interleaving of one filler and two consumers.
+/// Run with `RUSTFLAGS="--cfg ringflake_loom" cargo test --release --lib ring::loom`.
+#[cfg(all(test, ringflake_loom))]
+mod loom_tests {
+    use super::*;
+    use loom::sync::Arc;
+    use loom::thread;
+
+    /// Takes one ID for one claim, retrying after a lap, as `next_id` does.
+    fn take(ring: &Ring) -> Option<(u64, u64)> {
+        for _ in 0..4 {
+            let i = ring.claim(1);
+            loop {
+                match ring.read(i) {
+                    Ok((id, _)) => return Some((i, id)),
+                    Err(Miss::Lapped) => break,
+                    Err(Miss::NotReady) => thread::yield_now(),
+                }
+            }
+        }
+        None
+    }
+
+    /// A reader never returns the ID of another index, never the same ID twice, and a filler
+    /// lapping a slow reader is detected by the seqlock.
+    #[test]
+    fn seqlock_never_hands_out_a_wrong_or_repeated_id() {
+        loom::model(|| {
+            // Two chunks of one ID: the filler must reuse slots while readers are in flight.
+            let ring = Arc::new(Ring::new(2, 0));
+            let readers: Vec<_> = (0..2)
+                .map(|_| {
+                    let ring = Arc::clone(&ring);
+                    thread::spawn(move || take(&ring))
+                })
+                .collect();
+            let mut chunk = 0;
+            while chunk < 4 {
+                if ring.put(chunk, 100 + chunk, false) {
+                    chunk += 1;
+                } else {
+                    thread::yield_now();
+                }
+            }
+            let got: Vec<(u64, u64)> = readers
+                .into_iter()
+                .filter_map(|r| r.join().unwrap())
+                .collect();
+            for &(i, id) in &got {
+                assert_eq!(id, 100 + i, "index {i} read the ID of another index");
+            }
+            if got.len() == 2 {
+                assert_ne!(got[0].1, got[1].1, "an ID handed out twice");
+            }
+        });
+    }
+}
+
+#[cfg(all(test, not(ringflake_loom)))]
 mod tests {
     use super::*;
     use std::collections::HashSet;
