@@ -1,0 +1,393 @@
+//! The worker table in PostgreSQL (crate `postgres`, synchronous, `NoTls`): UidGenerator's
+//! `WORKER_NODE` table, defined by `schema/postgres.sql`.
+//!
+//! The connection is opened on first use, not by the constructor, so that a database that is
+//! still starting is retried for [`DatabaseAssigner::retry_for`] like any other transient
+//! failure; a connection that breaks is reopened on the next operation.
+
+use super::table::{DatabaseAssigner, NodeInfo, WorkerRow, WorkerTable};
+use super::{redact, url_passwords};
+use crate::Error;
+use postgres::config::Host;
+use postgres::{Client, Config, NoTls};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The table definition: applied when creating the table is requested, and the file to apply by
+/// hand otherwise.
+pub(crate) const SCHEMA: &str = include_str!("../../schema/postgres.sql");
+
+/// Where the schema lives in ringflake's sources, for error messages.
+const SCHEMA_FILE: &str = "schema/postgres.sql";
+
+/// Every column ringflake reads or writes: the probe that tells a missing table or column.
+const PROBE: &str = "SELECT ID, HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED, LEASE_UNTIL \
+                     FROM WORKER_NODE LIMIT 0";
+
+/// The advisory lock that serializes concurrent `CREATE TABLE IF NOT EXISTS` (which can
+/// otherwise fail with a duplicate key in the catalog): "ringflak" in ASCII.
+const CREATE_LOCK: i64 = 0x7269_6e67_666c_616b;
+
+struct PostgresTable {
+    config: Config,
+    create_table: bool,
+    database: String,
+    secrets: Vec<String>,
+    client: Mutex<Option<Client>>,
+}
+
+impl PostgresTable {
+    fn new(url: &str, create_table: bool) -> Result<PostgresTable, Error> {
+        let mut secrets = url_passwords(url);
+        let mut config: Config = url.parse().map_err(|e: postgres::Error| Error::Database {
+            database: "postgres (URL not understood)".into(),
+            message: redact(
+                &format!(
+                    "invalid URL, expected postgres://user:password@host:port/database: {}",
+                    chain(&e)
+                ),
+                &secrets,
+            ),
+            transient: false,
+        })?;
+        if let Some(pass) = config.get_password() {
+            secrets.push(String::from_utf8_lossy(pass).into_owned());
+        }
+        if config.get_hosts().is_empty() {
+            return Err(Error::Database {
+                database: describe(&config),
+                message:
+                    "the URL names no host: expected postgres://user:password@host:port/database"
+                        .into(),
+                transient: false,
+            });
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("ringflake");
+        }
+        Ok(PostgresTable {
+            database: describe(&config),
+            config,
+            create_table,
+            secrets,
+            client: Mutex::new(None),
+        })
+    }
+
+    /// Opens a connection and checks (or creates) the table.
+    fn connect(&self) -> Result<Client, Error> {
+        let mut client = self
+            .config
+            .connect(NoTls)
+            .map_err(|e| self.error(&e, "cannot connect"))?;
+        if self.create_table {
+            let create = |client: &mut Client| -> Result<(), postgres::Error> {
+                let mut tx = client.transaction()?;
+                tx.execute("SELECT pg_advisory_xact_lock($1)", &[&CREATE_LOCK])?;
+                tx.batch_execute(SCHEMA)?;
+                tx.commit()
+            };
+            create(&mut client).map_err(|e| {
+                self.error(
+                    &e,
+                    &format!("cannot create table WORKER_NODE from {SCHEMA_FILE}"),
+                )
+            })?;
+        }
+        client
+            .batch_execute(PROBE)
+            .map_err(|e| self.error(&e, "cannot read table WORKER_NODE"))?;
+        Ok(client)
+    }
+
+    /// Runs `f` on the connection, opening it first if needed; drops it after a transient
+    /// failure so the next attempt reconnects.
+    fn with_client<T>(
+        &self,
+        what: &str,
+        f: impl FnOnce(&mut Client) -> Result<T, postgres::Error>,
+    ) -> Result<T, Error> {
+        let mut guard = self.client.lock().unwrap_or_else(|e| e.into_inner());
+        let client = match guard.as_mut() {
+            Some(client) if !client.is_closed() => client,
+            _ => guard.insert(self.connect()?),
+        };
+        f(client).map_err(|e| {
+            let err = self.error(&e, what);
+            if matches!(
+                err,
+                Error::Database {
+                    transient: true,
+                    ..
+                }
+            ) {
+                *guard = None;
+            }
+            err
+        })
+    }
+
+    fn error(&self, e: &postgres::Error, what: &str) -> Error {
+        let (message, transient) = match e.as_db_error() {
+            Some(db) => {
+                let code = db.code().code();
+                let hint = match code {
+                    "42P01" => format!(
+                        "table WORKER_NODE not found: apply {SCHEMA_FILE} to the database or enable create_table (DatabaseAssigner::postgres_with(url, true)); "
+                    ),
+                    "42703" => "table WORKER_NODE lacks ringflake's column: ALTER TABLE WORKER_NODE ADD COLUMN LEASE_UNTIL BIGINT NOT NULL DEFAULT 0 (see schema/postgres.sql); ".to_string(),
+                    "28P01" | "28000" => {
+                        "authentication failed: check the user and password in the URL; ".to_string()
+                    }
+                    "3D000" => "unknown database: create it or fix the URL; ".to_string(),
+                    _ => String::new(),
+                };
+                let transient = code.starts_with("08")
+                    || code.starts_with("53")
+                    || matches!(
+                        code,
+                        "57P01" | "57P02" | "57P03" | "57014" | "40001" | "40P01"
+                    );
+                (
+                    format!("{what}: {hint}{} {code}: {}", db.severity(), db.message()),
+                    transient,
+                )
+            }
+            None => {
+                let io = std::error::Error::source(e)
+                    .is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some());
+                let transient = io || e.is_closed() || e.to_string().starts_with("timeout");
+                (format!("{what}: {}", chain(e)), transient)
+            }
+        };
+        Error::Database {
+            database: self.database.clone(),
+            message: redact(&message, &self.secrets),
+            transient,
+        }
+    }
+}
+
+/// An error and its causes, `a: b: c` (the driver's own message omits the cause).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
+
+/// `postgres://user@host:port/database`, never the password.
+fn describe(config: &Config) -> String {
+    let user = config
+        .get_user()
+        .map(|u| format!("{u}@"))
+        .unwrap_or_default();
+    let ports = config.get_ports();
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+            match h {
+                Host::Tcp(name) => format!("{name}:{port}"),
+                Host::Unix(path) => format!("{}:{port}", path.display()),
+            }
+        })
+        .collect();
+    let db = config.get_dbname().or(config.get_user()).unwrap_or("");
+    format!("postgres://{user}{}/{db}", hosts.join(","))
+}
+
+impl WorkerTable for PostgresTable {
+    fn describe(&self) -> String {
+        self.database.clone()
+    }
+
+    fn insert(&self, node: &NodeInfo, lease_until: i64) -> Result<u64, Error> {
+        self.with_client("cannot insert into WORKER_NODE", |c| {
+            // RETURNING gives this statement's own row: concurrent boots each get their id.
+            let row = c.query_one(
+                "INSERT INTO WORKER_NODE (HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED, LEASE_UNTIL) \
+                 VALUES ($1, $2, $3, $4::text::date, NOW(), NOW(), $5) RETURNING ID",
+                &[&node.host_name, &node.port, &node.node_type, &node.launch_date, &lease_until],
+            )?;
+            Ok(row.get::<_, i64>(0) as u64)
+        })
+    }
+
+    fn delete(&self, id: u64) -> Result<(), Error> {
+        self.with_client("cannot delete from WORKER_NODE", |c| {
+            c.execute("DELETE FROM WORKER_NODE WHERE ID = $1", &[&(id as i64)])
+                .map(|_| ())
+        })
+    }
+
+    fn max_lease_for_host(&self, host: &str) -> Result<Option<i64>, Error> {
+        self.with_client("cannot read WORKER_NODE", |c| {
+            c.query_one(
+                "SELECT MAX(LEASE_UNTIL) FROM WORKER_NODE WHERE HOST_NAME = $1 AND LEASE_UNTIL > 0",
+                &[&host],
+            )
+            .map(|r| r.get::<_, Option<i64>>(0))
+        })
+    }
+
+    fn recyclable(&self, max_id: u64, before: i64, limit: u32) -> Result<Vec<(u64, i64)>, Error> {
+        let max_id = i64::try_from(max_id).unwrap_or(i64::MAX);
+        self.with_client("cannot read WORKER_NODE", |c| {
+            c.query(
+                "SELECT ID, LEASE_UNTIL FROM WORKER_NODE \
+                 WHERE ID <= $1 AND LEASE_UNTIL > 0 AND LEASE_UNTIL < $2 \
+                 ORDER BY LEASE_UNTIL, ID LIMIT $3",
+                &[&max_id, &before, &i64::from(limit)],
+            )
+            .map(|rows| {
+                rows.iter()
+                    .map(|r| (r.get::<_, i64>(0) as u64, r.get::<_, i64>(1)))
+                    .collect()
+            })
+        })
+    }
+
+    fn claim(
+        &self,
+        id: u64,
+        expected: i64,
+        node: &NodeInfo,
+        lease_until: i64,
+    ) -> Result<bool, Error> {
+        self.with_client("cannot update WORKER_NODE", |c| {
+            c.execute(
+                "UPDATE WORKER_NODE SET HOST_NAME = $1, PORT = $2, TYPE = $3, LAUNCH_DATE = $4::text::date, \
+                 MODIFIED = NOW(), LEASE_UNTIL = $5 WHERE ID = $6 AND LEASE_UNTIL = $7",
+                &[
+                    &node.host_name,
+                    &node.port,
+                    &node.node_type,
+                    &node.launch_date,
+                    &lease_until,
+                    &(id as i64),
+                    &expected,
+                ],
+            )
+            .map(|n| n == 1)
+        })
+    }
+
+    fn set_lease(&self, id: u64, expected: i64, lease_until: i64) -> Result<bool, Error> {
+        self.with_client("cannot update WORKER_NODE", |c| {
+            c.execute(
+                "UPDATE WORKER_NODE SET LEASE_UNTIL = $1, MODIFIED = NOW() \
+                 WHERE ID = $2 AND LEASE_UNTIL = $3",
+                &[&lease_until, &(id as i64), &expected],
+            )
+            .map(|n| n == 1)
+        })
+    }
+
+    fn list(&self) -> Result<Vec<WorkerRow>, Error> {
+        self.with_client("cannot read WORKER_NODE", |c| {
+            c.query(
+                "SELECT ID, HOST_NAME, PORT, TYPE, to_char(LAUNCH_DATE, 'YYYY-MM-DD'), LEASE_UNTIL \
+                 FROM WORKER_NODE ORDER BY ID",
+                &[],
+            )
+            .map(|rows| {
+                rows.iter()
+                    .map(|r| WorkerRow {
+                        id: r.get::<_, i64>(0) as u64,
+                        host_name: r.get(1),
+                        port: r.get(2),
+                        node_type: r.get(3),
+                        launch_date: r.get(4),
+                        lease_until: r.get(5),
+                    })
+                    .collect()
+            })
+        })
+    }
+}
+
+impl DatabaseAssigner {
+    /// Worker ids from the `WORKER_NODE` table of a PostgreSQL database, without TLS:
+    /// `postgres://user:password@host:5432/database` (or the `host=… user=…` key-value form).
+    /// The table must exist (apply `schema/postgres.sql`); [`postgres_with`](Self::postgres_with)
+    /// can create it instead.
+    ///
+    /// Nothing is connected until the first assignment, which retries an unreachable server
+    /// for [`retry_for`](Self::retry_for). A wrong password or a missing table fails at once.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Database`] if the URL cannot be parsed or names no host.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringflake::DatabaseAssigner;
+    ///
+    /// let assigner = DatabaseAssigner::postgres("postgres://app:s3cret@db.internal:5432/ids")?;
+    /// // Descriptions and errors name the server and user, never the password.
+    /// let shown = format!("{assigner:?}");
+    /// assert!(shown.contains("postgres://app@db.internal:5432/ids"));
+    /// assert!(!shown.contains("s3cret"));
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn postgres(url: &str) -> Result<DatabaseAssigner, Error> {
+        DatabaseAssigner::postgres_with(url, false)
+    }
+
+    /// As [`postgres`](Self::postgres); with `create_table` true, the table is created from
+    /// `schema/postgres.sql` when missing (`CREATE TABLE IF NOT EXISTS`, serialized between
+    /// nodes booting at once by an advisory lock).
+    ///
+    /// # Errors
+    ///
+    /// As [`postgres`](Self::postgres).
+    ///
+    /// ```no_run
+    /// use ringflake::{CachedUidGenerator, DatabaseAssigner, Layout};
+    ///
+    /// let assigner =
+    ///     DatabaseAssigner::postgres_with("postgres://app:pw@127.0.0.1:5432/ids", true)?;
+    /// let generator = CachedUidGenerator::builder(Layout::default())
+    ///     .worker_id_from(&assigner)
+    ///     .build()?;
+    /// println!("worker {}", generator.worker_id());
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn postgres_with(url: &str, create_table: bool) -> Result<DatabaseAssigner, Error> {
+        Ok(DatabaseAssigner::with_table(Arc::new(PostgresTable::new(
+            url,
+            create_table,
+        )?)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_described_without_password() {
+        let t = PostgresTable::new("postgres://app:pa%3Ass@db:5433/ids", false)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(t.describe(), "postgres://app@db:5433/ids");
+        let t = PostgresTable::new("host=db user=app password=kv9 dbname=ids", false)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(t.describe(), "postgres://app@db:5432/ids");
+        let e = PostgresTable::new("postgres://app:pw7@db:notaport/ids", false)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("invalid URL"), "{e}");
+        assert!(!e.to_string().contains("pw7"), "{e}");
+    }
+}
