@@ -1,0 +1,651 @@
+//! Worker ids from real MariaDB/MySQL and PostgreSQL servers (features `mysql`, `postgres`):
+//! concurrent boots, Java's own INSERT against the table from `schema/`, ids beyond the max,
+//! recycling with leases, and the errors for an unreachable host, a wrong password and a missing
+//! table.
+//!
+//! The servers come from `RINGFLAKE_MYSQL_URL` and `RINGFLAKE_POSTGRES_URL` (`.ci/run` starts
+//! throw-away ones and sets both). These tests DROP and recreate `WORKER_NODE` in those
+//! databases: point them at a throw-away database only. Without a URL a test prints why it is
+//! skipped and passes, unless `CI` is set: CI must never skip silently, so there it fails.
+//!
+//! Tests of one server share its table, so they run one at a time (a lock per server).
+#![cfg(any(feature = "mysql", feature = "postgres"))]
+
+use ringflake::{CachedUidGenerator, DatabaseAssigner, Error, Layout, WorkerIdAssigner};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Barrier, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// The layout with 3 worker bits (ids 1..=7) used for the max and recycling tests.
+fn small_layout() -> Layout {
+    Layout::new(40, 3, 20, ringflake::DEFAULT_EPOCH_SECONDS).unwrap()
+}
+
+/// The URL in `var`; `None` (after saying so) when unset outside CI; a failure when unset in CI.
+fn server_url(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ if std::env::var_os("CI").is_some() => panic!(
+            "{var} not set, and CI is: CI must run the server tests (.ci/run starts the servers and sets it)"
+        ),
+        _ => {
+            eprintln!("skipped: {var} not set (start a server; see .ci/run)");
+            None
+        }
+    }
+}
+
+/// The same URL with another password (URLs of the form `scheme://user:password@host...`).
+fn with_password(url: &str, password: &str) -> String {
+    let (scheme, rest) = url.split_once("://").expect("scheme://");
+    let (userinfo, host) = rest.rsplit_once('@').expect("user:password@host");
+    let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
+    format!("{scheme}://{user}:{password}@{host}")
+}
+
+/// The password in a URL of the form `scheme://user:password@host...`.
+fn password_of(url: &str) -> String {
+    let rest = url.split_once("://").unwrap().1;
+    let userinfo = rest.rsplit_once('@').unwrap().0;
+    userinfo.split_once(':').unwrap().1.to_string()
+}
+
+fn now_seconds() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+/// What the generic tests need from one kind of server.
+trait Server {
+    /// The environment variable with the URL.
+    const VAR: &'static str;
+    /// The schema file errors must name.
+    const SCHEMA_FILE: &'static str;
+    /// What the server says to a wrong password.
+    const AUTH_FAILED: &'static str;
+    /// UidGenerator's original table, without ringflake's column.
+    const JAVA_DDL: &'static str;
+    /// The table's columns, upper case, with their type and nullability, in order.
+    const COLUMNS: &'static [(&'static str, &'static str, &'static str)];
+
+    fn lock() -> MutexGuard<'static, ()>;
+    fn assigner(url: &str, create_table: bool) -> Result<DatabaseAssigner, Error>;
+    /// Runs statements with the server's own client.
+    fn exec(url: &str, sql: &str);
+    /// HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED of row `id`, as text.
+    fn java_columns(url: &str, id: u64) -> Vec<Option<String>>;
+    /// (name, type, nullable) of each column of WORKER_NODE, in order.
+    fn columns(url: &str) -> Vec<(String, String, String)>;
+}
+
+#[cfg(feature = "mysql")]
+static MYSQL_LOCK: Mutex<()> = Mutex::new(());
+#[cfg(feature = "postgres")]
+static POSTGRES_LOCK: Mutex<()> = Mutex::new(());
+
+#[cfg(feature = "mysql")]
+struct Mysql;
+
+#[cfg(feature = "mysql")]
+impl Server for Mysql {
+    const VAR: &'static str = "RINGFLAKE_MYSQL_URL";
+    const SCHEMA_FILE: &'static str = "schema/mysql.sql";
+    const AUTH_FAILED: &'static str = "Access denied";
+    // UidGenerator's WORKER_NODE.sql, verbatim.
+    const JAVA_DDL: &'static str = "CREATE TABLE WORKER_NODE
+(
+ID BIGINT NOT NULL AUTO_INCREMENT COMMENT 'auto increment id',
+HOST_NAME VARCHAR(64) NOT NULL COMMENT 'host name',
+PORT VARCHAR(64) NOT NULL COMMENT 'port',
+TYPE INT NOT NULL COMMENT 'node type: ACTUAL or CONTAINER',
+LAUNCH_DATE DATE NOT NULL COMMENT 'launch date',
+MODIFIED TIMESTAMP NOT NULL COMMENT 'modified time',
+CREATED TIMESTAMP NOT NULL COMMENT 'created time',
+PRIMARY KEY(ID)
+)
+ COMMENT='DB WorkerID Assigner for UID Generator',ENGINE = INNODB";
+    const COLUMNS: &'static [(&'static str, &'static str, &'static str)] = &[
+        ("ID", "bigint", "NO"),
+        ("HOST_NAME", "varchar(64)", "NO"),
+        ("PORT", "varchar(64)", "NO"),
+        ("TYPE", "int", "NO"),
+        ("LAUNCH_DATE", "date", "NO"),
+        ("MODIFIED", "timestamp", "NO"),
+        ("CREATED", "timestamp", "NO"),
+        ("LEASE_UNTIL", "bigint", "NO"),
+    ];
+
+    fn lock() -> MutexGuard<'static, ()> {
+        MYSQL_LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn assigner(url: &str, create_table: bool) -> Result<DatabaseAssigner, Error> {
+        DatabaseAssigner::mysql_with(url, create_table)
+    }
+
+    fn exec(url: &str, sql: &str) {
+        use mysql::prelude::Queryable;
+        let mut conn = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
+        conn.query_drop(sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    fn java_columns(url: &str, id: u64) -> Vec<Option<String>> {
+        use mysql::prelude::Queryable;
+        let mut conn = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
+        let row: mysql::Row = conn
+            .exec_first(
+                "SELECT HOST_NAME, PORT, CAST(TYPE AS CHAR), CAST(LAUNCH_DATE AS CHAR), \
+                 CAST(MODIFIED AS CHAR), CAST(CREATED AS CHAR) FROM WORKER_NODE WHERE ID = ?",
+                (id,),
+            )
+            .unwrap()
+            .expect("row");
+        (0..6)
+            .map(|i| row.get::<Option<String>, _>(i).unwrap())
+            .collect()
+    }
+
+    fn columns(url: &str) -> Vec<(String, String, String)> {
+        use mysql::prelude::Queryable;
+        let mut conn = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
+        conn.query_map(
+            "SELECT COLUMN_NAME, DATA_TYPE, CHARACTER_MAXIMUM_LENGTH, IS_NULLABLE \
+             FROM information_schema.COLUMNS \
+             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'WORKER_NODE' ORDER BY ORDINAL_POSITION",
+            |(name, ty, len, nullable): (String, String, Option<u64>, String)| {
+                let ty = match len {
+                    Some(len) => format!("{ty}({len})"),
+                    None => ty,
+                };
+                (name.to_uppercase(), ty.to_lowercase(), nullable)
+            },
+        )
+        .unwrap()
+    }
+}
+
+#[cfg(feature = "postgres")]
+struct Postgres;
+
+#[cfg(feature = "postgres")]
+impl Server for Postgres {
+    const VAR: &'static str = "RINGFLAKE_POSTGRES_URL";
+    const SCHEMA_FILE: &'static str = "schema/postgres.sql";
+    const AUTH_FAILED: &'static str = "password authentication failed";
+    // UidGenerator's table as a PostgreSQL port of it has it (no LEASE_UNTIL).
+    const JAVA_DDL: &'static str = "CREATE TABLE WORKER_NODE (
+ID BIGSERIAL PRIMARY KEY,
+HOST_NAME VARCHAR(64) NOT NULL,
+PORT VARCHAR(64) NOT NULL,
+TYPE INT NOT NULL,
+LAUNCH_DATE DATE NOT NULL,
+MODIFIED TIMESTAMP NOT NULL,
+CREATED TIMESTAMP NOT NULL
+)";
+    const COLUMNS: &'static [(&'static str, &'static str, &'static str)] = &[
+        ("ID", "bigint", "NO"),
+        ("HOST_NAME", "character varying(64)", "NO"),
+        ("PORT", "character varying(64)", "NO"),
+        ("TYPE", "integer", "NO"),
+        ("LAUNCH_DATE", "date", "NO"),
+        ("MODIFIED", "timestamp without time zone", "NO"),
+        ("CREATED", "timestamp without time zone", "NO"),
+        ("LEASE_UNTIL", "bigint", "NO"),
+    ];
+
+    fn lock() -> MutexGuard<'static, ()> {
+        POSTGRES_LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn assigner(url: &str, create_table: bool) -> Result<DatabaseAssigner, Error> {
+        DatabaseAssigner::postgres_with(url, create_table)
+    }
+
+    fn exec(url: &str, sql: &str) {
+        let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+        client
+            .batch_execute(sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+    }
+
+    fn java_columns(url: &str, id: u64) -> Vec<Option<String>> {
+        let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+        let row = client
+            .query_one(
+                "SELECT HOST_NAME, PORT, TYPE::text, LAUNCH_DATE::text, MODIFIED::text, \
+                 CREATED::text FROM WORKER_NODE WHERE ID = $1",
+                &[&(id as i64)],
+            )
+            .unwrap();
+        (0..6).map(|i| row.get::<_, Option<String>>(i)).collect()
+    }
+
+    fn columns(url: &str) -> Vec<(String, String, String)> {
+        let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+        client
+            .query(
+                "SELECT column_name::text, data_type::text, character_maximum_length, is_nullable::text \
+                 FROM information_schema.columns \
+                 WHERE table_schema = current_schema() AND table_name = 'worker_node' \
+                 ORDER BY ordinal_position",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let ty: String = r.get(1);
+                let ty = match r.get::<_, Option<i32>>(2) {
+                    Some(len) => format!("{ty}({len})"),
+                    None => ty,
+                };
+                (r.get::<_, String>(0).to_uppercase(), ty, r.get(3))
+            })
+            .collect()
+    }
+}
+
+/// Takes the server's lock and drops its table; `None` when the test is skipped.
+fn fresh<S: Server>() -> Option<(MutexGuard<'static, ()>, String)> {
+    let url = server_url(S::VAR)?;
+    let guard = S::lock();
+    S::exec(&url, "DROP TABLE IF EXISTS WORKER_NODE");
+    Some((guard, url))
+}
+
+/// Eight threads, each with its own assigner and connection, boot at once on a missing table
+/// (each creating it if needed): eight distinct ids, eight rows.
+fn eight_concurrent_boots<S: Server>() {
+    let Some((_guard, url)) = fresh::<S>() else {
+        return;
+    };
+    let barrier = Barrier::new(8);
+    let ids: Vec<u64> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let (url, barrier) = (&url, &barrier);
+                s.spawn(move || {
+                    let assigner = S::assigner(url, true).unwrap().recycle(i % 2 == 1);
+                    barrier.wait();
+                    let a = assigner.assign(&Layout::default()).unwrap();
+                    a.worker_id
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let distinct: HashSet<u64> = ids.iter().copied().collect();
+    assert_eq!(distinct.len(), 8, "ids {ids:?}");
+    let rows = S::assigner(&url, false).unwrap().list().unwrap();
+    let row_ids: HashSet<u64> = rows.iter().map(|r| r.id).collect();
+    assert_eq!(row_ids, distinct, "one row per boot, with the boot's id");
+    let leased = rows.iter().filter(|r| r.lease_until > 0).count();
+    assert_eq!(leased, 4, "the four recycling boots hold leases: {rows:?}");
+}
+
+/// The table from schema/ is Java's plus LEASE_UNTIL; Java's own INSERT works on it; a row
+/// ringflake wrote has every column Java reads.
+fn java_compatible_rows<S: Server>() {
+    let Some((_guard, url)) = fresh::<S>() else {
+        return;
+    };
+    let assigner = S::assigner(&url, true).unwrap();
+    let id = assigner.assign_worker_id(&Layout::default()).unwrap();
+    let columns = S::columns(&url);
+    let expected: Vec<(String, String, String)> = S::COLUMNS
+        .iter()
+        .map(|&(n, t, z)| (n.into(), t.into(), z.into()))
+        .collect();
+    assert_eq!(columns, expected);
+
+    S::exec(
+        &url,
+        "INSERT INTO WORKER_NODE (HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED) \
+         VALUES ('h', '1-2', 2, '2026-11-23', NOW(), NOW())",
+    );
+    let rows = assigner.list().unwrap();
+    assert_eq!(rows.len(), 2);
+    let java = &rows[1];
+    assert_eq!(
+        java.id,
+        id + 1,
+        "Java's row takes the next auto-increment id"
+    );
+    assert_eq!(
+        (
+            java.host_name.as_str(),
+            java.port.as_str(),
+            java.node_type,
+            java.launch_date.as_str(),
+            java.lease_until
+        ),
+        ("h", "1-2", 2, "2026-11-23", 0),
+        "Java's row gets the default lease"
+    );
+
+    let ours = S::java_columns(&url, id);
+    assert!(ours.iter().all(Option::is_some), "null column: {ours:?}");
+    let ours: Vec<String> = ours.into_iter().map(Option::unwrap).collect();
+    let (host, port, ty, launch, modified, created) =
+        (&ours[0], &ours[1], &ours[2], &ours[3], &ours[4], &ours[5]);
+    assert!(!host.is_empty() && host.len() <= 64, "HOST_NAME {host:?}");
+    assert!(ty == "1" || ty == "2", "TYPE {ty}");
+    if ty == "2" {
+        let (millis, random) = port.split_once('-').expect("PORT <millis>-<random>");
+        assert!(
+            millis.parse::<i64>().unwrap() > 1_700_000_000_000,
+            "PORT {port}"
+        );
+        assert!(random.parse::<u32>().unwrap() < 100_000, "PORT {port}");
+    }
+    assert_eq!(launch.len(), 10, "LAUNCH_DATE {launch}");
+    assert!(
+        modified.len() >= 19 && created.len() >= 19,
+        "{modified} {created}"
+    );
+}
+
+/// With 3 worker bits the eighth boot's id 8 is refused, as Java does, and its row removed.
+fn id_beyond_the_max<S: Server>() {
+    let Some((_guard, url)) = fresh::<S>() else {
+        return;
+    };
+    let layout = small_layout();
+    let assigner = S::assigner(&url, true).unwrap();
+    for expected in 1..=7 {
+        assert_eq!(assigner.assign_worker_id(&layout).unwrap(), expected);
+    }
+    let err = assigner.assign_worker_id(&layout).unwrap_err();
+    assert_eq!(
+        err,
+        Error::WorkerIdOutOfRange {
+            worker_id: 8,
+            max: 7
+        }
+    );
+    assert_eq!(err.to_string(), "worker id 8 exceeds the max 7");
+    let rows = assigner.list().unwrap();
+    assert_eq!(rows.len(), 7, "the refused boot left no row: {rows:?}");
+    assert!(rows.iter().all(|r| r.id <= 7));
+}
+
+/// One boot's use of a worker id: the seconds it may have issued, `lo..=hi`.
+#[derive(Debug)]
+struct Run {
+    boot: usize,
+    lo: i64,
+    hi: i64,
+}
+
+/// 3 worker bits, 14 boots with recycling and a 1 s lease window: even boots run a generator and
+/// drop it cleanly (the lease is released at the last second used), odd boots only take the
+/// assignment and drop its lease without releasing it (as a killed node leaves it). Every boot
+/// gets an id, ids are reused, and one id's holders never overlap in seconds.
+fn recycling_with_leases<S: Server>() {
+    let Some((_guard, url)) = fresh::<S>() else {
+        return;
+    };
+    let layout = small_layout();
+    let assigner = S::assigner(&url, true)
+        .unwrap()
+        .recycle(true)
+        .lease_window(Duration::from_secs(1))
+        .retry_for(Duration::from_secs(60));
+    let lease_of = |worker: u64| {
+        assigner
+            .list()
+            .unwrap()
+            .into_iter()
+            .find(|r| r.id == worker)
+            .map(|r| r.lease_until)
+            .expect("the worker's row")
+    };
+    let mut runs: HashMap<u64, Vec<Run>> = HashMap::new();
+    let mut all_ids = Vec::new();
+    let started = Instant::now();
+    for boot in 0..14 {
+        if boot % 2 == 0 {
+            let generator = CachedUidGenerator::builder(layout)
+                .worker_id_from(&assigner)
+                .boost_power(0)
+                .build()
+                .unwrap_or_else(|e| panic!("boot {boot}: {e}"));
+            let worker = generator.worker_id();
+            let ids: Vec<u64> = (0..1000).map(|_| generator.next_id().unwrap()).collect();
+            drop(generator);
+            let seconds: Vec<i64> = ids
+                .iter()
+                .map(|&id| layout.parse(id).unwrap().unix_seconds)
+                .collect();
+            let (lo, max) = (
+                *seconds.iter().min().unwrap(),
+                *seconds.iter().max().unwrap(),
+            );
+            let hi = lease_of(worker);
+            assert!(
+                max <= hi,
+                "boot {boot}: issued second {max} above its lease {hi}"
+            );
+            all_ids.extend(ids);
+            runs.entry(worker).or_default().push(Run { boot, lo, hi });
+        } else {
+            let a = assigner
+                .assign(&layout)
+                .unwrap_or_else(|e| panic!("boot {boot}: {e}"));
+            let worker = a.worker_id;
+            let lease = a.lease.as_ref().expect("a lease with recycling on");
+            let hi = lease.until();
+            assert_eq!(lease_of(worker), hi, "the row holds the lease");
+            let lo = a.not_before.map_or(i64::MIN, |n| n + 1);
+            drop(a); // no release: the lease stays until it runs out
+            runs.entry(worker).or_default().push(Run { boot, lo, hi });
+        }
+    }
+    eprintln!(
+        "{}: 14 boots with recycling in {:?}",
+        S::VAR,
+        started.elapsed()
+    );
+    assert!(runs.keys().all(|w| (1..=7).contains(w)), "{runs:?}");
+    assert!(
+        runs.values().any(|r| r.len() > 1),
+        "no worker id was recycled"
+    );
+    for (worker, runs) in &runs {
+        for pair in runs.windows(2) {
+            assert!(
+                pair[0].hi < pair[1].lo,
+                "worker {worker}: boot {} may issue up to second {}, boot {} from second {}",
+                pair[0].boot,
+                pair[0].hi,
+                pair[1].boot,
+                pair[1].lo
+            );
+        }
+    }
+    let n = all_ids.len();
+    all_ids.sort_unstable();
+    all_ids.dedup();
+    assert_eq!(all_ids.len(), n, "an ID repeated across boots");
+    let rows = assigner.list().unwrap();
+    assert_eq!(
+        rows.len(),
+        7,
+        "recycled rows are reused, not added: {rows:?}"
+    );
+    assert!(
+        rows.iter()
+            .all(|r| r.lease_until > 0 && r.lease_until < now_seconds() + 120)
+    );
+}
+
+/// Nothing listens on port 1: the boot retries for retry_for, then names the host and cause.
+fn unreachable_host<S: Server>(url: &str) {
+    let assigner = S::assigner(url, false)
+        .unwrap()
+        .retry_for(Duration::from_secs(1));
+    let started = Instant::now();
+    let err = assigner.assign_worker_id(&Layout::default()).unwrap_err();
+    let elapsed = started.elapsed();
+    let text = err.to_string();
+    eprintln!("unreachable after {elapsed:?}: {text}");
+    assert!(
+        matches!(
+            err,
+            Error::Database {
+                transient: true,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(text.contains("127.0.0.1:1"), "{text}");
+    assert!(text.contains("refused"), "{text}");
+    assert!(!text.contains("unreachable-pw-41"), "{text}");
+    assert!(!format!("{err:?}").contains("unreachable-pw-41"));
+    assert!(
+        elapsed >= Duration::from_millis(900) && elapsed < Duration::from_secs(15),
+        "retried for about 1 s, took {elapsed:?}"
+    );
+}
+
+/// A wrong password fails at once (no retries) with the server's reason, never the password.
+fn wrong_password<S: Server>() {
+    let Some(url) = server_url(S::VAR) else {
+        return;
+    };
+    let _guard = S::lock();
+    let bad = with_password(&url, "wrong-pw-5f3a");
+    let assigner = S::assigner(&bad, true)
+        .unwrap()
+        .retry_for(Duration::from_secs(20));
+    let started = Instant::now();
+    let err = assigner.assign_worker_id(&Layout::default()).unwrap_err();
+    let shown = format!("{err} {err:?}");
+    eprintln!("wrong password: {err}");
+    assert!(
+        matches!(
+            err,
+            Error::Database {
+                transient: false,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10), "not retried");
+    assert!(shown.contains(S::AUTH_FAILED), "{shown}");
+    assert!(shown.contains("check the user and password"), "{shown}");
+    assert!(!shown.contains("wrong-pw-5f3a"), "{shown}");
+    assert!(!shown.contains(&password_of(&url)), "{shown}");
+    assert!(shown.contains("127.0.0.1"), "{shown}");
+}
+
+/// A missing table without create_table names the schema file; Java's table without
+/// ringflake's column gets the ALTER to apply; after it, boots work.
+fn missing_table<S: Server>() {
+    let Some((_guard, url)) = fresh::<S>() else {
+        return;
+    };
+    let assigner = S::assigner(&url, false)
+        .unwrap()
+        .retry_for(Duration::from_secs(20));
+    let started = Instant::now();
+    let err = assigner.assign_worker_id(&Layout::default()).unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(10), "not retried");
+    let text = err.to_string();
+    assert!(
+        matches!(
+            err,
+            Error::Database {
+                transient: false,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    eprintln!("missing table: {text}");
+    assert!(text.contains("WORKER_NODE not found"), "{text}");
+    assert!(text.contains(S::SCHEMA_FILE), "{text}");
+    assert!(!text.contains(&password_of(&url)), "{text}");
+
+    S::exec(&url, S::JAVA_DDL);
+    let err = S::assigner(&url, false)
+        .unwrap()
+        .assign_worker_id(&Layout::default())
+        .unwrap_err();
+    eprintln!("Java's table: {err}");
+    assert!(
+        err.to_string()
+            .contains("ADD COLUMN LEASE_UNTIL BIGINT NOT NULL DEFAULT 0"),
+        "{err}"
+    );
+    S::exec(
+        &url,
+        "ALTER TABLE WORKER_NODE ADD COLUMN LEASE_UNTIL BIGINT NOT NULL DEFAULT 0",
+    );
+    let id = S::assigner(&url, false)
+        .unwrap()
+        .assign_worker_id(&Layout::default())
+        .unwrap();
+    assert_eq!(id, 1);
+}
+
+macro_rules! server_tests {
+    ($feature:literal, $module:ident, $server:ty, $unreachable:literal) => {
+        #[cfg(feature = $feature)]
+        mod $module {
+            use super::*;
+
+            #[test]
+            fn eight_concurrent_boots_get_distinct_ids() {
+                eight_concurrent_boots::<$server>();
+            }
+
+            #[test]
+            fn java_insert_and_rows_are_compatible() {
+                java_compatible_rows::<$server>();
+            }
+
+            #[test]
+            fn id_beyond_the_max_leaves_no_row() {
+                id_beyond_the_max::<$server>();
+            }
+
+            #[test]
+            fn recycling_with_leases_never_overlaps() {
+                recycling_with_leases::<$server>();
+            }
+
+            #[test]
+            fn unreachable_host_names_host_and_cause() {
+                unreachable_host::<$server>($unreachable);
+            }
+
+            #[test]
+            fn wrong_password_is_clear_and_secret() {
+                wrong_password::<$server>();
+            }
+
+            #[test]
+            fn missing_table_names_the_schema_file() {
+                missing_table::<$server>();
+            }
+        }
+    };
+}
+
+server_tests!(
+    "mysql",
+    mysql_server,
+    Mysql,
+    "mysql://ringflake:unreachable-pw-41@127.0.0.1:1/ringflake"
+);
+server_tests!(
+    "postgres",
+    postgres_server,
+    Postgres,
+    "postgres://ringflake:unreachable-pw-41@127.0.0.1:1/ringflake"
+);
