@@ -124,6 +124,14 @@ pub enum Error {
         /// Why the lease could not be extended.
         reason: String,
     },
+    /// The Prometheus exporter could not be started (feature `metrics`).
+    Exporter {
+        /// Where it was to serve `/metrics`, e.g. `127.0.0.1:9464`; `recorder` when only the
+        /// recorder was to be installed (`install_prometheus_recorder`).
+        address: String,
+        /// What went wrong, and how to fix it.
+        message: String,
+    },
 }
 
 impl fmt::Display for Error {
@@ -208,6 +216,9 @@ impl fmt::Display for Error {
                 "worker lease expired at {}: {reason}",
                 crate::layout::rfc3339(*until)
             ),
+            Error::Exporter { address, message } => {
+                write!(f, "metrics exporter on {address}: {message}")
+            }
         }
     }
 }

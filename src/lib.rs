@@ -34,6 +34,15 @@
 //!
 //! A [`WorkerIdAssigner`] gives each boot its worker id: [`FixedWorkerId`] from configuration,
 //! [`StatefulSetOrdinal`] from a Kubernetes pod name.
+//!
+//! ## Monitoring (feature `metrics`, on by default)
+//!
+//! A [`MetricsReporter`] samples a generator's [`Stats`] every second from its own thread and
+//! sets Prometheus series (`ringflake_ring_available`, `ringflake_time_lead_seconds`, ...) through
+//! the `metrics` facade; nothing on the per-ID path calls metrics. The application installs the
+//! recorder: [`install_prometheus`] serves `/metrics` on an address, or
+//! [`install_prometheus_recorder`] leaves serving [`PrometheusHandle::render`] to its own HTTP
+//! server. The README's Monitoring section lists the series, a Grafana dashboard and alert rules.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -43,9 +52,16 @@ mod default;
 mod error;
 mod layout;
 mod lease;
+#[cfg(feature = "metrics")]
+mod metrics;
 mod ring;
 mod worker;
 
+#[cfg(feature = "metrics")]
+pub use self::metrics::{
+    DEFAULT_SAMPLE_INTERVAL, GeneratorMetrics, MetricsReporter, PrometheusHandle, ReporterBuilder,
+    install_prometheus, install_prometheus_recorder,
+};
 pub use cached::{CachedBuilder, CachedUidGenerator, LeadPolicy, Stats};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use default::{ClockBackwards, DefaultBuilder, DefaultUidGenerator};

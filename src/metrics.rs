@@ -1,0 +1,727 @@
+//! Prometheus series for a [`CachedUidGenerator`], sampled from [`CachedUidGenerator::stats`]
+//! (feature `metrics`, on by default).
+//!
+//! Java UidGenerator only logs, and logs on every take below its threshold. Here nothing on the
+//! per-ID path touches metrics: the generator keeps its counters anyway, and a [`MetricsReporter`]
+//! reads them with [`stats`](CachedUidGenerator::stats) from its own thread on an interval
+//! ([`DEFAULT_SAMPLE_INTERVAL`], 1 s), or on demand with [`MetricsReporter::sample`], and sets
+//! them through the [`metrics`](https://docs.rs/metrics) facade. Handles are registered once, when
+//! the reporter starts ([`GeneratorMetrics::register`]); a sample is a dozen relaxed atomic
+//! stores into the recorder, whatever the ID rate.
+//!
+//! The library never installs a recorder on its own. The application chooses one:
+//!
+//! - [`install_prometheus`] installs `metrics-exporter-prometheus` as the global recorder and
+//!   serves `GET /metrics` on an address;
+//! - [`install_prometheus_recorder`] installs it without a listener, for an application that has
+//!   its own HTTP server: serve [`PrometheusHandle::render`] there;
+//! - any other `metrics` recorder works too, global or local.
+//!
+//! Every series carries the label `generator="<name>"`, so one process can run several
+//! generators (e.g. one per business tag). The series, their types and units are listed in the
+//! README's Monitoring section and in each series' `# HELP` line.
+//!
+//! # Examples
+//!
+//! ```
+//! use metrics_exporter_prometheus::PrometheusBuilder;
+//! use ringflake::{CachedUidGenerator, Layout, MetricsReporter};
+//! use std::sync::Arc;
+//!
+//! // A local recorder keeps this example from touching the process-wide one.
+//! let recorder = PrometheusBuilder::new().build_recorder();
+//! let generator = Arc::new(CachedUidGenerator::builder(Layout::default()).worker_id(7).build()?);
+//! let reporter = metrics::with_local_recorder(&recorder, || {
+//!     MetricsReporter::builder("orders", &generator).start()
+//! })?;
+//!
+//! for _ in 0..10 {
+//!     generator.next_id()?;
+//! }
+//! reporter.sample(); // the reporter's thread also does this every second
+//!
+//! let text = recorder.handle().render();
+//! assert!(text.contains(r#"ringflake_ids_issued_total{generator="orders"} 10"#));
+//! assert!(text.contains(r#"ringflake_worker_id{generator="orders"} 7"#));
+//! assert!(text.contains(r#"ringflake_filler_up{generator="orders"} 1"#));
+//! # Ok::<(), ringflake::Error>(())
+//! ```
+
+use crate::{CachedUidGenerator, Error, Stats};
+use ::metrics::{Counter, Gauge, Unit, counter, describe_counter, describe_gauge, gauge};
+use metrics_exporter_prometheus::PrometheusBuilder;
+pub use metrics_exporter_prometheus::PrometheusHandle;
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::{Arc, OnceLock, Weak};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How often a [`MetricsReporter`] samples its generator unless told otherwise: 1 s.
+///
+/// ```
+/// assert_eq!(ringflake::DEFAULT_SAMPLE_INTERVAL, std::time::Duration::from_secs(1));
+/// ```
+pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The label naming the generator on every series.
+const LABEL: &str = "generator";
+
+const RING_CAPACITY: &str = "ringflake_ring_capacity";
+const RING_AVAILABLE: &str = "ringflake_ring_available";
+const RING_FILL_RATIO: &str = "ringflake_ring_fill_ratio";
+const IDS_ISSUED: &str = "ringflake_ids_issued_total";
+const PADDINGS: &str = "ringflake_paddings_total";
+const IDS_DISCARDED: &str = "ringflake_ids_discarded_total";
+const TAKE_WAITS: &str = "ringflake_take_waits_total";
+const TIME_LEAD: &str = "ringflake_time_lead_seconds";
+const TIME_LAG: &str = "ringflake_time_lag_seconds";
+const TIME_REMAINING: &str = "ringflake_time_remaining_seconds";
+const WORKER_ID: &str = "ringflake_worker_id";
+const WORKER_IDS_REMAINING: &str = "ringflake_worker_ids_remaining";
+const FILLER_UP: &str = "ringflake_filler_up";
+
+/// Sends every series' type, unit and `# HELP` text to the current recorder. Idempotent.
+///
+/// The Prometheus text format has no unit line (and the exporter appends no unit suffix by
+/// default), so each HELP text states its unit in words as well.
+fn describe() {
+    describe_gauge!(
+        RING_CAPACITY,
+        Unit::Count,
+        "Slots in the generator's ring, in IDs: the most IDs it can hold ready to take."
+    );
+    describe_gauge!(
+        RING_AVAILABLE,
+        Unit::Count,
+        "IDs in the ring ready to take (the fill level), in IDs. At 0 takes wait for the filler."
+    );
+    // A fraction has no `metrics::Unit` (`Unit::Percent` would claim 0 to 100).
+    describe_gauge!(
+        RING_FILL_RATIO,
+        "Fill level as a fraction of the ring's capacity, unitless: 0 is empty, 1 is full."
+    );
+    describe_counter!(
+        IDS_ISSUED,
+        Unit::Count,
+        "IDs handed out by the generator since it started, in IDs."
+    );
+    describe_counter!(
+        PADDINGS,
+        Unit::Count,
+        "Filler rounds that wrote at least one ID into the ring since the generator started, in rounds."
+    );
+    describe_counter!(
+        IDS_DISCARDED,
+        Unit::Count,
+        "IDs dropped unused since the generator started, in IDs: stale (waited longer than max_lag) or abandoned by a failed take."
+    );
+    describe_counter!(
+        TAKE_WAITS,
+        Unit::Count,
+        "Takes that found the ring empty and had to wait for the filler, in takes."
+    );
+    describe_gauge!(
+        TIME_LEAD,
+        Unit::Seconds,
+        "How far the newest ID in the ring is ahead of the clock (borrowed future seconds), in seconds; 0 if not ahead."
+    );
+    describe_gauge!(
+        TIME_LAG,
+        Unit::Seconds,
+        "How far the oldest ID ready to take is behind the clock, in seconds; 0 if none is behind."
+    );
+    describe_gauge!(
+        TIME_REMAINING,
+        Unit::Seconds,
+        "Time until the layout's time bits run out, borrowed seconds counted as used, in seconds."
+    );
+    // An identifier: no unit.
+    describe_gauge!(
+        WORKER_ID,
+        "The generator's worker id, an identifier with no unit."
+    );
+    describe_gauge!(
+        WORKER_IDS_REMAINING,
+        Unit::Count,
+        "Worker ids still free for new nodes, as the worker id assigner reports, in worker ids."
+    );
+    describe_gauge!(
+        FILLER_UP,
+        "1 while the generator's background filler thread runs, 0 if it stopped (takes then fail); unitless."
+    );
+}
+
+/// The series of one generator, registered once with the recorder that is current when
+/// [`register`](Self::register) runs, and set from a [`Stats`] snapshot by
+/// [`record`](Self::record).
+///
+/// A [`MetricsReporter`] owns one and records on an interval; use this type directly to record
+/// from a loop of your own.
+///
+/// # Examples
+///
+/// ```
+/// use metrics_exporter_prometheus::PrometheusBuilder;
+/// use ringflake::{CachedUidGenerator, GeneratorMetrics, Layout};
+///
+/// let recorder = PrometheusBuilder::new().build_recorder();
+/// let series = metrics::with_local_recorder(&recorder, || GeneratorMetrics::register("users"));
+/// let g = CachedUidGenerator::builder(Layout::default()).worker_id(3).build()?;
+/// g.next_id()?;
+/// series.record(&g.stats());
+///
+/// let text = recorder.handle().render();
+/// assert!(text.contains(r#"ringflake_ring_capacity{generator="users"} 65536"#));
+/// assert!(text.contains(r#"ringflake_ids_issued_total{generator="users"} 1"#));
+/// assert!(text.contains("# HELP ringflake_time_lead_seconds"));
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+pub struct GeneratorMetrics {
+    name: String,
+    capacity: Gauge,
+    available: Gauge,
+    fill_ratio: Gauge,
+    issued: Counter,
+    paddings: Counter,
+    discarded: Counter,
+    take_waits: Counter,
+    lead: Gauge,
+    lag: Gauge,
+    remaining: Gauge,
+    worker_id: Gauge,
+    filler_up: Gauge,
+    /// Registered on the first known value only: a series that is not known is omitted, not 0.
+    worker_ids_remaining: OnceLock<Gauge>,
+}
+
+impl fmt::Debug for GeneratorMetrics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GeneratorMetrics")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GeneratorMetrics {
+    /// Describes the series and registers this generator's handles, labelled
+    /// `generator="<name>"`, with the current recorder: install the recorder first (with no
+    /// recorder the handles do nothing, at the cost of an atomic load each).
+    ///
+    /// ```
+    /// use ringflake::GeneratorMetrics;
+    /// let series = GeneratorMetrics::register("orders"); // no recorder here: no-op handles
+    /// assert_eq!(series.name(), "orders");
+    /// ```
+    pub fn register(name: &str) -> Self {
+        describe();
+        let label = || [(LABEL, name.to_owned())];
+        GeneratorMetrics {
+            name: name.to_owned(),
+            capacity: gauge!(RING_CAPACITY, &label()),
+            available: gauge!(RING_AVAILABLE, &label()),
+            fill_ratio: gauge!(RING_FILL_RATIO, &label()),
+            issued: counter!(IDS_ISSUED, &label()),
+            paddings: counter!(PADDINGS, &label()),
+            discarded: counter!(IDS_DISCARDED, &label()),
+            take_waits: counter!(TAKE_WAITS, &label()),
+            lead: gauge!(TIME_LEAD, &label()),
+            lag: gauge!(TIME_LAG, &label()),
+            remaining: gauge!(TIME_REMAINING, &label()),
+            worker_id: gauge!(WORKER_ID, &label()),
+            filler_up: gauge!(FILLER_UP, &label()),
+            worker_ids_remaining: OnceLock::new(),
+        }
+    }
+
+    /// The value of the `generator` label.
+    ///
+    /// ```
+    /// assert_eq!(ringflake::GeneratorMetrics::register("a").name(), "a");
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Sets every series from `stats`. The `_total` counters are the generator's own monotonic
+    /// totals, so they are set with `absolute`, never incremented.
+    ///
+    /// ```
+    /// use metrics_exporter_prometheus::PrometheusBuilder;
+    /// use ringflake::{CachedUidGenerator, GeneratorMetrics, Layout};
+    ///
+    /// let recorder = PrometheusBuilder::new().build_recorder();
+    /// let series = metrics::with_local_recorder(&recorder, || GeneratorMetrics::register("g"));
+    /// let g = CachedUidGenerator::builder(Layout::default())
+    ///     .worker_id(1)
+    ///     .background_filler(false)
+    ///     .build()?;
+    /// let mut ids = vec![0; 65_536 - 16_384];
+    /// g.next_ids(&mut ids)?; // three quarters of the ring
+    /// series.record(&g.stats());
+    ///
+    /// let text = recorder.handle().render();
+    /// assert!(text.contains(r#"ringflake_ring_available{generator="g"} 16384"#));
+    /// assert!(text.contains(r#"ringflake_ring_fill_ratio{generator="g"} 0.25"#));
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn record(&self, stats: &Stats) {
+        self.capacity.set(stats.capacity as f64);
+        self.available.set(stats.available as f64);
+        let ratio = if stats.capacity == 0 {
+            0.0
+        } else {
+            (stats.available as f64 / stats.capacity as f64).min(1.0)
+        };
+        self.fill_ratio.set(ratio);
+        self.issued.absolute(stats.issued);
+        self.paddings.absolute(stats.paddings);
+        self.discarded.absolute(stats.discarded);
+        self.take_waits.absolute(stats.take_waits);
+        self.lead.set(stats.lead_seconds as f64);
+        self.lag.set(stats.lag_seconds as f64);
+        self.remaining.set(stats.remaining_seconds as f64);
+        self.worker_id.set(stats.worker_id as f64);
+        self.filler_up.set(if stats.filler_up { 1.0 } else { 0.0 });
+    }
+
+    /// Sets `ringflake_worker_ids_remaining`. The series is registered on the first call, with the
+    /// recorder current at that call, and is absent until then: an application whose worker id
+    /// assigner cannot tell how many ids are left never calls this.
+    ///
+    /// ```
+    /// use metrics_exporter_prometheus::PrometheusBuilder;
+    /// use ringflake::GeneratorMetrics;
+    ///
+    /// let recorder = PrometheusBuilder::new().build_recorder();
+    /// metrics::with_local_recorder(&recorder, || {
+    ///     let series = GeneratorMetrics::register("g");
+    ///     assert!(!recorder.handle().render().contains("ringflake_worker_ids_remaining{"));
+    ///     series.record_worker_ids_remaining(1_000);
+    /// });
+    /// let text = recorder.handle().render();
+    /// assert!(text.contains(r#"ringflake_worker_ids_remaining{generator="g"} 1000"#));
+    /// ```
+    pub fn record_worker_ids_remaining(&self, remaining: u64) {
+        self.worker_ids_remaining
+            .get_or_init(|| gauge!(WORKER_IDS_REMAINING, LABEL => self.name.clone()))
+            .set(remaining as f64);
+    }
+}
+
+/// Where a reporter learns how many worker ids are left.
+type RemainingSource = Box<dyn Fn() -> Option<u64> + Send + Sync>;
+
+struct Inner {
+    series: GeneratorMetrics,
+    generator: Weak<CachedUidGenerator>,
+    worker_ids_remaining: Option<RemainingSource>,
+}
+
+impl Inner {
+    fn sample(&self) -> Option<Stats> {
+        let generator = self.generator.upgrade()?;
+        let stats = generator.stats();
+        self.series.record(&stats);
+        if let Some(n) = self.worker_ids_remaining.as_ref().and_then(|f| f()) {
+            self.series.record_worker_ids_remaining(n);
+        }
+        Some(stats)
+    }
+}
+
+/// Settings for a [`MetricsReporter`]; see [`MetricsReporter::builder`].
+///
+/// ```
+/// use ringflake::{CachedUidGenerator, Layout, MetricsReporter};
+/// use std::{sync::Arc, time::Duration};
+///
+/// let g = Arc::new(CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?);
+/// let reporter = MetricsReporter::builder("orders", &g)
+///     .interval(Duration::from_millis(250))
+///     .start()?;
+/// assert_eq!(reporter.interval(), Duration::from_millis(250));
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+#[must_use = "a reporter builder does nothing until `start` is called"]
+pub struct ReporterBuilder {
+    name: String,
+    generator: Weak<CachedUidGenerator>,
+    interval: Duration,
+    worker_ids_remaining: Option<RemainingSource>,
+}
+
+impl fmt::Debug for ReporterBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReporterBuilder")
+            .field("name", &self.name)
+            .field("interval", &self.interval)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ReporterBuilder {
+    /// How often the reporter's thread samples the generator (default
+    /// [`DEFAULT_SAMPLE_INTERVAL`], 1 s; at least 1 ms). Prometheus sees at most one value per
+    /// scrape, so sampling much faster than the scrape interval only costs a little CPU.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout, MetricsReporter};
+    /// use std::{sync::Arc, time::Duration};
+    ///
+    /// let g = Arc::new(CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?);
+    /// let err = MetricsReporter::builder("g", &g).interval(Duration::ZERO).start().unwrap_err();
+    /// assert!(err.to_string().contains("sample interval"));
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn interval(mut self, interval: Duration) -> Self {
+        self.interval = interval;
+        self
+    }
+
+    /// Reports `ringflake_worker_ids_remaining` from `source`, asked on every sample; `None`
+    /// means "not known now" and leaves the series as it was (absent until a first value).
+    /// Without a source the series is omitted.
+    ///
+    /// `source` runs on the reporter's thread once per interval: keep it cheap (e.g. read a
+    /// number the application refreshes when it lists its worker table), not a query per call.
+    ///
+    /// ```
+    /// use metrics_exporter_prometheus::PrometheusBuilder;
+    /// use ringflake::{CachedUidGenerator, Layout, MetricsReporter};
+    /// use std::sync::Arc;
+    ///
+    /// let layout = Layout::default();
+    /// let g = Arc::new(CachedUidGenerator::builder(layout).worker_id(41).build()?);
+    /// let recorder = PrometheusBuilder::new().build_recorder();
+    /// let _reporter = metrics::with_local_recorder(&recorder, || {
+    ///     MetricsReporter::builder("g", &g)
+    ///         // worker ids 0..=41 are taken in the worker table
+    ///         .worker_ids_remaining(move || Some(layout.max_worker_id() - 41))
+    ///         .start()
+    /// })?;
+    /// let text = recorder.handle().render();
+    /// assert!(text.contains(r#"ringflake_worker_ids_remaining{generator="g"} 1048534"#));
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn worker_ids_remaining(
+        mut self,
+        source: impl Fn() -> Option<u64> + Send + Sync + 'static,
+    ) -> Self {
+        self.worker_ids_remaining = Some(Box::new(source));
+        self
+    }
+
+    /// Registers the series with the current recorder, records a first sample on the calling
+    /// thread, and starts the sampling thread.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidConfig`] for a zero interval; [`Error::Exporter`] if the thread cannot be
+    /// spawned.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout, MetricsReporter};
+    /// use std::sync::Arc;
+    ///
+    /// let g = Arc::new(CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?);
+    /// let reporter = MetricsReporter::builder("g", &g).start()?;
+    /// assert_eq!(reporter.name(), "g");
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn start(self) -> Result<MetricsReporter, Error> {
+        if self.interval.is_zero() {
+            return Err(Error::InvalidConfig {
+                name: "sample interval (ms)",
+                value: 0,
+                allowed: "at least 1 ms",
+            });
+        }
+        let inner = Arc::new(Inner {
+            series: GeneratorMetrics::register(&self.name),
+            generator: self.generator,
+            worker_ids_remaining: self.worker_ids_remaining,
+        });
+        inner.sample();
+        let (stop, stopped) = mpsc::channel::<()>();
+        let interval = self.interval;
+        let sampler = Arc::clone(&inner);
+        let thread = std::thread::Builder::new()
+            .name(format!("ringflake-metrics-{}", self.name))
+            .spawn(move || {
+                // Ends when the reporter is dropped (the sender goes away) or the generator is.
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
+                    if sampler.sample().is_none() {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| Error::Exporter {
+                address: format!("reporter {:?}", self.name),
+                message: format!("cannot spawn the sampling thread: {e}"),
+            })?;
+        Ok(MetricsReporter {
+            inner,
+            interval,
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+}
+
+/// Samples a [`CachedUidGenerator`]'s [`stats`](CachedUidGenerator::stats) from its own thread on
+/// an interval and sets the `ringflake_*` series through the `metrics` facade, labelled
+/// `generator="<name>"`.
+///
+/// The handles are registered once, at [`start`](ReporterBuilder::start), with the recorder
+/// current then: install the recorder (e.g. [`install_prometheus`]) before starting reporters.
+/// The reporter holds the generator weakly: it does not keep it alive, and its thread ends when
+/// the generator is dropped (the series keep their last values). Dropping the reporter stops
+/// and joins its thread at once.
+///
+/// # Examples
+///
+/// ```
+/// use metrics_exporter_prometheus::PrometheusBuilder;
+/// use ringflake::{CachedUidGenerator, Layout, MetricsReporter};
+/// use std::{sync::Arc, time::Duration};
+///
+/// let recorder = PrometheusBuilder::new().build_recorder();
+/// let g = Arc::new(CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?);
+/// let _reporter = metrics::with_local_recorder(&recorder, || {
+///     MetricsReporter::builder("g", &g).interval(Duration::from_millis(10)).start()
+/// })?;
+/// for _ in 0..5 {
+///     g.next_id()?;
+/// }
+/// std::thread::sleep(Duration::from_millis(200)); // the reporter's thread samples meanwhile
+/// let text = recorder.handle().render();
+/// assert!(text.contains(r#"ringflake_ids_issued_total{generator="g"} 5"#));
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+pub struct MetricsReporter {
+    inner: Arc<Inner>,
+    interval: Duration,
+    stop: Option<Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl fmt::Debug for MetricsReporter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MetricsReporter")
+            .field("name", &self.inner.series.name)
+            .field("interval", &self.interval)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MetricsReporter {
+    /// Starts configuring a reporter for `generator`, whose series carry `generator="<name>"`.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout, MetricsReporter, DEFAULT_SAMPLE_INTERVAL};
+    /// use std::sync::Arc;
+    ///
+    /// let g = Arc::new(CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?);
+    /// let reporter = MetricsReporter::builder("orders", &g).start()?;
+    /// assert_eq!(reporter.interval(), DEFAULT_SAMPLE_INTERVAL);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn builder(name: &str, generator: &Arc<CachedUidGenerator>) -> ReporterBuilder {
+        ReporterBuilder {
+            name: name.to_owned(),
+            generator: Arc::downgrade(generator),
+            interval: DEFAULT_SAMPLE_INTERVAL,
+            worker_ids_remaining: None,
+        }
+    }
+
+    /// Samples the generator now, on the calling thread, sets the series and returns the
+    /// snapshot; `None` if the generator has been dropped.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout, MetricsReporter};
+    /// use std::sync::Arc;
+    ///
+    /// let g = Arc::new(CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?);
+    /// let reporter = MetricsReporter::builder("g", &g).start()?;
+    /// g.next_id()?;
+    /// assert_eq!(reporter.sample().map(|s| s.issued), Some(1));
+    /// drop(g);
+    /// assert!(reporter.sample().is_none());
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn sample(&self) -> Option<Stats> {
+        self.inner.sample()
+    }
+
+    /// The value of the `generator` label.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout, MetricsReporter};
+    /// use std::sync::Arc;
+    /// let g = Arc::new(CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?);
+    /// assert_eq!(MetricsReporter::builder("tags", &g).start()?.name(), "tags");
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn name(&self) -> &str {
+        self.inner.series.name()
+    }
+
+    /// How often the reporter's thread samples.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout, MetricsReporter};
+    /// use std::{sync::Arc, time::Duration};
+    /// let g = Arc::new(CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?);
+    /// let r = MetricsReporter::builder("g", &g).interval(Duration::from_secs(5)).start()?;
+    /// assert_eq!(r.interval(), Duration::from_secs(5));
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    /// The registered series, e.g. to set `ringflake_worker_ids_remaining` from the
+    /// application when it learns the number.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout, MetricsReporter};
+    /// use std::sync::Arc;
+    /// let g = Arc::new(CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?);
+    /// let reporter = MetricsReporter::builder("g", &g).start()?;
+    /// reporter.metrics().record_worker_ids_remaining(12);
+    /// assert_eq!(reporter.metrics().name(), "g");
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn metrics(&self) -> &GeneratorMetrics {
+        &self.inner.series
+    }
+}
+
+impl Drop for MetricsReporter {
+    /// Stops and joins the sampling thread.
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Installs `metrics-exporter-prometheus` as the process's global `metrics` recorder and serves
+/// the Prometheus text format on `http://<addr>/metrics` (any path answers) from a thread of
+/// its own, with a single-threaded Tokio runtime. Call it once, at startup, before starting
+/// [`MetricsReporter`]s. The returned handle renders the same text, e.g. for logs or tests.
+///
+/// Bind to `127.0.0.1` unless the scraper runs on another host; the endpoint has no
+/// authentication.
+///
+/// # Errors
+///
+/// [`Error::Exporter`] naming the address: it cannot be bound (in use, or not an address of
+/// this host), or a global recorder is already installed in this process.
+///
+/// # Examples
+///
+/// ```standalone_crate
+/// use ringflake::{CachedUidGenerator, Layout, MetricsReporter, install_prometheus};
+/// use std::{io::{Read, Write}, net::TcpStream, sync::Arc};
+///
+/// // Find a free port; real applications use a fixed one, e.g. 127.0.0.1:9464.
+/// let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+/// let handle = install_prometheus(addr)?;
+///
+/// let g = Arc::new(CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?);
+/// let reporter = MetricsReporter::builder("orders", &g).start()?;
+/// g.next_id()?;
+/// reporter.sample();
+/// assert!(handle.render().contains(r#"ringflake_ids_issued_total{generator="orders"} 1"#));
+///
+/// let mut http = TcpStream::connect(addr).unwrap();
+/// http.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+/// let mut response = String::new();
+/// http.read_to_string(&mut response).unwrap();
+/// assert!(response.starts_with("HTTP/1.1 200"));
+/// assert!(response.contains(r#"ringflake_filler_up{generator="orders"} 1"#));
+///
+/// // Only one global recorder per process.
+/// let again = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+/// assert!(install_prometheus(again).unwrap_err().to_string().contains("already installed"));
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+pub fn install_prometheus(addr: impl Into<SocketAddr>) -> Result<PrometheusHandle, Error> {
+    let addr = addr.into();
+    let fail = |message: String| Error::Exporter {
+        address: addr.to_string(),
+        message,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| fail(format!("cannot create its Tokio runtime: {e}")))?;
+    let (recorder, exporter) = {
+        // `build` binds the listener and spawns the exporter's upkeep task on the runtime.
+        let _entered = runtime.enter();
+        PrometheusBuilder::new()
+            .with_http_listener(addr)
+            .build()
+            .map_err(|e| {
+                fail(format!(
+                    "{e}; choose a free address of this host (e.g. 127.0.0.1:9464), or stop the process listening on it"
+                ))
+            })?
+    };
+    let handle = recorder.handle();
+    // Installed before the listener serves: on failure the runtime, and with it the bound
+    // socket, is dropped here.
+    ::metrics::set_global_recorder(recorder).map_err(|_| fail(already_installed()))?;
+    std::thread::Builder::new()
+        .name("ringflake-metrics-http".into())
+        .spawn(move || {
+            // Serves until the process exits; an error here means the listener broke, and the
+            // scraper sees the target down.
+            let _ = runtime.block_on(exporter);
+        })
+        .map_err(|e| fail(format!("cannot spawn the HTTP listener thread: {e}")))?;
+    Ok(handle)
+}
+
+/// Installs `metrics-exporter-prometheus` as the process's global `metrics` recorder without an
+/// HTTP listener, for an application that serves HTTP itself: answer its `/metrics` route with
+/// [`PrometheusHandle::render`] (content type `text/plain; version=0.0.4`).
+///
+/// # Errors
+///
+/// [`Error::Exporter`] if a global recorder is already installed in this process.
+///
+/// # Examples
+///
+/// ```standalone_crate
+/// use ringflake::{CachedUidGenerator, Layout, MetricsReporter, install_prometheus_recorder};
+/// use std::sync::Arc;
+///
+/// let handle = install_prometheus_recorder()?;
+/// let g = Arc::new(CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?);
+/// let _reporter = MetricsReporter::builder("orders", &g).start()?;
+///
+/// let body = handle.render(); // the body of your /metrics response
+/// assert!(body.contains(r#"ringflake_ring_capacity{generator="orders"} 65536"#));
+/// assert!(install_prometheus_recorder().is_err()); // once per process
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+pub fn install_prometheus_recorder() -> Result<PrometheusHandle, Error> {
+    PrometheusBuilder::new()
+        .install_recorder()
+        .map_err(|_| Error::Exporter {
+            address: "recorder".into(),
+            message: already_installed(),
+        })
+}
+
+fn already_installed() -> String {
+    "a global metrics recorder is already installed in this process: install one recorder, once, \
+     at startup, and share its PrometheusHandle"
+        .into()
+}
