@@ -1,0 +1,483 @@
+//! The Prometheus endpoint, end to end: the exporter installed on an ephemeral port, generators
+//! driven through bursts, idle time and overload, and `/metrics` scraped over real HTTP.
+//!
+//! Only one global recorder can be installed per process, so everything that needs it is in one
+//! test, [`exporter_tracks_generators_over_http`]; the others use local recorders.
+#![cfg(feature = "metrics")]
+
+use metrics::{
+    Counter, CounterFn, Gauge, GaugeFn, Histogram, Key, KeyName, Metadata, Recorder, SharedString,
+    Unit,
+};
+use metrics_exporter_prometheus::PrometheusBuilder;
+use ringflake::{
+    CachedUidGenerator, GeneratorMetrics, Layout, ManualClock, MetricsReporter, install_prometheus,
+};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Every series the reporter exports, with its Prometheus type.
+const SERIES: [(&str, &str); 13] = [
+    ("ringflake_ring_capacity", "gauge"),
+    ("ringflake_ring_available", "gauge"),
+    ("ringflake_ring_fill_ratio", "gauge"),
+    ("ringflake_ids_issued_total", "counter"),
+    ("ringflake_paddings_total", "counter"),
+    ("ringflake_ids_discarded_total", "counter"),
+    ("ringflake_take_waits_total", "counter"),
+    ("ringflake_time_lead_seconds", "gauge"),
+    ("ringflake_time_lag_seconds", "gauge"),
+    ("ringflake_time_remaining_seconds", "gauge"),
+    ("ringflake_worker_id", "gauge"),
+    ("ringflake_worker_ids_remaining", "gauge"),
+    ("ringflake_filler_up", "gauge"),
+];
+
+/// A frozen clock for the deterministic generator (2027-01-15).
+const T: i64 = 1_800_000_000;
+
+/// How long to wait for the background filler or the reporter's thread before failing.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// `GET /metrics` over a fresh connection; the body of a 200 response.
+fn scrape(addr: SocketAddr) -> String {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("read timeout");
+    // HTTP/1.0: the body is sent as is (no chunked encoding) and the server closes afterwards.
+    stream
+        .write_all(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .expect("send request");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("read response");
+    let (head, body) = response
+        .split_once("\r\n\r\n")
+        .expect("a response with headers");
+    assert!(
+        head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"),
+        "{head}"
+    );
+    body.to_owned()
+}
+
+/// The value of `name{generator="<generator>"}` in a scrape, if the series is there.
+fn value(text: &str, name: &str, generator: &str) -> Option<f64> {
+    let prefix = format!("{name}{{generator=\"{generator}\"}} ");
+    text.lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .map(|v| v.parse().expect("a number"))
+}
+
+/// As [`value`], for a series that must be there.
+fn get(text: &str, name: &str, generator: &str) -> f64 {
+    value(text, name, generator)
+        .unwrap_or_else(|| panic!("no {name}{{generator=\"{generator}\"}} in:\n{text}"))
+}
+
+/// Scrapes until `done` holds for the scraped value, or fails after [`PATIENCE`].
+fn scrape_until(
+    addr: SocketAddr,
+    name: &str,
+    generator: &str,
+    what: &str,
+    done: impl Fn(f64) -> bool,
+) -> String {
+    let start = Instant::now();
+    loop {
+        let text = scrape(addr);
+        if value(&text, name, generator).is_some_and(&done) {
+            return text;
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "{name}{{generator=\"{generator}\"}}: {what} not seen within {PATIENCE:?}; last scrape:\n{text}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Installs the exporter on a free port: bind port 0 to learn one, release it, install there
+/// (retried, as another process may take the port in between).
+fn install_on_free_port() -> SocketAddr {
+    let mut last = None;
+    for _ in 0..5 {
+        let addr = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port");
+        match install_prometheus(addr) {
+            Ok(_) => return addr,
+            Err(e) => last = Some(e),
+        }
+    }
+    panic!("cannot install the exporter: {last:?}");
+}
+
+/// The deterministic generator: frozen manual clock, filled only by `pad()` and by takes that
+/// find the ring empty.
+fn manual() -> CachedUidGenerator {
+    CachedUidGenerator::builder(Layout::default())
+        .worker_id(7)
+        .clock(ManualClock::from_seconds(T))
+        .background_filler(false)
+        .build()
+        .expect("manual generator")
+}
+
+fn take(g: &CachedUidGenerator, n: u64) {
+    for _ in 0..n {
+        g.next_id().expect("next_id");
+    }
+}
+
+#[test]
+fn exporter_tracks_generators_over_http() {
+    let addr = install_on_free_port();
+
+    // --- A deterministic generator, sampled on demand only (the interval is an hour). ---
+    let g = Arc::new(manual());
+    let reporter = MetricsReporter::builder("manual", &g)
+        .interval(Duration::from_secs(3600))
+        .start()
+        .expect("reporter");
+    let text = scrape(addr);
+    let cap = get(&text, "ringflake_ring_capacity", "manual");
+    assert_eq!(cap, 65_536.0);
+    assert_eq!(get(&text, "ringflake_ring_available", "manual"), cap);
+    assert_eq!(get(&text, "ringflake_ring_fill_ratio", "manual"), 1.0);
+    assert_eq!(get(&text, "ringflake_ids_issued_total", "manual"), 0.0);
+    assert_eq!(get(&text, "ringflake_take_waits_total", "manual"), 0.0);
+    assert_eq!(get(&text, "ringflake_worker_id", "manual"), 7.0);
+    assert_eq!(get(&text, "ringflake_filler_up", "manual"), 1.0);
+    assert_eq!(get(&text, "ringflake_time_lag_seconds", "manual"), 0.0);
+    let remaining = get(&text, "ringflake_time_remaining_seconds", "manual");
+    let max_delta = Layout::default().max_delta_seconds() as f64;
+    let now_delta = (T - Layout::default().epoch_seconds()) as f64;
+    assert!(
+        remaining <= max_delta - now_delta && remaining > max_delta - now_delta - 60.0,
+        "remaining {remaining}"
+    );
+    // No assigner source: the series is omitted, not 0.
+    assert_eq!(
+        value(&text, "ringflake_worker_ids_remaining", "manual"),
+        None
+    );
+    // A burst drains the ring: available falls...
+    take(&g, 65_536 - 100);
+    reporter.sample();
+    let text = scrape(addr);
+    assert_eq!(get(&text, "ringflake_ring_available", "manual"), 100.0);
+    assert_eq!(
+        get(&text, "ringflake_ring_fill_ratio", "manual"),
+        100.0 / 65_536.0
+    );
+    assert_eq!(
+        get(&text, "ringflake_ids_issued_total", "manual"),
+        cap - 100.0
+    );
+    // ... and recovers once the filler has run (to nearly full: the filler may leave part of a
+    // second's worth of slots for its next round).
+    g.pad();
+    reporter.sample();
+    let text = scrape(addr);
+    let refilled = get(&text, "ringflake_ring_available", "manual");
+    assert!(refilled >= 0.9 * cap, "available {refilled} after pad");
+    assert!(get(&text, "ringflake_ring_fill_ratio", "manual") >= 0.9);
+    let paddings = get(&text, "ringflake_paddings_total", "manual");
+    assert!(paddings >= 2.0, "paddings {paddings}"); // the build's round and this one
+
+    // Issued grows by exactly the IDs taken.
+    let before = get(&text, "ringflake_ids_issued_total", "manual");
+    take(&g, 12_345);
+    reporter.sample();
+    let text = scrape(addr);
+    assert_eq!(
+        get(&text, "ringflake_ids_issued_total", "manual"),
+        before + 12_345.0
+    );
+
+    // Waits count a take that found the ring empty.
+    while g.try_next_id().is_some() {}
+    reporter.sample();
+    let text = scrape(addr);
+    assert_eq!(get(&text, "ringflake_ring_available", "manual"), 0.0);
+    assert_eq!(get(&text, "ringflake_ring_fill_ratio", "manual"), 0.0);
+    let waits = get(&text, "ringflake_take_waits_total", "manual");
+    assert_eq!(waits, 0.0);
+    g.next_id()
+        .expect("a take on an empty ring waits, then succeeds");
+    reporter.sample();
+    let text = scrape(addr);
+    assert_eq!(get(&text, "ringflake_take_waits_total", "manual"), 1.0);
+
+    // Lead rises under overload: ten rings' worth at a frozen clock borrow ~80 seconds.
+    let lead_before = get(&text, "ringflake_time_lead_seconds", "manual");
+    let remaining_before = get(&text, "ringflake_time_remaining_seconds", "manual");
+    take(&g, 10 * 65_536);
+    reporter.sample();
+    let text = scrape(addr);
+    let lead = get(&text, "ringflake_time_lead_seconds", "manual");
+    assert!(
+        lead >= lead_before + 70.0,
+        "lead {lead_before} -> {lead} s after 10 rings at a frozen clock"
+    );
+    // Borrowed seconds count as used.
+    assert!(get(&text, "ringflake_time_remaining_seconds", "manual") <= remaining_before - 70.0);
+
+    // --- A live generator: real clock, background filler, sampled by the reporter's thread. ---
+    let layout = Layout::default();
+    let live = Arc::new(
+        CachedUidGenerator::builder(layout)
+            .worker_id(8)
+            .build()
+            .expect("live generator"),
+    );
+    let live_reporter = MetricsReporter::builder("live", &live)
+        .interval(Duration::from_millis(20))
+        .worker_ids_remaining(move || Some(layout.max_worker_id() - 8))
+        .start()
+        .expect("live reporter");
+    let text = scrape(addr);
+    assert_eq!(get(&text, "ringflake_filler_up", "live"), 1.0);
+    assert_eq!(get(&text, "ringflake_worker_id", "live"), 8.0);
+    assert_eq!(
+        get(&text, "ringflake_worker_ids_remaining", "live"),
+        (layout.max_worker_id() - 8) as f64
+    );
+    // Every series (ringflake_worker_ids_remaining now too) is described with its type and a HELP text that names a unit.
+    for (name, kind) in SERIES {
+        assert!(text.contains(&format!("# TYPE {name} {kind}\n")), "{name}");
+        let help = text
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("# HELP {name} ")))
+            .unwrap_or_else(|| panic!("no HELP for {name}"));
+        assert!(
+            [
+                "in IDs",
+                "in seconds",
+                "in rounds",
+                "in takes",
+                "in worker ids",
+                "unit"
+            ]
+            .iter()
+            .any(|u| help.contains(u)),
+            "HELP of {name} names no unit: {help}"
+        );
+    }
+
+    // Two generators, two label values, the same series names.
+    assert_eq!(get(&text, "ringflake_worker_id", "manual"), 7.0);
+
+    // Issued, seen through the interval alone (no on-demand sample).
+    take(&live, 1_000);
+    scrape_until(
+        addr,
+        "ringflake_ids_issued_total",
+        "live",
+        "1000 issued",
+        |v| v == 1_000.0,
+    );
+    // Two rings' worth as fast as possible drain the ring; issued follows exactly, and the
+    // filler refills the ring (the reporter shows it nearly full again).
+    take(&live, 2 * 65_536);
+    scrape_until(
+        addr,
+        "ringflake_ids_issued_total",
+        "live",
+        "1000 + 2 rings issued",
+        |v| v == 1_000.0 + 2.0 * 65_536.0,
+    );
+    scrape_until(
+        addr,
+        "ringflake_ring_available",
+        "live",
+        "the ring refilled",
+        |v| v >= 0.9 * 65_536.0,
+    );
+    // Overload on the real clock: 20 rings (160 seconds of IDs) as fast as possible push the
+    // lead well past the ring's span of 8 seconds.
+    take(&live, 20 * 65_536);
+    scrape_until(
+        addr,
+        "ringflake_time_lead_seconds",
+        "live",
+        "a lead above 16 s",
+        |v| v > 16.0,
+    );
+
+    // The reporter does not keep its generator alive, and stops with it.
+    drop(live);
+    assert!(live_reporter.sample().is_none());
+    drop(live_reporter);
+
+    // Only one global recorder per process, and the error says what to do.
+    let again = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port");
+    let err = install_prometheus(again).unwrap_err().to_string();
+    assert!(err.contains("already installed"), "{err}");
+    assert!(err.contains(&again.to_string()), "{err}");
+
+    // The README's Monitoring table, the dashboard and the alert rules name only real series,
+    // and the README lists every one of them.
+    let readme = include_str!("../README.md");
+    for (name, _) in SERIES {
+        assert!(
+            readme.contains(&format!("| `{name}` |")),
+            "README table lacks {name}"
+        );
+    }
+    for (file, text) in [
+        ("README.md", readme),
+        (
+            "examples/grafana-dashboard.json",
+            include_str!("../examples/grafana-dashboard.json"),
+        ),
+        (
+            "examples/prometheus-alerts.yml",
+            include_str!("../examples/prometheus-alerts.yml"),
+        ),
+    ] {
+        for token in text
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|t| t.starts_with("ringflake_"))
+        {
+            assert!(
+                SERIES.iter().any(|(name, _)| *name == token),
+                "{file} names {token}, which is not exported"
+            );
+        }
+    }
+}
+
+#[test]
+fn address_in_use_is_a_clear_error() {
+    // Nothing is installed when the bind fails, so this does not disturb the global recorder of
+    // the other test.
+    let taken = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = taken.local_addr().expect("addr");
+    let err = install_prometheus(addr).unwrap_err().to_string();
+    assert!(err.contains(&addr.to_string()), "{err}");
+    assert!(err.contains("choose a free address"), "{err}");
+}
+
+/// A recorder that counts registrations and keeps nothing: shows that sampling re-uses the
+/// handles registered at start.
+#[derive(Default)]
+struct CountingRecorder {
+    registrations: AtomicU64,
+}
+
+struct Nop;
+impl CounterFn for Nop {
+    fn increment(&self, _: u64) {}
+    fn absolute(&self, _: u64) {}
+}
+impl GaugeFn for Nop {
+    fn increment(&self, _: f64) {}
+    fn decrement(&self, _: f64) {}
+    fn set(&self, _: f64) {}
+}
+
+impl Recorder for CountingRecorder {
+    fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    fn register_counter(&self, _: &Key, _: &Metadata<'_>) -> Counter {
+        self.registrations.fetch_add(1, Ordering::Relaxed);
+        Counter::from_arc(Arc::new(Nop))
+    }
+    fn register_gauge(&self, _: &Key, _: &Metadata<'_>) -> Gauge {
+        self.registrations.fetch_add(1, Ordering::Relaxed);
+        Gauge::from_arc(Arc::new(Nop))
+    }
+    fn register_histogram(&self, _: &Key, _: &Metadata<'_>) -> Histogram {
+        self.registrations.fetch_add(1, Ordering::Relaxed);
+        Histogram::noop()
+    }
+}
+
+#[test]
+fn handles_are_registered_once() {
+    let recorder = CountingRecorder::default();
+    let g = Arc::new(manual());
+    let reporter = metrics::with_local_recorder(&recorder, || {
+        let reporter = MetricsReporter::builder("once", &g)
+            .interval(Duration::from_secs(3600))
+            .worker_ids_remaining(|| Some(5))
+            .start()
+            .expect("reporter");
+        for _ in 0..1_000 {
+            g.next_id().expect("next_id");
+            reporter.sample();
+        }
+        reporter
+    });
+    // 12 series at start, ringflake_worker_ids_remaining at its first value; none per sample.
+    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 13);
+    drop(reporter);
+}
+
+#[test]
+fn worker_ids_remaining_appears_only_when_known() {
+    let recorder = PrometheusBuilder::new().build_recorder();
+    let known = Arc::new(AtomicU64::new(u64::MAX));
+    let g = Arc::new(manual());
+    let source = Arc::clone(&known);
+    metrics::with_local_recorder(&recorder, || {
+        let reporter = MetricsReporter::builder("assigner", &g)
+            .interval(Duration::from_secs(3600))
+            .worker_ids_remaining(move || {
+                Some(source.load(Ordering::Relaxed)).filter(|&n| n != u64::MAX)
+            })
+            .start()
+            .expect("reporter");
+        let text = recorder.handle().render();
+        assert_eq!(
+            value(&text, "ringflake_worker_ids_remaining", "assigner"),
+            None
+        );
+        known.store(17, Ordering::Relaxed);
+        reporter.sample();
+        let text = recorder.handle().render();
+        assert_eq!(
+            value(&text, "ringflake_worker_ids_remaining", "assigner"),
+            Some(17.0)
+        );
+        // Unknown again: the last known value stays.
+        known.store(u64::MAX, Ordering::Relaxed);
+        reporter.sample();
+        let text = recorder.handle().render();
+        assert_eq!(
+            value(&text, "ringflake_worker_ids_remaining", "assigner"),
+            Some(17.0)
+        );
+    });
+}
+
+#[test]
+fn generator_metrics_records_a_snapshot() {
+    let recorder = PrometheusBuilder::new().build_recorder();
+    let series = metrics::with_local_recorder(&recorder, || GeneratorMetrics::register("snap"));
+    let g = manual();
+    take(&g, 5);
+    let mut stats = g.stats();
+    series.record(&stats);
+    let text = recorder.handle().render();
+    assert_eq!(get(&text, "ringflake_ids_issued_total", "snap"), 5.0);
+    // Counters are the generator's totals, set with `absolute`: a stale, smaller snapshot (e.g.
+    // from another thread) never moves them back.
+    stats.issued = 3;
+    series.record(&stats);
+    let text = recorder.handle().render();
+    assert_eq!(get(&text, "ringflake_ids_issued_total", "snap"), 5.0);
+    // A filler that died shows as 0.
+    stats.filler_up = false;
+    series.record(&stats);
+    let text = recorder.handle().render();
+    assert_eq!(get(&text, "ringflake_filler_up", "snap"), 0.0);
+}
