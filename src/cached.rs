@@ -18,6 +18,7 @@ use crate::lease::Keeper;
 use crate::ring::{Miss, Ring};
 use crate::{Assignment, Clock, Error, Layout, SystemClock, WorkerIdAssigner};
 use crossbeam_utils::{Backoff, CachePadded};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::{JoinHandle, Thread};
@@ -314,6 +315,7 @@ impl CachedBuilder {
             .min(CHUNK_BITS)
             .min(layout.seq_bits() + self.boost_power - 1);
         let shared = Arc::new(Shared {
+            id: NEXT_GENERATOR_ID.fetch_add(1, Ordering::Relaxed),
             ring: Ring::new(capacity, chunk_bits),
             layout,
             worker_id,
@@ -382,6 +384,8 @@ struct FillerState {
 }
 
 struct Shared {
+    /// Unique in the process, for the per-thread chunk cache.
+    id: u64,
     ring: Ring,
     layout: Layout,
     worker_id: u64,
@@ -665,6 +669,15 @@ impl Shared {
     }
 }
 
+thread_local! {
+    /// (generator id, chunk, base) of the chunk this thread last read in `next_id`. A `const`
+    /// initialiser of a `Copy` value: no lazy initialisation, no destructor, no allocation.
+    static LAST_CHUNK: Cell<(u64, u64, u64)> = const { Cell::new((0, u64::MAX, 0)) };
+}
+
+/// Gives each generator an id for [`LAST_CHUNK`], never reused within a process.
+static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
+
 /// Marks the filler down when its thread ends, even by a panic.
 struct FillerUp<'a>(&'a Shared);
 
@@ -772,14 +785,22 @@ impl CachedUidGenerator {
     #[inline]
     pub fn next_id(&self) -> Result<u64, Error> {
         let s = &*self.shared;
+        // This thread's last chunk of this generator: a chunk's base never changes once written,
+        // so a claim that lands in it needs no read of the ring at all.
+        let (generator, last_chunk, last_base) = LAST_CHUNK.with(Cell::get);
         loop {
             let index = s.ring.claim(1);
-            match s.ring.read(index) {
-                Ok((id, wake)) => {
-                    if wake {
+            let (chunk, offset) = s.ring.split(index);
+            if chunk == last_chunk && generator == s.id {
+                return Ok(last_base + offset);
+            }
+            match s.ring.read_chunk(chunk) {
+                Ok((base, wake)) => {
+                    LAST_CHUNK.with(|c| c.set((s.id, chunk, base)));
+                    if wake && offset == 0 {
                         s.wake_filler();
                     }
-                    return Ok(id);
+                    return Ok(base + offset);
                 }
                 Err(_) => {
                     if let Some(id) = s.take_slow(index)? {

@@ -131,12 +131,28 @@ impl Ring {
         self.tail.store(tail, Ordering::Release);
     }
 
+    /// Splits an index into its chunk and its offset in the chunk.
+    #[inline]
+    pub(crate) fn split(&self, index: u64) -> (u64, u64) {
+        (
+            index >> self.chunk_bits,
+            index & ((1 << self.chunk_bits) - 1),
+        )
+    }
+
     /// Reads the ID at `index`, plus whether its reader must wake the filler. Anyone may read;
     /// only the claimer of `index` may hand the ID out.
     #[inline]
     pub(crate) fn read(&self, index: u64) -> Result<(u64, bool), Miss> {
-        let chunk = index >> self.chunk_bits;
-        let offset = index & ((1 << self.chunk_bits) - 1);
+        let (chunk, offset) = self.split(index);
+        let (base, wake) = self.read_chunk(chunk)?;
+        Ok((base + offset, offset == 0 && wake))
+    }
+
+    /// Reads chunk `chunk`'s first ID and its WAKE bit. A chunk index is written at most once, so
+    /// a base read here stays the base of that chunk for good: readers may keep it.
+    #[inline]
+    pub(crate) fn read_chunk(&self, chunk: u64) -> Result<(u64, bool), Miss> {
         let slot = self.slot(chunk);
         // Acquire pairs with the filler's Release store of the stamp: the base is visible.
         let s1 = slot.stamp.load(Ordering::Acquire);
@@ -154,7 +170,7 @@ impl Ring {
         if slot.stamp.load(Ordering::Relaxed) != s1 {
             return Err(Miss::Lapped);
         }
-        Ok((base + offset, offset == 0 && s1 & WAKE != 0))
+        Ok((base, s1 & WAKE != 0))
     }
 
     /// Writes chunk `chunk` (first ID `base`) if its slot may be reused: every index of the chunk

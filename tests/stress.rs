@@ -110,3 +110,35 @@ fn default_generator_threads_unique() {
     all.dedup();
     assert_eq!(all.len(), n);
 }
+
+/// The per-thread chunk cache of `next_id` is per generator: interleaving two generators (and a
+/// third that replaces a dropped one) on one thread never hands out another generator's IDs.
+#[test]
+fn interleaved_generators_on_one_thread() {
+    let layout = Layout::default();
+    let build = |w| {
+        CachedUidGenerator::builder(layout)
+            .worker_id(w)
+            .build()
+            .unwrap()
+    };
+    let a = build(1);
+    let mut b = build(2);
+    let mut seen = std::collections::HashSet::new();
+    for round in 0..200_000u64 {
+        if round == 100_000 {
+            b = build(3); // same thread, a new generator in the dropped one's place
+        }
+        let id_a = a.next_id().unwrap();
+        let id_b = b.next_id().unwrap();
+        assert_eq!(layout.parse(id_a).unwrap().worker_id, 1);
+        assert_eq!(
+            layout.parse(id_b).unwrap().worker_id,
+            if round < 100_000 { 2 } else { 3 }
+        );
+        assert!(
+            seen.insert(id_a) && seen.insert(id_b),
+            "duplicate in round {round}"
+        );
+    }
+}
