@@ -144,6 +144,75 @@ fn take(c: &mut Criterion) {
     group.finish();
 }
 
+/// `take/1-thread` again with monitoring on: the Prometheus exporter installed as the global
+/// recorder, a `MetricsReporter` sampling the generator every second (the default), and a thread
+/// that scrapes `/metrics` over HTTP every 100 ms. Compare with `take/1-thread` (target: within
+/// 5%); the scrape count is printed with the generator's stats.
+#[cfg(feature = "metrics")]
+fn take_with_exporter(c: &mut Criterion) {
+    use std::io::{Read, Write};
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port");
+    ringflake::install_prometheus(addr).expect("install the Prometheus exporter");
+    let g = Arc::new(cached());
+    let _reporter = ringflake::MetricsReporter::builder("bench", &g)
+        .start()
+        .expect("start the reporter");
+    let stop = Arc::new(AtomicBool::new(false));
+    let scraper = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let mut scrapes = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let mut body = Vec::new();
+                let mut http = std::net::TcpStream::connect(addr).expect("connect to /metrics");
+                http.write_all(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+                    .expect("send the scrape");
+                http.read_to_end(&mut body).expect("read the scrape");
+                assert!(body.starts_with(b"HTTP/1.0 200") || body.starts_with(b"HTTP/1.1 200"));
+                scrapes += 1;
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            scrapes
+        })
+    };
+
+    let mut group = c.benchmark_group("take");
+    group
+        .sample_size(TAKE_SAMPLES)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_secs(2))
+        .measurement_time(TAKE_MEASURE)
+        .throughput(Throughput::Elements(1));
+    let mut tally = Tally::default();
+    group.bench_function("1-thread-with-exporter", |b| {
+        b.iter_custom(|iters| {
+            let n = tally.record(iters);
+            let start = Instant::now();
+            for _ in 0..n {
+                black_box(g.next_id().expect("next_id"));
+            }
+            start.elapsed()
+        })
+    });
+    group.finish();
+    stop.store(true, Ordering::Relaxed);
+    let scrapes = scraper.join().expect("scraper thread");
+    tally.report(
+        "take/1-thread-with-exporter",
+        1,
+        TAKE_SAMPLES,
+        &format!("{scrapes} scrapes of /metrics; {}", stats_line(&g)),
+    );
+}
+
+#[cfg(not(feature = "metrics"))]
+fn take_with_exporter(_: &mut Criterion) {}
+
 fn default(c: &mut Criterion) {
     let mut group = c.benchmark_group("default");
     group
@@ -289,5 +358,5 @@ fn peers(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, take, default, floor, peers);
+criterion_group!(benches, take, take_with_exporter, default, floor, peers);
 criterion_main!(benches);
