@@ -556,7 +556,10 @@ impl Shared {
         loop {
             match self.ring.read(index) {
                 Ok((id, _)) => return Ok(Some(id)),
-                Err(Miss::Lapped) => return Ok(None),
+                Err(Miss::Lapped) => {
+                    self.counters.discarded.fetch_add(1, Ordering::Relaxed);
+                    return Ok(None);
+                }
                 Err(Miss::NotReady) => {}
             }
             if !self.background {
@@ -901,7 +904,9 @@ impl CachedUidGenerator {
         let k = s.ring.chunk();
         let mut filled = 0;
         while filled < out.len() {
-            let n = (out.len() - filled) as u64;
+            // At most one chunk per claim: the filler may reuse a slot once its chunk is claimed,
+            // so a larger claim would be lapped while it is still being copied out.
+            let n = ((out.len() - filled) as u64).min(k);
             let first = s.ring.claim(n);
             let mut index = first;
             // A chunk at a time: one validated read of its base, then a plain loop.
@@ -917,7 +922,10 @@ impl CachedUidGenerator {
                     Err(_) => s.take_slow(index)?,
                 };
                 let Some(base) = base else {
-                    // Lapped: the rest of this claim is stale; claim again for what is missing.
+                    // Lapped: the rest of this claim is skipped; claim again for what is missing.
+                    s.counters
+                        .discarded
+                        .fetch_add(first + n - index, Ordering::Relaxed);
                     break;
                 };
                 for (slot, id) in out[filled..filled + run as usize].iter_mut().zip(base..) {
