@@ -43,6 +43,12 @@
 //! recorder: [`install_prometheus`] serves `/metrics` on an address, or
 //! [`install_prometheus_recorder`] leaves serving [`PrometheusHandle::render`] to its own HTTP
 //! server. The README's Monitoring section lists the series, a Grafana dashboard and alert rules.
+//!
+//! ## Planning a layout
+//!
+//! [`plan::propose`] turns a demand (IDs per second, restarts per day, years) into bit widths and
+//! tells, for any layout, how long it lasts at that rate and how fast borrowing eats its time
+//! bits ([`plan::Assessment`]); the `ringflake layout` command prints the same.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -54,6 +60,7 @@ mod layout;
 mod lease;
 #[cfg(feature = "metrics")]
 mod metrics;
+pub mod plan;
 mod ring;
 mod worker;
 

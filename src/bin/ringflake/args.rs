@@ -1,0 +1,459 @@
+//! Command-line flags (every one also read from a `RINGFLAKE_…` environment variable) and how
+//! they become a layout, a time zone and a worker id source.
+
+use clap::{ArgMatches, Args, Parser, Subcommand, parser::ValueSource};
+use ringflake::{
+    CachedUidGenerator, DEFAULT_EPOCH_SECONDS, DEFAULT_SQLITE_PATH, DatabaseAssigner, Layout,
+    LeadPolicy, TimeZone, epoch_from_date,
+};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Unique, time-ordered 64-bit IDs, bit-for-bit compatible with Baidu UidGenerator.
+///
+/// Every flag can also be set by an environment variable: the flag's name in capitals with a
+/// RINGFLAKE_ prefix (--time-bits: RINGFLAKE_TIME_BITS). A flag on the command line wins over
+/// the variable.
+#[derive(Debug, Parser)]
+#[command(name = "ringflake", version, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve IDs over HTTP: GET /id, /ids?count=N, /parse/{id}, /metrics, /healthz.
+    Serve(ServeArgs),
+    /// Print N new IDs, one per line.
+    Gen(GenArgs),
+    /// Print UidGenerator's parseUID JSON for each ID, one per line.
+    Parse(ParseArgs),
+    /// Plan a layout: propose bit widths and an epoch for a rate, restarts and years.
+    Layout(PlanArgs),
+    /// List the worker table (WORKER_NODE).
+    Workers(WorkersArgs),
+}
+
+/// The ID layout, the same flags everywhere. Defaults: 30/20/13 bits from 2025-01-01T00:00:00Z
+/// (ringflake's default). Given two widths, the third is 63 minus their sum.
+#[derive(Debug, Clone, Args)]
+pub struct LayoutArgs {
+    /// Width of the time field (seconds since the epoch) [default: 30]
+    #[arg(long, env = "RINGFLAKE_TIME_BITS", value_name = "BITS", value_parser = clap::value_parser!(u32).range(1..=61))]
+    pub time_bits: Option<u32>,
+    /// Width of the worker id field [default: 20]
+    #[arg(long, env = "RINGFLAKE_WORKER_BITS", value_name = "BITS", value_parser = clap::value_parser!(u32).range(1..=61))]
+    pub worker_bits: Option<u32>,
+    /// Width of the sequence field [default: 13]
+    #[arg(long, env = "RINGFLAKE_SEQ_BITS", value_name = "BITS", value_parser = clap::value_parser!(u32).range(1..=61))]
+    pub seq_bits: Option<u32>,
+    /// Epoch date, midnight in --tz, as UidGenerator's epochStr [default: 2025-01-01 UTC]
+    #[arg(long, env = "RINGFLAKE_EPOCH", value_name = "yyyy-MM-dd")]
+    pub epoch: Option<String>,
+    /// Epoch as unix seconds, instead of --epoch (UidGenerator's default is 1463673600)
+    #[arg(
+        long,
+        env = "RINGFLAKE_EPOCH_SECONDS",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
+    pub epoch_seconds: Option<i64>,
+    /// Time zone for the --epoch date and for parseUID timestamps, as the JVM's default zone:
+    /// an IANA name (Asia/Shanghai), UTC, or an offset (GMT+8, +08:00) [default: the TZ variable,
+    /// else the system's zone]
+    #[arg(long, env = "RINGFLAKE_TZ", value_name = "ZONE")]
+    pub tz: Option<String>,
+}
+
+/// Where worker ids come from: one of the databases, or a fixed id.
+#[derive(Debug, Clone, Args)]
+pub struct DbArgs {
+    /// SQLite file holding the WORKER_NODE table, created if missing [default: ringflake.db]
+    #[arg(long, env = "RINGFLAKE_DB", value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// MariaDB/MySQL WORKER_NODE table, mysql://user:password@host:3306/database
+    #[cfg(feature = "mysql")]
+    #[arg(long, env = "RINGFLAKE_MYSQL", value_name = "URL")]
+    pub mysql: Option<String>,
+    /// PostgreSQL WORKER_NODE table, postgres://user:password@host:5432/database
+    #[cfg(feature = "postgres")]
+    #[arg(long, env = "RINGFLAKE_POSTGRES", value_name = "URL")]
+    pub postgres: Option<String>,
+}
+
+/// A worker id source for a generator: the database flags, or --worker-id.
+#[derive(Debug, Clone, Args)]
+pub struct WorkerArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Use this worker id, no database: no other process may use it at the same time
+    #[arg(long, env = "RINGFLAKE_WORKER_ID", value_name = "N")]
+    pub worker_id: Option<u64>,
+    /// Keep a lease in the worker row: reuse expired ids, monotonic restarts (databases only)
+    #[arg(long, env = "RINGFLAKE_RECYCLE")]
+    pub recycle: bool,
+}
+
+/// How the ring is filled.
+#[derive(Debug, Clone, Args)]
+pub struct RingArgs {
+    /// The ring holds 2^seq_bits << BOOST_POWER IDs [default: 3]
+    #[arg(long, env = "RINGFLAKE_BOOST_POWER", value_name = "N")]
+    pub boost_power: Option<u32>,
+    /// Wake the filler below this fill level, percent [default: 50]
+    #[arg(long, env = "RINGFLAKE_PADDING_FACTOR", value_name = "PERCENT")]
+    pub padding_factor: Option<u32>,
+    /// Discard IDs older than this many seconds instead of handing them out [default: 5]
+    #[arg(long, env = "RINGFLAKE_MAX_LAG", value_name = "SECONDS")]
+    pub max_lag: Option<u64>,
+    /// Borrow at most this many seconds ahead of the clock [default: no cap]
+    #[arg(long, env = "RINGFLAKE_MAX_LEAD", value_name = "SECONDS")]
+    pub max_lead: Option<u64>,
+    /// At the --max-lead cap: wait for the clock, or fail the request
+    #[arg(long, env = "RINGFLAKE_LEAD_POLICY", value_name = "POLICY", value_parser = ["wait", "fail"], default_value = "wait")]
+    pub lead_policy: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0: any free port, printed at start)
+    #[arg(
+        long,
+        env = "RINGFLAKE_LISTEN",
+        value_name = "ADDR",
+        default_value = "127.0.0.1:8080"
+    )]
+    pub listen: SocketAddr,
+    /// The `generator` label of the Prometheus series on /metrics
+    #[arg(
+        long,
+        env = "RINGFLAKE_NAME",
+        value_name = "NAME",
+        default_value = "ringflake"
+    )]
+    pub name: String,
+    /// After SIGTERM/Ctrl-C, wait this long for in-flight requests before closing them
+    #[arg(
+        long,
+        env = "RINGFLAKE_SHUTDOWN_TIMEOUT",
+        value_name = "SECONDS",
+        default_value_t = 10
+    )]
+    pub shutdown_timeout: u64,
+    /// Serving threads, each with its own runtime and accept queue [default: one per core]
+    #[arg(long, env = "RINGFLAKE_THREADS", value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
+    #[command(flatten)]
+    pub worker: WorkerArgs,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+    #[command(flatten)]
+    pub ring: RingArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct GenArgs {
+    /// How many IDs to print
+    #[arg(
+        short = 'n',
+        long = "count",
+        env = "RINGFLAKE_COUNT",
+        value_name = "N",
+        default_value_t = 1
+    )]
+    pub count: u64,
+    #[command(flatten)]
+    pub worker: WorkerArgs,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ParseArgs {
+    /// The IDs, as decimal numbers
+    #[arg(value_name = "ID", required = true, allow_negative_numbers = true)]
+    pub ids: Vec<String>,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// Sustained IDs per second of the busiest node
+    #[arg(long, env = "RINGFLAKE_RATE", value_name = "IDS_PER_SEC")]
+    pub rate: u64,
+    /// Boots per day across all nodes sharing the worker table (each takes a worker id)
+    #[arg(long, env = "RINGFLAKE_RESTARTS_PER_DAY", value_name = "N")]
+    pub restarts_per_day: u64,
+    /// How many years the layout must last
+    #[arg(long, env = "RINGFLAKE_YEARS", value_name = "Y")]
+    pub years: u32,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct WorkersArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+}
+
+impl LayoutArgs {
+    /// The time zone: --tz, else the process's local zone (TZ, else /etc/localtime).
+    pub fn zone(&self) -> Result<TimeZone, String> {
+        match &self.tz {
+            None => Ok(TimeZone::system()),
+            Some(name) => parse_zone(name),
+        }
+    }
+
+    /// Whether any width was given.
+    pub fn has_widths(&self) -> bool {
+        self.time_bits.is_some() || self.worker_bits.is_some() || self.seq_bits.is_some()
+    }
+
+    /// The epoch in unix seconds, if --epoch or --epoch-seconds was given.
+    pub fn epoch(&self, tz: &TimeZone) -> Result<Option<i64>, String> {
+        match (&self.epoch, self.epoch_seconds) {
+            (Some(_), Some(_)) => {
+                Err("give the epoch once: --epoch yyyy-MM-dd or --epoch-seconds N, not both".into())
+            }
+            (Some(date), None) => epoch_from_date(date, tz)
+                .map(Some)
+                .map_err(|e| e.to_string()),
+            (None, seconds) => Ok(seconds),
+        }
+    }
+
+    /// The widths: all three as given; two given, the third makes 63; else the defaults fill in.
+    pub fn widths(&self) -> (u32, u32, u32) {
+        let d = Layout::default();
+        match (self.time_bits, self.worker_bits, self.seq_bits) {
+            (Some(t), Some(w), None) if t + w < 63 => (t, w, 63 - t - w),
+            (Some(t), None, Some(s)) if t + s < 63 => (t, 63 - t - s, s),
+            (None, Some(w), Some(s)) if w + s < 63 => (63 - w - s, w, s),
+            (t, w, s) => (
+                t.unwrap_or(d.time_bits()),
+                w.unwrap_or(d.worker_bits()),
+                s.unwrap_or(d.seq_bits()),
+            ),
+        }
+    }
+
+    /// The layout these flags describe.
+    pub fn layout(&self, tz: &TimeZone) -> Result<Layout, String> {
+        let (t, w, s) = self.widths();
+        let epoch = self.epoch(tz)?.unwrap_or(DEFAULT_EPOCH_SECONDS);
+        Layout::new(t, w, s, epoch).map_err(|e| e.to_string())
+    }
+}
+
+/// A time zone as Java names them: an IANA name, `UTC`/`GMT`, or a fixed offset (`GMT+8`,
+/// `UTC+08:00`, `+0800`).
+pub fn parse_zone(name: &str) -> Result<TimeZone, String> {
+    if let Ok(tz) = TimeZone::get(name) {
+        return Ok(tz);
+    }
+    let rest = name
+        .strip_prefix("GMT")
+        .or_else(|| name.strip_prefix("UTC"))
+        .unwrap_or(name);
+    let bad = || {
+        format!(
+            "unknown time zone {name:?}: expected an IANA name (Asia/Shanghai), UTC, or an offset (GMT+8, +08:00)"
+        )
+    };
+    let (sign, digits) = match rest.as_bytes().first() {
+        Some(b'+') => (1, &rest[1..]),
+        Some(b'-') => (-1, &rest[1..]),
+        _ => return Err(bad()),
+    };
+    let (h, m) = match digits.split_once(':') {
+        Some((h, m)) => (h, m),
+        None if digits.len() == 4 => digits.split_at(2),
+        None => (digits, "0"),
+    };
+    let all_digits =
+        |s: &str| !s.is_empty() && s.len() <= 2 && s.bytes().all(|b| b.is_ascii_digit());
+    if !all_digits(h) || !all_digits(m) {
+        return Err(bad());
+    }
+    let (h, m): (i32, i32) = (h.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?);
+    if h > 18 || m > 59 {
+        return Err(bad());
+    }
+    let offset = jiff::tz::Offset::from_seconds(sign * (h * 3600 + m * 60)).map_err(|_| bad())?;
+    Ok(TimeZone::fixed(offset))
+}
+
+/// Where the worker id comes from.
+pub enum Source {
+    Fixed(u64),
+    Table(DatabaseAssigner),
+}
+
+impl Source {
+    /// Describes the source for the start-up line.
+    pub fn describe(&self) -> String {
+        match self {
+            Source::Fixed(id) => format!("fixed worker id {id}"),
+            Source::Table(a) => {
+                let d = format!("{a:?}");
+                // `DatabaseAssigner { table: "sqlite file x.db", .. }`: keep the table part.
+                d.split('"').nth(1).unwrap_or(&d).to_string()
+            }
+        }
+    }
+}
+
+/// The names of the worker source flags as given, with where each came from.
+fn given(m: &ArgMatches, names: &[&'static str]) -> Vec<(&'static str, ValueSource)> {
+    names
+        .iter()
+        .filter_map(|n| {
+            m.try_get_raw(n)
+                .ok()
+                .flatten()
+                .and_then(|_| m.value_source(n))
+                .filter(|s| *s != ValueSource::DefaultValue)
+                .map(|s| (*n, s))
+        })
+        .collect()
+}
+
+/// Picks one worker source among the flags given: a flag on the command line wins over
+/// environment variables; two on the same level are an error.
+fn pick(m: &ArgMatches, names: &[&'static str]) -> Result<Option<&'static str>, String> {
+    let all = given(m, names);
+    let cli: Vec<_> = all
+        .iter()
+        .filter(|(_, s)| *s == ValueSource::CommandLine)
+        .collect();
+    let level: Vec<&(&str, ValueSource)> = if cli.is_empty() {
+        all.iter().collect()
+    } else {
+        cli
+    };
+    match level.as_slice() {
+        [] => Ok(None),
+        [(one, _)] => Ok(Some(one)),
+        many => {
+            let list: Vec<String> = many
+                .iter()
+                .map(|(n, s)| {
+                    let flag = format!("--{}", n.replace('_', "-"));
+                    if *s == ValueSource::EnvVariable {
+                        format!("{flag} (from RINGFLAKE_{})", n.to_uppercase())
+                    } else {
+                        flag
+                    }
+                })
+                .collect();
+            Err(format!(
+                "choose one worker id source, got {}",
+                list.join(" and ")
+            ))
+        }
+    }
+}
+
+/// The matches of the subcommand in use.
+fn sub(m: &ArgMatches) -> &ArgMatches {
+    m.subcommand().map_or(m, |(_, s)| s)
+}
+
+impl DbArgs {
+    const NAMES: &'static [&'static str] = &["db", "mysql", "postgres"];
+
+    /// The table the flags name (SQLite `ringflake.db` when none is given).
+    fn table(&self, chosen: Option<&str>) -> Result<DatabaseAssigner, String> {
+        let err = |e: ringflake::Error| e.to_string();
+        match chosen {
+            #[cfg(feature = "mysql")]
+            Some("mysql") => {
+                DatabaseAssigner::mysql(self.mysql.as_deref().unwrap_or_default()).map_err(err)
+            }
+            #[cfg(feature = "postgres")]
+            Some("postgres") => {
+                DatabaseAssigner::postgres(self.postgres.as_deref().unwrap_or_default())
+                    .map_err(err)
+            }
+            _ => {
+                let path = self
+                    .db
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from(DEFAULT_SQLITE_PATH));
+                DatabaseAssigner::sqlite(path).map_err(err)
+            }
+        }
+    }
+
+    /// The worker table to list.
+    pub fn assigner(&self, matches: &ArgMatches) -> Result<DatabaseAssigner, String> {
+        let chosen = pick(sub(matches), Self::NAMES)?;
+        self.table(chosen)
+    }
+}
+
+impl WorkerArgs {
+    /// The worker id source the flags choose.
+    pub fn source(&self, matches: &ArgMatches) -> Result<Source, String> {
+        let chosen = pick(sub(matches), &["db", "mysql", "postgres", "worker_id"])?;
+        if chosen == Some("worker_id") {
+            let id = self.worker_id.unwrap_or_default();
+            if self.recycle {
+                return Err(
+                    "--recycle needs a worker table (--db, --mysql or --postgres), not --worker-id"
+                        .into(),
+                );
+            }
+            return Ok(Source::Fixed(id));
+        }
+        Ok(Source::Table(self.db.table(chosen)?.recycle(self.recycle)))
+    }
+}
+
+impl RingArgs {
+    /// Applies the ring flags to a builder.
+    pub fn apply(&self, mut b: ringflake::CachedBuilder) -> ringflake::CachedBuilder {
+        if let Some(p) = self.boost_power {
+            b = b.boost_power(p);
+        }
+        if let Some(p) = self.padding_factor {
+            b = b.padding_factor(p);
+        }
+        if let Some(s) = self.max_lag {
+            b = b.max_lag(Duration::from_secs(s));
+        }
+        if let Some(s) = self.max_lead {
+            let policy = if self.lead_policy == "fail" {
+                LeadPolicy::Fail
+            } else {
+                LeadPolicy::Wait
+            };
+            b = b.max_lead(Duration::from_secs(s), policy);
+        }
+        b
+    }
+}
+
+/// Builds a cached generator for `layout` with the worker id from `source`.
+pub fn generator(
+    layout: Layout,
+    source: &Source,
+    ring: Option<&RingArgs>,
+) -> Result<CachedUidGenerator, String> {
+    let mut b = CachedUidGenerator::builder(layout);
+    b = match source {
+        Source::Fixed(id) => b.worker_id(*id),
+        Source::Table(assigner) => b.worker_id_from(assigner),
+    };
+    if let Some(ring) = ring {
+        b = ring.apply(b);
+    }
+    b.build().map_err(|e| e.to_string())
+}

@@ -1,0 +1,223 @@
+//! Reading IDs from text and writing them, and the little JSON the command prints.
+
+use std::fmt::Write as _;
+
+/// Reads an ID written in decimal; the error says what is wrong with it, for a person.
+pub fn parse_id(text: &str) -> Result<u64, String> {
+    let max = i64::MAX;
+    if text.is_empty() {
+        return Err(format!("empty ID: expected a decimal number in 0..={max}"));
+    }
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "ID {text:?} is not a decimal number: expected digits only, in 0..={max}"
+        ));
+    }
+    if negative && digits.bytes().any(|b| b != b'0') {
+        return Err(format!(
+            "ID {text} is negative: no UidGenerator ID has its sign bit set; expected 0..={max}"
+        ));
+    }
+    match digits.parse::<u64>() {
+        Ok(id) if id <= max as u64 => Ok(id),
+        _ => Err(format!(
+            "ID {text} is out of range: expected at most {max} (63 bits)"
+        )),
+    }
+}
+
+/// Appends `s` as a JSON string, quotes included.
+pub fn json_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// `{"error":"<message>"}`.
+pub fn json_error(message: &str) -> String {
+    let mut out = String::with_capacity(message.len() + 16);
+    out.push_str("{\"error\":");
+    json_string(&mut out, message);
+    out.push('}');
+    out
+}
+
+/// The decimal digits of a number, kept so that the next number up costs a digit increment
+/// instead of a division per digit: IDs taken together are mostly consecutive (a chunk of the
+/// ring is a run of sequences).
+struct Decimal {
+    buf: [u8; 20],
+    start: usize,
+    value: u64,
+}
+
+impl Decimal {
+    fn new(value: u64) -> Self {
+        let mut d = Decimal {
+            buf: [b'0'; 20],
+            start: 20,
+            value,
+        };
+        d.set(value);
+        d
+    }
+
+    fn set(&mut self, mut n: u64) {
+        self.value = n;
+        let mut i = self.buf.len();
+        loop {
+            i -= 1;
+            self.buf[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.start = i;
+    }
+
+    /// Moves to `n`: by incrementing the digits when `n` is the next number, else afresh.
+    fn advance(&mut self, n: u64) {
+        if n != self.value.wrapping_add(1) || self.start == 0 {
+            self.set(n);
+            return;
+        }
+        self.value = n;
+        let mut i = self.buf.len() - 1;
+        loop {
+            if self.buf[i] != b'9' {
+                self.buf[i] += 1;
+                return;
+            }
+            self.buf[i] = b'0';
+            if i == self.start {
+                self.start -= 1;
+                self.buf[self.start] = b'1';
+                return;
+            }
+            i -= 1;
+        }
+    }
+
+    fn digits(&self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+}
+
+/// Appends `ids` as a JSON array of strings (JavaScript numbers lose digits above 2^53).
+pub fn json_ids(ids: &[u64], out: &mut Vec<u8>) {
+    out.reserve(ids.len() * 22 + 2);
+    out.push(b'[');
+    if let Some((&first, rest)) = ids.split_first() {
+        let mut d = Decimal::new(first);
+        out.push(b'"');
+        out.extend_from_slice(d.digits());
+        out.push(b'"');
+        for &id in rest {
+            d.advance(id);
+            out.extend_from_slice(b",\"");
+            out.extend_from_slice(d.digits());
+            out.push(b'"');
+        }
+    }
+    out.push(b']');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_as_json_strings() {
+        let ids = [
+            0,
+            1,
+            9,
+            10,
+            11,
+            99,
+            100,
+            5,
+            999,
+            1000,
+            1001,
+            7,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
+        let mut out = Vec::new();
+        json_ids(&ids, &mut out);
+        let want: Vec<String> = ids.iter().map(|i| format!("\"{i}\"")).collect();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            format!("[{}]", want.join(","))
+        );
+        let mut empty = Vec::new();
+        json_ids(&[], &mut empty);
+        assert_eq!(empty, b"[]");
+    }
+
+    #[test]
+    fn consecutive_runs() {
+        let ids: Vec<u64> = (9_999_990..10_000_020)
+            .chain(i64::MAX as u64 - 3..=i64::MAX as u64)
+            .collect();
+        let mut out = Vec::new();
+        json_ids(&ids, &mut out);
+        let want: Vec<String> = ids.iter().map(|i| format!("\"{i}\"")).collect();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            format!("[{}]", want.join(","))
+        );
+    }
+
+    #[test]
+    fn ids_from_text() {
+        assert_eq!(parse_id("17179877377"), Ok(17_179_877_377));
+        assert_eq!(parse_id("9223372036854775807"), Ok(i64::MAX as u64));
+        assert_eq!(parse_id("-0"), Ok(0));
+        assert!(
+            parse_id("9223372036854775808")
+                .unwrap_err()
+                .contains("out of range")
+        );
+        assert!(
+            parse_id("99999999999999999999999")
+                .unwrap_err()
+                .contains("out of range")
+        );
+        assert!(parse_id("-5").unwrap_err().contains("negative"));
+        assert!(
+            parse_id("abc")
+                .unwrap_err()
+                .contains("not a decimal number")
+        );
+        assert!(
+            parse_id("1e5")
+                .unwrap_err()
+                .contains("not a decimal number")
+        );
+        assert!(parse_id("").unwrap_err().contains("empty"));
+    }
+
+    #[test]
+    fn errors_escape() {
+        assert_eq!(json_error("a \"b\"\n"), r#"{"error":"a \"b\"\n"}"#);
+    }
+}

@@ -1,0 +1,436 @@
+//! The layout planner: which bit widths and epoch fit a demand, and what borrowing costs.
+//!
+//! Three numbers decide a layout: the sustained rate one worker must serve (IDs per second), how
+//! many boots take a new worker id (restarts per day, as UidGenerator's
+//! `DisposableWorkerIdAssigner` burns one per boot), and how many years the layout must last.
+//!
+//! - **Sequence bits** set the rate a worker serves from the current second: `2^seq_bits` IDs a
+//!   second. Above it the cached generator *borrows* future seconds (RFC 9562 §6.2, "increment
+//!   the timestamp ahead of the actual time"), so at rate `r` one worker uses `r / 2^seq_bits`
+//!   seconds of its time field per wall-clock second, and the layout's lifetime shrinks by that
+//!   factor. Borrowing never buys lifetime: a worker's ID space is `2^(time_bits + seq_bits)`
+//!   either way; it only moves IDs from the future into the present.
+//! - **Worker bits** must hold every id handed out while the layout lives: `restarts per day ×
+//!   365.25 × years` without recycling; with [`DatabaseAssigner::recycle`] only the live nodes
+//!   (plus those restarted within one lease window).
+//! - **Time bits** must cover the years from the epoch, so the epoch should be recent: every
+//!   second between the epoch and the first boot is lost.
+//!
+//! [`propose`] finds the smallest width of each field for the demand and hands out the bits left
+//! over in a few ways; [`Assessment::of`] tells how any layout fares under the demand.
+//!
+//! [`DatabaseAssigner::recycle`]: crate::DatabaseAssigner::recycle
+
+use crate::{Error, Layout};
+
+/// Seconds in a year of 365.25 days.
+pub const SECONDS_PER_YEAR: u64 = 31_557_600;
+
+/// The largest rate the planner accepts: 2^40 (about 1.1 trillion) IDs per second.
+const MAX_RATE: u64 = 1 << 40;
+
+/// The longest lifetime the planner accepts, in years.
+const MAX_YEARS: u32 = 10_000;
+
+/// Worker bits kept for live nodes when ids cannot cover years of restarts: 16 ids.
+const LIVE_WORKER_BITS: u32 = 4;
+
+/// What a layout must sustain.
+///
+/// # Examples
+///
+/// ```
+/// use ringflake::plan::Demand;
+///
+/// let demand = Demand { ids_per_second: 100_000, restarts_per_day: 24, years: 20 };
+/// assert_eq!(demand.worker_ids_per_year(), 8_766);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Demand {
+    /// The sustained rate of the busiest node, in IDs per second.
+    pub ids_per_second: u64,
+    /// Boots per day across every node sharing the worker table; each takes a new worker id.
+    pub restarts_per_day: u64,
+    /// How long the layout must last, in years of 365.25 days.
+    pub years: u32,
+}
+
+impl Demand {
+    /// Worker ids consumed per year without recycling: `restarts_per_day × 365.25`, rounded up.
+    ///
+    /// ```
+    /// use ringflake::plan::Demand;
+    /// let d = Demand { ids_per_second: 1, restarts_per_day: 1, years: 1 };
+    /// assert_eq!(d.worker_ids_per_year(), 366);
+    /// ```
+    pub fn worker_ids_per_year(&self) -> u64 {
+        self.restarts_per_day.saturating_mul(1461).div_ceil(4)
+    }
+
+    /// Checks the numbers are in the planner's range.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidConfig`] naming the value and its range: the rate must be 1 to 2^40 IDs
+    /// a second, the years 1 to 10,000.
+    ///
+    /// ```
+    /// use ringflake::plan::Demand;
+    /// let bad = Demand { ids_per_second: 0, restarts_per_day: 1, years: 10 };
+    /// assert_eq!(
+    ///     bad.check().unwrap_err().to_string(),
+    ///     "invalid rate 0: allowed 1..=1099511627776 IDs per second"
+    /// );
+    /// ```
+    pub fn check(&self) -> Result<(), Error> {
+        if !(1..=MAX_RATE).contains(&self.ids_per_second) {
+            return Err(Error::InvalidConfig {
+                name: "rate",
+                value: self.ids_per_second,
+                allowed: "1..=1099511627776 IDs per second",
+            });
+        }
+        if !(1..=MAX_YEARS).contains(&self.years) {
+            return Err(Error::InvalidConfig {
+                name: "years",
+                value: u64::from(self.years),
+                allowed: "1..=10000",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// How a layout fares under a [`Demand`], from a given moment.
+///
+/// # Examples
+///
+/// ```
+/// use ringflake::Layout;
+/// use ringflake::plan::{Assessment, Demand};
+///
+/// let demand = Demand { ids_per_second: 81_920, restarts_per_day: 0, years: 10 };
+/// let layout = Layout::default(); // 13 sequence bits: 8,192 IDs a second before borrowing
+/// let a = Assessment::of(&layout, &demand, layout.epoch_seconds());
+/// assert_eq!(a.time_per_second, 10.0); // ten seconds of the time field per second
+/// assert!((a.lifetime_years() - 3.4).abs() < 0.01); // 34 years become 3.4
+/// assert!(!a.meets(&demand));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Assessment {
+    /// The layout assessed.
+    pub layout: Layout,
+    /// The moment the assessment starts from, in unix seconds.
+    pub now: i64,
+    /// Seconds of the time field one worker uses per wall-clock second at the demanded rate:
+    /// 1 without borrowing, `rate / 2^seq_bits` above it.
+    pub time_per_second: f64,
+    /// Seconds from `now` until the time field runs out at the demanded rate.
+    pub lifetime_seconds: f64,
+    /// Worker ids consumed per year without recycling.
+    pub worker_ids_per_year: u64,
+}
+
+impl Assessment {
+    /// Assesses `layout` under `demand` from unix second `now`.
+    ///
+    /// ```
+    /// use ringflake::Layout;
+    /// use ringflake::plan::{Assessment, Demand};
+    ///
+    /// let layout = Layout::new(31, 23, 9, 1_735_689_600)?;
+    /// let demand = Demand { ids_per_second: 512, restarts_per_day: 10, years: 50 };
+    /// let a = Assessment::of(&layout, &demand, layout.epoch_seconds());
+    /// assert!(!a.borrows());
+    /// assert!(a.lifetime_years() > 68.0);
+    /// assert!(a.meets(&demand));
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn of(layout: &Layout, demand: &Demand, now: i64) -> Assessment {
+        let per_worker = (1u64 << layout.seq_bits()) as f64;
+        let time_per_second = (demand.ids_per_second as f64 / per_worker).max(1.0);
+        let used = now.saturating_sub(layout.epoch_seconds()).max(0) as u64;
+        let left = layout.max_delta_seconds().saturating_sub(used);
+        Assessment {
+            layout: *layout,
+            now,
+            time_per_second,
+            lifetime_seconds: left as f64 / time_per_second,
+            worker_ids_per_year: demand.worker_ids_per_year(),
+        }
+    }
+
+    /// The lifetime in years of 365.25 days.
+    ///
+    /// ```
+    /// use ringflake::Layout;
+    /// use ringflake::plan::{Assessment, Demand};
+    /// let d = Demand { ids_per_second: 1, restarts_per_day: 0, years: 1 };
+    /// let layout = Layout::default();
+    /// let years = Assessment::of(&layout, &d, layout.epoch_seconds()).lifetime_years();
+    /// assert!((years - 34.02).abs() < 0.01);
+    /// ```
+    pub fn lifetime_years(&self) -> f64 {
+        self.lifetime_seconds / SECONDS_PER_YEAR as f64
+    }
+
+    /// The unix second the time field runs out at the demanded rate (saturating).
+    ///
+    /// ```
+    /// use ringflake::Layout;
+    /// use ringflake::plan::{Assessment, Demand};
+    /// let d = Demand { ids_per_second: 8_192, restarts_per_day: 0, years: 1 };
+    /// let layout = Layout::default();
+    /// let a = Assessment::of(&layout, &d, layout.epoch_seconds());
+    /// assert_eq!(a.exhausted_at(), layout.last_valid_second());
+    /// ```
+    pub fn exhausted_at(&self) -> i64 {
+        self.now.saturating_add(self.lifetime_seconds as i64)
+    }
+
+    /// Whether one worker at the demanded rate borrows future seconds.
+    ///
+    /// ```
+    /// use ringflake::Layout;
+    /// use ringflake::plan::{Assessment, Demand};
+    /// let d = Demand { ids_per_second: 8_193, restarts_per_day: 0, years: 1 };
+    /// assert!(Assessment::of(&Layout::default(), &d, 1_800_000_000).borrows());
+    /// ```
+    pub fn borrows(&self) -> bool {
+        self.time_per_second > 1.0
+    }
+
+    /// The rate one worker serves without borrowing: `2^seq_bits` IDs a second.
+    ///
+    /// ```
+    /// use ringflake::Layout;
+    /// use ringflake::plan::{Assessment, Demand};
+    /// let d = Demand { ids_per_second: 1, restarts_per_day: 0, years: 1 };
+    /// assert_eq!(Assessment::of(&Layout::default(), &d, 1_800_000_000).rate_without_borrowing(), 8_192);
+    /// ```
+    pub fn rate_without_borrowing(&self) -> u64 {
+        1 << self.layout.seq_bits()
+    }
+
+    /// Years until the worker ids run out without recycling; `None` without restarts.
+    ///
+    /// ```
+    /// use ringflake::Layout;
+    /// use ringflake::plan::{Assessment, Demand};
+    /// let d = Demand { ids_per_second: 1, restarts_per_day: 100, years: 1 };
+    /// let years = Assessment::of(&Layout::default(), &d, 1_800_000_000).worker_id_years();
+    /// assert!((years.unwrap() - 28.7).abs() < 0.1); // 1,048,575 ids at 36,525 a year
+    /// ```
+    pub fn worker_id_years(&self) -> Option<f64> {
+        (self.worker_ids_per_year > 0)
+            .then(|| self.layout.max_worker_id() as f64 / self.worker_ids_per_year as f64)
+    }
+
+    /// Whether the layout lasts the demanded years at the demanded rate, and its worker ids last
+    /// as long without recycling.
+    ///
+    /// ```
+    /// use ringflake::Layout;
+    /// use ringflake::plan::{Assessment, Demand};
+    /// let d = Demand { ids_per_second: 1_000, restarts_per_day: 10, years: 30 };
+    /// let layout = Layout::default();
+    /// assert!(Assessment::of(&layout, &d, layout.epoch_seconds()).meets(&d));
+    /// ```
+    pub fn meets(&self, demand: &Demand) -> bool {
+        self.lifetime_years() >= f64::from(demand.years) && self.worker_ids_last(demand)
+    }
+
+    /// Whether the worker ids last the demanded years without recycling.
+    ///
+    /// ```
+    /// use ringflake::Layout;
+    /// use ringflake::plan::{Assessment, Demand};
+    /// let d = Demand { ids_per_second: 1, restarts_per_day: 1_000, years: 10 };
+    /// assert!(!Assessment::of(&Layout::default(), &d, 1_800_000_000).worker_ids_last(&d));
+    /// ```
+    pub fn worker_ids_last(&self, demand: &Demand) -> bool {
+        self.worker_id_years()
+            .is_none_or(|years| years >= f64::from(demand.years))
+    }
+}
+
+/// A layout the planner proposes, with why and how it fares.
+///
+/// # Examples
+///
+/// ```
+/// use ringflake::plan::{Demand, propose};
+///
+/// let demand = Demand { ids_per_second: 50_000, restarts_per_day: 2, years: 30 };
+/// let proposals = propose(&demand, 1_780_000_000, 1_780_000_000)?;
+/// let first = &proposals[0];
+/// assert_eq!(first.name, "longest life");
+/// assert!(first.assessment.meets(&demand));
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proposal {
+    /// A short name: "longest life", "most worker ids", "burst headroom", "balanced", ...
+    pub name: &'static str,
+    /// What the proposal favours, in a sentence.
+    pub why: &'static str,
+    /// How it fares under the demand.
+    pub assessment: Assessment,
+}
+
+/// The smallest width of each field for a demand: `(time, worker, sequence)`.
+///
+/// The sequence field holds the rate without borrowing, the worker field the worker ids of every
+/// restart over the years (without recycling), the time field the years from `epoch_seconds`
+/// when counted from `now`.
+///
+/// # Errors
+///
+/// As [`Demand::check`].
+///
+/// ```
+/// use ringflake::plan::{Demand, minimum_widths};
+/// let d = Demand { ids_per_second: 100_000, restarts_per_day: 24, years: 20 };
+/// // 2^17 = 131,072 IDs a second; 175,320 ids need 18 bits; 20 years need 30 time bits.
+/// assert_eq!(minimum_widths(&d, 1_800_000_000, 1_800_000_000)?, (30, 18, 17));
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+pub fn minimum_widths(
+    demand: &Demand,
+    epoch_seconds: i64,
+    now: i64,
+) -> Result<(u32, u32, u32), Error> {
+    demand.check()?;
+    let seq = bits_for(demand.ids_per_second - 1).max(1);
+    let ids = demand
+        .worker_ids_per_year()
+        .saturating_mul(u64::from(demand.years));
+    let worker = bits_for(ids).max(1);
+    let elapsed = now.saturating_sub(epoch_seconds).max(0) as u64;
+    let span = elapsed.saturating_add(u64::from(demand.years) * SECONDS_PER_YEAR);
+    let time = bits_for(span).max(1);
+    Ok((time, worker, seq))
+}
+
+/// The bits needed to hold `n`: 0 for 0, else `floor(log2(n)) + 1`.
+fn bits_for(n: u64) -> u32 {
+    64 - n.leading_zeros()
+}
+
+/// Proposes layouts for `demand` with epoch `epoch_seconds` (unix seconds, not after `now`),
+/// best first, each with its [`Assessment`] from `now`.
+///
+/// When the minimum widths ([`minimum_widths`]) fit in 63 bits, the spare bits go to the time
+/// field ("longest life"), the worker field ("most worker ids"), the sequence field ("burst
+/// headroom") or a third to each ("balanced"); proposals that come out the same are listed once.
+/// When they do not fit, the worker ids of years of restarts are what gives: "with recycling"
+/// keeps the rate and the years and leaves the worker field to live nodes (use
+/// [`DatabaseAssigner::recycle`](crate::DatabaseAssigner::recycle)), and if even 16 worker ids do
+/// not fit, "shorter life" is the longest the rate allows. Borrowing is no way out: it moves IDs
+/// from the future, it does not add any.
+///
+/// # Errors
+///
+/// As [`Demand::check`] and [`Layout::new`] (an epoch after the current time).
+///
+/// # Examples
+///
+/// ```
+/// use ringflake::plan::{Demand, propose};
+///
+/// // Minimum widths: 14 sequence bits (16,384 IDs a second), 17 worker bits (87,660 boots in
+/// // 10 years), 29 time bits (10 years): 60 bits, 3 to spare.
+/// let demand = Demand { ids_per_second: 10_000, restarts_per_day: 24, years: 10 };
+/// let now = 1_780_000_000; // 2026-05-28: a layout's epoch may not lie in the future
+/// let proposals = propose(&demand, now, now)?;
+/// let widths: Vec<_> = proposals
+///     .iter()
+///     .map(|p| {
+///         let l = p.assessment.layout;
+///         (p.name, l.time_bits(), l.worker_bits(), l.seq_bits())
+///     })
+///     .collect();
+/// assert_eq!(widths, [
+///     ("longest life", 32, 17, 14),
+///     ("most worker ids", 29, 20, 14),
+///     ("burst headroom", 29, 17, 17),
+///     ("balanced", 30, 18, 15),
+/// ]);
+/// assert!(proposals.iter().all(|p| p.assessment.meets(&demand)));
+///
+/// // Four times the restarts for 20 years do not fit beside 100,000 IDs a second: recycle.
+/// let demand = Demand { ids_per_second: 100_000, restarts_per_day: 96, years: 20 };
+/// let proposals = propose(&demand, now, now)?;
+/// assert_eq!(proposals[0].name, "with recycling");
+/// assert!(!proposals[0].assessment.worker_ids_last(&demand));
+/// assert!(proposals[0].assessment.lifetime_years() >= 20.0);
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+pub fn propose(demand: &Demand, epoch_seconds: i64, now: i64) -> Result<Vec<Proposal>, Error> {
+    let (t, w, s) = minimum_widths(demand, epoch_seconds, now)?;
+    let mut candidates: Vec<(&'static str, &'static str, u32, u32, u32)> = Vec::new();
+    if t + w + s <= 63 {
+        let spare = 63 - (t + w + s);
+        candidates.push((
+            "longest life",
+            "the spare bits go to the time field: the layout outlives the demanded years",
+            t + spare,
+            w,
+            s,
+        ));
+        candidates.push((
+            "most worker ids",
+            "the spare bits go to the worker field: more restarts, or room to skip recycling",
+            t,
+            w + spare,
+            s,
+        ));
+        candidates.push((
+            "burst headroom",
+            "the spare bits go to the sequence field: bursts far above the rate without borrowing",
+            t,
+            w,
+            s + spare,
+        ));
+        let third = spare / 3;
+        candidates.push((
+            "balanced",
+            "a third of the spare bits to each field, the rest to time",
+            t + spare - 2 * third,
+            w + third,
+            s + third,
+        ));
+    } else if t + s + LIVE_WORKER_BITS <= 63 {
+        candidates.push((
+            "with recycling",
+            "years of restarts do not fit: run with recycling (--recycle), so the worker field \
+             only has to hold the live nodes",
+            t,
+            63 - t - s,
+            s,
+        ));
+    } else {
+        let worker = w.min(LIVE_WORKER_BITS);
+        candidates.push((
+            "shorter life",
+            "the rate and the years do not fit 63 bits together: the longest life this rate \
+             allows, with recycling and 16 worker ids",
+            63 - s - worker,
+            worker,
+            s,
+        ));
+    }
+    let mut out: Vec<Proposal> = Vec::new();
+    for (name, why, time, worker, seq) in candidates {
+        let layout = Layout::new(time, worker, seq, epoch_seconds)?;
+        if out.iter().any(|p| p.assessment.layout == layout) {
+            continue;
+        }
+        out.push(Proposal {
+            name,
+            why,
+            assessment: Assessment::of(&layout, demand, now),
+        });
+    }
+    Ok(out)
+}
