@@ -171,8 +171,9 @@ fn workers_main(a: &WorkersArgs, matches: &clap::ArgMatches) -> Result<(), Strin
     }
     let highest = rows.iter().map(|r| r.id).max().unwrap_or(0);
     let summary = format!(
-        "{} rows in {table}; highest worker id {highest} of the layout's {} (worker bits {})",
+        "{} {} in {table}; highest worker id {highest} of the layout's {} (worker bits {})",
         rows.len(),
+        if rows.len() == 1 { "row" } else { "rows" },
         layout.max_worker_id(),
         layout.worker_bits()
     );

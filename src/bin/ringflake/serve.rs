@@ -475,6 +475,53 @@ mod tests {
     }
 
     #[test]
+    fn health_reasons() {
+        let layout = Layout::default();
+        let healthy = ringflake::Stats {
+            capacity: 65_536,
+            available: 65_536,
+            issued: 0,
+            paddings: 1,
+            discarded: 0,
+            take_waits: 0,
+            lead_seconds: 0,
+            lag_seconds: 0,
+            remaining_seconds: 1_000,
+            worker_id: 4,
+            filler_up: true,
+            lease_until: Some(1_800_000_300),
+            lease_lost: false,
+        };
+        assert_eq!(unhealthy(&healthy, &layout), None);
+        let down = ringflake::Stats {
+            filler_up: false,
+            ..healthy
+        };
+        assert!(
+            unhealthy(&down, &layout)
+                .unwrap()
+                .starts_with("filler down")
+        );
+        let exhausted = ringflake::Stats {
+            remaining_seconds: 0,
+            ..healthy
+        };
+        let reason = unhealthy(&exhausted, &layout).unwrap();
+        assert!(reason.starts_with("lifetime exhausted"), "{reason}");
+        assert!(reason.contains("2059-01-10T13:37:03Z"), "{reason}");
+        let lost = ringflake::Stats {
+            lease_lost: true,
+            ..healthy
+        };
+        let reason = unhealthy(&lost, &layout).unwrap();
+        assert!(reason.starts_with("lease lost"), "{reason}");
+        assert!(
+            reason.contains("worker id 4") && reason.contains("1800000300"),
+            "{reason}"
+        );
+    }
+
+    #[test]
     fn stop_only_escalates() {
         assert!(Stop::No < Stop::Graceful && Stop::Graceful < Stop::Now);
     }

@@ -1,0 +1,1009 @@
+//! The `ringflake` binary driven as a subprocess: `gen` and `parse` against UidGenerator's Java
+//! vectors (`../shared/compat/uidgenerator-vectors-utc.tsv`, TZ=UTC), bad flags and IDs, the
+//! planner, `workers`, ten `gen` processes on one SQLite file, and `serve` on an ephemeral port:
+//! every endpoint, every bad-input status, and SIGTERM.
+#![cfg(all(feature = "cli", unix))]
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+const VECTORS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/compat/uidgenerator-vectors-utc.tsv"
+);
+
+/// The binary, with no `RINGFLAKE_…` variable from the caller's environment (CI sets database
+/// URLs), `TZ=UTC`, run in `dir` so that the default `ringflake.db` lands there.
+fn ringflake(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringflake"));
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("RINGFLAKE_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.env("TZ", "UTC").current_dir(dir);
+    cmd
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    ringflake(dir)
+        .args(args)
+        .output()
+        .expect("run the ringflake binary")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs and expects success, returning stdout.
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let o = run(dir, args);
+    assert!(
+        o.status.success(),
+        "ringflake {args:?} failed with {}: {}",
+        o.status,
+        stderr(&o)
+    );
+    stdout(&o)
+}
+
+/// Runs and expects failure with exit code `code` and `needle` in stderr.
+fn fails(dir: &Path, args: &[&str], code: i32, needle: &str) -> Output {
+    let o = run(dir, args);
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "ringflake {args:?}: stdout {} stderr {}",
+        stdout(&o),
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains(needle),
+        "ringflake {args:?}: expected {needle:?} in stderr, got {}",
+        stderr(&o)
+    );
+    o
+}
+
+struct Vector {
+    widths: (String, String, String),
+    epoch_date: String,
+    epoch_seconds: String,
+    uid: String,
+    parse: String,
+}
+
+fn vectors() -> Vec<Vector> {
+    let text = std::fs::read_to_string(VECTORS).unwrap_or_else(|e| {
+        panic!("cannot read {VECTORS} ({e}): shared/ must sit beside the repository")
+    });
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("config"))
+        .map(|line| {
+            let f: Vec<&str> = line.split('\t').collect();
+            // "A(29,21,13)"
+            let inner = &f[0][2..f[0].len() - 1];
+            let w: Vec<&str> = inner.split(',').collect();
+            Vector {
+                widths: (w[0].into(), w[1].into(), w[2].into()),
+                epoch_date: f[1].into(),
+                epoch_seconds: f[2].into(),
+                uid: f[6].into(),
+                parse: f[8].into(),
+            }
+        })
+        .collect()
+}
+
+fn layout_flags(v: &Vector) -> Vec<String> {
+    vec![
+        "--time-bits".into(),
+        v.widths.0.clone(),
+        "--worker-bits".into(),
+        v.widths.1.clone(),
+        "--seq-bits".into(),
+        v.widths.2.clone(),
+        "--epoch".into(),
+        v.epoch_date.clone(),
+    ]
+}
+
+fn temp() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
+
+#[test]
+fn parse_matches_java_vectors() {
+    let dir = temp();
+    let vectors = vectors();
+    assert!(vectors.len() >= 20, "too few vectors in {VECTORS}");
+    let mut checked = 0;
+    for v in &vectors {
+        let flags = layout_flags(v);
+        let mut args: Vec<&str> = vec!["parse", &v.uid];
+        args.extend(flags.iter().map(String::as_str));
+        if v.uid.starts_with('-') {
+            // Java's spill-over into the sign bit: refused, not parsed.
+            fails(dir.path(), &args, 1, "negative");
+            continue;
+        }
+        assert_eq!(ok(dir.path(), &args).trim_end(), v.parse, "uid {}", v.uid);
+        // The same with the epoch as seconds.
+        let mut by_seconds: Vec<&str> = vec!["parse", &v.uid];
+        by_seconds.extend(flags[..6].iter().map(String::as_str));
+        by_seconds.extend(["--epoch-seconds", &v.epoch_seconds]);
+        assert_eq!(ok(dir.path(), &by_seconds).trim_end(), v.parse);
+        checked += 1;
+    }
+    assert!(checked >= 20);
+}
+
+#[test]
+fn parse_many_ids_one_line_each_and_bad_ones_fail() {
+    let dir = temp();
+    let vectors = vectors();
+    let a: Vec<&Vector> = vectors
+        .iter()
+        .filter(|v| v.widths.0 == "29" && !v.uid.starts_with('-'))
+        .collect();
+    let flags = layout_flags(a[0]);
+    let mut args: Vec<&str> = vec!["parse"];
+    args.extend(a.iter().map(|v| v.uid.as_str()));
+    args.extend(flags.iter().map(String::as_str));
+    let out = ok(dir.path(), &args);
+    let want: Vec<&str> = a.iter().map(|v| v.parse.as_str()).collect();
+    assert_eq!(out.lines().collect::<Vec<_>>(), want);
+
+    // Bad IDs among good ones: the good ones are printed, each bad one named on stderr.
+    let bad = [
+        "abc",
+        "-9223372036854767616",
+        "9223372036854775808",
+        "12x",
+        "99999999999999999999",
+    ];
+    let mut args: Vec<&str> = vec!["parse", "1"];
+    args.extend(bad);
+    args.push("8192");
+    args.extend(flags.iter().map(String::as_str));
+    let o = fails(dir.path(), &args, 1, "5 IDs could not be parsed");
+    let lines: Vec<String> = stdout(&o).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 2);
+    assert!(lines[0].starts_with(r#"{"UID":"1","#));
+    assert!(lines[1].contains(r#""workerId":"1""#));
+    let err = stderr(&o);
+    assert!(err.contains(r#"ID "abc" is not a decimal number"#), "{err}");
+    assert!(err.contains("ID -9223372036854767616 is negative"), "{err}");
+    assert!(
+        err.contains("ID 9223372036854775808 is out of range"),
+        "{err}"
+    );
+    assert!(err.contains(r#"ID "12x" is not a decimal number"#), "{err}");
+    assert!(
+        err.contains("ID 99999999999999999999 is out of range"),
+        "{err}"
+    );
+}
+
+#[test]
+fn time_zone_for_epoch_and_timestamps() {
+    let dir = temp();
+    // Java with default zone Asia/Shanghai: epochStr "2016-05-20" is midnight in Beijing, and
+    // parseUID prints Beijing time: the default epoch of UidGenerator.
+    let flags = [
+        "--time-bits",
+        "28",
+        "--worker-bits",
+        "22",
+        "--seq-bits",
+        "13",
+        "--epoch",
+        "2016-05-20",
+    ];
+    let mut args = vec!["parse", "0"];
+    args.extend(flags);
+    let beijing = ringflake(dir.path())
+        .env("TZ", "Asia/Shanghai")
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(beijing.status.success(), "{}", stderr(&beijing));
+    assert_eq!(
+        stdout(&beijing).trim_end(),
+        r#"{"UID":"0","timestamp":"2016-05-20 00:00:00","workerId":"0","sequence":"0"}"#
+    );
+    // The same through --tz, with TZ=UTC, and as epoch seconds.
+    args.extend(["--tz", "Asia/Shanghai"]);
+    assert_eq!(
+        ok(dir.path(), &args).trim_end(),
+        r#"{"UID":"0","timestamp":"2016-05-20 00:00:00","workerId":"0","sequence":"0"}"#
+    );
+    let java_default = ok(
+        dir.path(),
+        &[
+            "parse",
+            "0",
+            "--time-bits",
+            "28",
+            "--worker-bits",
+            "22",
+            "--seq-bits",
+            "13",
+            "--epoch-seconds",
+            "1463673600",
+        ],
+    );
+    assert!(java_default.contains(r#""timestamp":"2016-05-19 16:00:00""#)); // UTC rendering
+    // Java-style offsets.
+    let offset = ok(
+        dir.path(),
+        &[
+            "parse",
+            "0",
+            "--epoch",
+            "2016-05-20",
+            "--tz",
+            "GMT+8",
+            "--time-bits",
+            "28",
+            "--worker-bits",
+            "22",
+            "--seq-bits",
+            "13",
+        ],
+    );
+    assert!(offset.contains(r#""timestamp":"2016-05-20 00:00:00""#));
+}
+
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+#[test]
+fn gen_makes_ids_of_the_vector_layouts() {
+    let dir = temp();
+    let vectors = vectors();
+    for config in ["29", "28"] {
+        let v = vectors.iter().find(|v| v.widths.0 == config).unwrap();
+        let flags = layout_flags(v);
+        let (time, worker, seq): (u32, u32, u32) = (
+            v.widths.0.parse().unwrap(),
+            v.widths.1.parse().unwrap(),
+            v.widths.2.parse().unwrap(),
+        );
+        assert_eq!(time + worker + seq, 63);
+        let epoch: i64 = v.epoch_seconds.parse().unwrap();
+        let before = now();
+        let mut args = vec!["gen", "-n", "20000", "--worker-id", "7"];
+        args.extend(flags.iter().map(String::as_str));
+        let out = ok(dir.path(), &args);
+        let after = now();
+        let ids: Vec<u64> = out.lines().map(|l| l.parse().unwrap()).collect();
+        assert_eq!(ids.len(), 20_000);
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "gen's IDs increase");
+        for &id in &ids {
+            assert_eq!((id >> seq) & ((1 << worker) - 1), 7, "worker field of {id}");
+        }
+        // The first ID carries the current second (20,000 IDs borrow at most a few seconds).
+        let second = epoch + (ids[0] >> (worker + seq)) as i64;
+        assert!(
+            (before - 1..=after + 1).contains(&second),
+            "second {second} not in {before}..={after}"
+        );
+        // And parse reads gen's IDs back with the same flags: worker 7, UTC timestamp.
+        let mut p = vec!["parse".to_string(), ids[0].to_string()];
+        p.extend(flags.iter().cloned());
+        let p: Vec<&str> = p.iter().map(String::as_str).collect();
+        let parsed = ok(dir.path(), &p);
+        assert!(
+            parsed.contains(r#""workerId":"7","sequence":"0""#),
+            "{parsed}"
+        );
+    }
+}
+
+#[test]
+fn flags_from_the_environment_and_the_command_line_wins() {
+    let dir = temp();
+    let env_out = ringflake(dir.path())
+        .args(["parse", "17179877377"])
+        .env("RINGFLAKE_TIME_BITS", "29")
+        .env("RINGFLAKE_WORKER_BITS", "21")
+        .env("RINGFLAKE_SEQ_BITS", "13")
+        .env("RINGFLAKE_EPOCH", "2016-09-20")
+        .output()
+        .unwrap();
+    assert!(env_out.status.success(), "{}", stderr(&env_out));
+    assert_eq!(
+        stdout(&env_out).trim_end(),
+        r#"{"UID":"17179877377","timestamp":"2016-09-20 00:00:01","workerId":"1","sequence":"1"}"#
+    );
+    // Two widths given, the third is what makes 63.
+    let two = ok(
+        dir.path(),
+        &[
+            "parse",
+            "17179877377",
+            "--time-bits",
+            "29",
+            "--seq-bits",
+            "13",
+            "--epoch",
+            "2016-09-20",
+        ],
+    );
+    assert_eq!(two, stdout(&env_out));
+    // RINGFLAKE_DB in the environment, --worker-id on the command line: the flag wins.
+    let o = ringflake(dir.path())
+        .args(["gen", "--worker-id", "5"])
+        .env("RINGFLAKE_DB", dir.path().join("env.db"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let id: u64 = stdout(&o).trim().parse().unwrap();
+    assert_eq!((id >> 13) & ((1 << 20) - 1), 5);
+    assert!(!dir.path().join("env.db").exists());
+    // Both on the command line: an error naming both.
+    fails(
+        dir.path(),
+        &["gen", "--worker-id", "5", "--db", "x.db"],
+        1,
+        "choose one worker id source, got --db and --worker-id",
+    );
+    // Both from the environment: an error naming both variables.
+    let o = ringflake(dir.path())
+        .arg("gen")
+        .env("RINGFLAKE_DB", "x.db")
+        .env("RINGFLAKE_WORKER_ID", "3")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("--db (from RINGFLAKE_DB) and --worker-id (from RINGFLAKE_WORKER_ID)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn bad_flags_are_clear_errors() {
+    let dir = temp();
+    let d = dir.path();
+    // Usage errors: exit 2, clap's message.
+    fails(d, &["gen", "--bogus"], 2, "unexpected argument '--bogus'");
+    fails(
+        d,
+        &["frobnicate"],
+        2,
+        "unrecognized subcommand 'frobnicate'",
+    );
+    fails(
+        d,
+        &["parse"],
+        2,
+        "the following required arguments were not provided",
+    );
+    fails(d, &["gen", "-n", "ten"], 2, "invalid value 'ten'");
+    fails(d, &["gen", "--time-bits", "0"], 2, "invalid value '0'");
+    fails(
+        d,
+        &["serve", "--listen", "nowhere"],
+        2,
+        "invalid value 'nowhere'",
+    );
+    fails(d, &["layout", "--rate", "100"], 2, "--restarts-per-day");
+    // Values that parse but make no layout: exit 1, the library's message.
+    fails(
+        d,
+        &[
+            "gen",
+            "--worker-id",
+            "1",
+            "--time-bits",
+            "30",
+            "--worker-bits",
+            "20",
+            "--seq-bits",
+            "12",
+        ],
+        1,
+        "invalid bit widths: time 30 + worker 20 + sequence 12 = 62, expected 63",
+    );
+    fails(
+        d,
+        &["gen", "--worker-id", "1", "--epoch", "2024-13-01"],
+        1,
+        "invalid epoch \"2024-13-01\": month 13 out of range 1..=12",
+    );
+    fails(
+        d,
+        &["gen", "--worker-id", "1", "--epoch", "2999-01-01"],
+        1,
+        "is in the future",
+    );
+    fails(
+        d,
+        &[
+            "gen",
+            "--worker-id",
+            "1",
+            "--epoch",
+            "2025-01-01",
+            "--epoch-seconds",
+            "0",
+        ],
+        1,
+        "give the epoch once",
+    );
+    fails(
+        d,
+        &["parse", "1", "--tz", "Mars/Base"],
+        1,
+        "unknown time zone \"Mars/Base\"",
+    );
+    fails(
+        d,
+        &["gen", "--worker-id", "1048576"],
+        1,
+        "worker id 1048576 exceeds the max 1048575",
+    );
+    fails(
+        d,
+        &["gen", "--worker-id", "1", "--recycle"],
+        1,
+        "--recycle needs a worker table",
+    );
+    // UidGenerator's own defaults ran out: refused with the date, never negative IDs.
+    fails(
+        d,
+        &[
+            "gen",
+            "--worker-id",
+            "1",
+            "--time-bits",
+            "28",
+            "--worker-bits",
+            "22",
+            "--seq-bits",
+            "13",
+            "--epoch-seconds",
+            "1463673600",
+        ],
+        1,
+        "2024-11-20T13:24:15Z",
+    );
+    fails(
+        d,
+        &[
+            "layout",
+            "--rate",
+            "0",
+            "--restarts-per-day",
+            "1",
+            "--years",
+            "10",
+        ],
+        1,
+        "invalid rate 0",
+    );
+}
+
+#[test]
+fn layout_planner() {
+    let dir = temp();
+    let out = ok(
+        dir.path(),
+        &[
+            "layout",
+            "--rate",
+            "100000",
+            "--restarts-per-day",
+            "24",
+            "--years",
+            "20",
+        ],
+    );
+    assert!(out.contains("1. with recycling: 30/16/17"), "{out}");
+    assert!(out.contains("8,766 worker ids a year"), "{out}");
+    assert!(
+        out.contains("--time-bits 30 --worker-bits 16 --seq-bits 17 --epoch "),
+        "{out}"
+    );
+    // The default widths at that rate: 100,000 / 8,192 = 12.21 seconds per second.
+    assert!(out.contains("ringflake's default widths 30/20/13"), "{out}");
+    assert!(
+        out.contains("uses 12.21 seconds of the time field per second"),
+        "{out}"
+    );
+    assert!(out.contains("SHORT of 20 years"), "{out}");
+
+    let roomy = ok(
+        dir.path(),
+        &[
+            "layout",
+            "--rate",
+            "10000",
+            "--restarts-per-day",
+            "24",
+            "--years",
+            "10",
+            "--epoch",
+            "2025-01-01",
+        ],
+    );
+    for line in [
+        "1. longest life: 32/17/14",
+        "2. most worker ids: 29/20/14",
+        "3. burst headroom: 29/17/17",
+        "4. balanced: 30/18/15",
+        "--epoch 2025-01-01",
+    ] {
+        assert!(roomy.contains(line), "{line:?} missing from\n{roomy}");
+    }
+}
+
+#[test]
+fn ten_gen_processes_on_one_sqlite_file() {
+    let dir = temp();
+    let per_process = 20_000;
+    let children: Vec<Child> = (0..10)
+        .map(|_| {
+            ringflake(dir.path())
+                .args(["gen", "-n", &per_process.to_string(), "--db", "shared.db"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn gen")
+        })
+        .collect();
+    let mut all = HashSet::new();
+    let mut workers = HashSet::new();
+    for child in children {
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "gen failed: {}", stderr(&o));
+        let ids: Vec<u64> = stdout(&o).lines().map(|l| l.parse().unwrap()).collect();
+        assert_eq!(ids.len(), per_process);
+        workers.insert((ids[0] >> 13) & ((1 << 20) - 1));
+        all.extend(ids);
+    }
+    assert_eq!(all.len(), 10 * per_process, "IDs repeated across processes");
+    assert_eq!(workers.len(), 10, "each process has its own worker id");
+
+    // `workers` lists the ten rows.
+    let list = ok(dir.path(), &["workers", "--db", "shared.db"]);
+    let lines: Vec<&str> = list.lines().collect();
+    assert!(lines[0].starts_with("ID"), "{list}");
+    assert!(
+        lines[0].contains("HOST_NAME") && lines[0].contains("LEASE_UNTIL"),
+        "{list}"
+    );
+    assert_eq!(lines.len(), 1 + 10 + 1, "{list}");
+    assert!(lines[11].starts_with("10 rows in sqlite file shared.db; highest worker id 10"));
+}
+
+#[test]
+fn workers_on_the_default_file_and_with_recycling() {
+    let dir = temp();
+    ok(dir.path(), &["gen", "--recycle"]);
+    assert!(dir.path().join("ringflake.db").exists());
+    let list = ok(dir.path(), &["workers"]);
+    let row = list.lines().nth(1).unwrap();
+    assert!(row.starts_with("1 "), "{list}");
+    // A leased row shows its lease as a date, not "-".
+    assert!(!row.trim_end().ends_with('-'), "{list}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// serve
+// ---------------------------------------------------------------------------------------------
+
+/// A running `ringflake serve`, killed if a test fails before stopping it.
+struct Server {
+    child: Option<Child>,
+    addr: SocketAddr,
+    pid: u32,
+}
+
+impl Server {
+    fn start(dir: &Path, extra: &[&str]) -> Server {
+        let mut child = ringflake(dir)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn serve");
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        let addr = first
+            .split("listening on http://")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| {
+                let mut err = String::new();
+                child.stderr.take().unwrap().read_to_string(&mut err).ok();
+                panic!("no address in {first:?}; stderr: {err}")
+            })
+            .parse()
+            .unwrap();
+        assert!(first.contains("with worker id "), "{first}");
+        let pid = child.id();
+        Server {
+            child: Some(child),
+            addr,
+            pid,
+        }
+    }
+
+    fn sigterm(&self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Waits for the process to exit, at most `limit`; returns its status and stderr.
+    fn wait(&mut self, limit: Duration) -> (std::process::ExitStatus, String) {
+        let mut child = self.child.take().unwrap();
+        let start = Instant::now();
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                let mut err = String::new();
+                child.stderr.take().unwrap().read_to_string(&mut err).ok();
+                return (status, err);
+            }
+            if start.elapsed() > limit {
+                child.kill().ok();
+                panic!("serve did not exit within {limit:?}");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().ok();
+            child.wait().ok();
+        }
+    }
+}
+
+struct Reply {
+    status: u16,
+    headers: String,
+    body: String,
+}
+
+/// One HTTP/1.1 request on a new connection (`Connection: close`), read to the end.
+fn http(addr: SocketAddr, method: &str, path: &str) -> Reply {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    parse_reply(&raw)
+}
+
+fn parse_reply(raw: &str) -> Reply {
+    let (head, body) = raw.split_once("\r\n\r\n").expect("a complete response");
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status code");
+    Reply {
+        status,
+        headers: head.to_ascii_lowercase(),
+        body: body.to_string(),
+    }
+}
+
+fn get(addr: SocketAddr, path: &str) -> Reply {
+    http(addr, "GET", path)
+}
+
+/// Asserts a JSON error with `status` whose message contains `needle`.
+fn assert_error(r: &Reply, status: u16, needle: &str) {
+    assert_eq!(r.status, status, "{}", r.body);
+    assert!(
+        r.headers.contains("content-type: application/json"),
+        "{}",
+        r.headers
+    );
+    assert!(r.body.starts_with(r#"{"error":""#), "{}", r.body);
+    assert!(r.body.contains(needle), "{needle:?} not in {}", r.body);
+}
+
+/// The IDs of a `/ids` answer: a JSON array of strings.
+fn json_ids(body: &str) -> Vec<u64> {
+    let inner = body
+        .strip_prefix('[')
+        .and_then(|b| b.strip_suffix(']'))
+        .expect("a JSON array");
+    inner
+        .split(',')
+        .map(|s| {
+            s.strip_prefix('"')
+                .and_then(|s| s.strip_suffix('"'))
+                .expect("IDs as strings")
+                .parse()
+                .unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn serve_answers_every_endpoint() {
+    let dir = temp();
+    let mut server = Server::start(
+        dir.path(),
+        &[
+            "--time-bits",
+            "29",
+            "--worker-bits",
+            "21",
+            "--seq-bits",
+            "13",
+            "--epoch",
+            "2016-09-20",
+        ],
+    );
+    let addr = server.addr;
+
+    let r = get(addr, "/id");
+    assert_eq!(r.status, 200);
+    assert!(
+        r.headers.contains("content-type: text/plain"),
+        "{}",
+        r.headers
+    );
+    let first: u64 = r.body.parse().expect("a decimal ID");
+    assert_eq!(
+        (first >> 13) & ((1 << 21) - 1),
+        1,
+        "worker id 1: the first row of the new file"
+    );
+
+    let r = get(addr, "/ids?count=1000");
+    assert_eq!(r.status, 200);
+    assert!(r.headers.contains("content-type: application/json"));
+    let ids = json_ids(&r.body);
+    assert_eq!(ids.len(), 1000);
+    assert!(ids[0] > first && ids.windows(2).all(|w| w[0] < w[1]));
+    // The bound: 100,000 is accepted (more than the ring holds).
+    let r = get(addr, "/ids?count=100000");
+    assert_eq!(r.status, 200);
+    assert_eq!(json_ids(&r.body).len(), 100_000);
+    assert_eq!(json_ids(&get(addr, "/ids?count=1").body).len(), 1);
+
+    // parseUID, as Java prints it with the JVM zone UTC.
+    let r = get(addr, "/parse/17179877377");
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.body,
+        r#"{"UID":"17179877377","timestamp":"2016-09-20 00:00:01","workerId":"1","sequence":"1"}"#
+    );
+    let r = get(addr, &format!("/parse/{first}"));
+    assert!(r.body.contains(r#""workerId":"1""#), "{}", r.body);
+
+    let r = get(addr, "/healthz");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(
+        r.body.starts_with(r#"{"status":"ok","worker_id":1,"#),
+        "{}",
+        r.body
+    );
+
+    let r = get(addr, "/metrics");
+    assert_eq!(r.status, 200);
+    assert!(
+        r.headers
+            .contains("content-type: text/plain; version=0.0.4")
+    );
+    assert!(
+        r.body
+            .contains(r#"ringflake_worker_id{generator="ringflake"} 1"#),
+        "{}",
+        r.body
+    );
+    assert!(r.body.contains("ringflake_ids_issued_total"));
+
+    // Bad input: 4xx with a JSON error saying what was wrong.
+    assert_error(
+        &get(addr, "/parse/abc"),
+        400,
+        r#"ID \"abc\" is not a decimal number"#,
+    );
+    assert_error(&get(addr, "/parse/-5"), 400, "ID -5 is negative");
+    assert_error(
+        &get(addr, "/parse/9223372036854775808"),
+        400,
+        "ID 9223372036854775808 is out of range",
+    );
+    assert_error(
+        &get(addr, "/parse/123456789012345678901234567890"),
+        400,
+        "out of range",
+    );
+    assert_error(&get(addr, "/parse/"), 400, "missing ID");
+    assert_error(&get(addr, "/ids?count=0"), 400, "count 0 out of range");
+    assert_error(
+        &get(addr, "/ids?count=100001"),
+        400,
+        "count 100001 out of range",
+    );
+    assert_error(
+        &get(addr, "/ids?count=lots"),
+        400,
+        r#"count \"lots\" is not a number"#,
+    );
+    assert_error(&get(addr, "/ids"), 400, "missing query parameter count");
+    assert_error(&get(addr, "/nope"), 404, "no route /nope");
+    assert_error(&get(addr, "/"), 404, "no route /");
+    let r = http(addr, "POST", "/id");
+    assert_error(&r, 405, "method POST not allowed on /id");
+    assert!(r.headers.contains("allow: get, head"), "{}", r.headers);
+
+    // Keep-alive: many requests on one connection.
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut previous = 0;
+    for _ in 0..100 {
+        write!(s, "GET /id HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let id: u64 = read_one(&mut s).body.parse().unwrap();
+        assert!(id > previous);
+        previous = id;
+    }
+
+    server.sigterm();
+    let (status, err) = server.wait(Duration::from_secs(5));
+    assert!(status.success(), "{status}: {err}");
+    assert!(err.contains("SIGTERM: stopping"), "{err}");
+}
+
+/// Reads one response with a `content-length` body from a keep-alive connection.
+fn read_one(s: &mut TcpStream) -> Reply {
+    let mut raw = Vec::new();
+    let mut byte = [0u8; 1];
+    while !raw.ends_with(b"\r\n\r\n") {
+        let n = s.read(&mut byte).unwrap();
+        assert_eq!(n, 1, "connection closed mid-response");
+        raw.push(byte[0]);
+    }
+    let head = String::from_utf8(raw).unwrap();
+    let len: usize = head
+        .to_ascii_lowercase()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("content-length: ")
+                .map(|v| v.trim().parse().unwrap())
+        })
+        .expect("content-length");
+    let mut body = vec![0u8; len];
+    s.read_exact(&mut body).unwrap();
+    parse_reply(&format!("{head}{}", String::from_utf8(body).unwrap()))
+}
+
+#[test]
+fn sigterm_exits_zero_within_a_second_and_releases_the_lease() {
+    let dir = temp();
+    let mut server = Server::start(dir.path(), &["--recycle"]);
+    assert_eq!(get(server.addr, "/id").status, 200);
+    // An idle keep-alive connection does not hold the shutdown up.
+    let mut idle = TcpStream::connect(server.addr).unwrap();
+    write!(idle, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    assert_eq!(read_one(&mut idle).status, 200);
+
+    let start = Instant::now();
+    server.sigterm();
+    let (status, err) = server.wait(Duration::from_secs(5));
+    let took = start.elapsed();
+    assert!(status.success(), "{status}: {err}");
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    assert!(err.contains("lease of worker id 1 released"), "{err}");
+    // The idle connection was closed, not left hanging.
+    idle.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let mut rest = Vec::new();
+    assert_eq!(idle.read_to_end(&mut rest).unwrap_or(0), 0);
+
+    // The next boot takes a new row, above the lease the first one released.
+    let list = ok(dir.path(), &["workers"]);
+    assert!(list.contains("1 row in sqlite file ringflake.db"), "{list}");
+}
+
+#[test]
+fn sigterm_finishes_the_request_in_flight() {
+    let dir = temp();
+    let mut server = Server::start(dir.path(), &[]);
+    // A request whose headers are still arriving when SIGTERM comes.
+    let mut s = TcpStream::connect(server.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(s, "GET /id HTTP/1.1\r\nHost: x\r\n").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    server.sigterm();
+    std::thread::sleep(Duration::from_millis(200));
+    // New connections are refused once the listeners are closed.
+    assert!(
+        TcpStream::connect(server.addr).is_err(),
+        "still accepting after SIGTERM"
+    );
+    write!(s, "\r\n").unwrap();
+    let r = read_one(&mut s);
+    assert_eq!(r.status, 200);
+    assert!(r.body.parse::<u64>().is_ok(), "{}", r.body);
+    let (status, err) = server.wait(Duration::from_secs(5));
+    assert!(status.success(), "{status}: {err}");
+}
+
+#[test]
+fn serve_reports_an_exhausted_lifetime() {
+    let dir = temp();
+    // 3 time bits: 8 seconds from an epoch 3 seconds ago, all of them in the ring at start.
+    let epoch = (now() - 3).to_string();
+    let mut server = Server::start(
+        dir.path(),
+        &[
+            "--worker-id",
+            "9",
+            "--time-bits",
+            "3",
+            "--worker-bits",
+            "47",
+            "--seq-bits",
+            "13",
+            "--epoch-seconds",
+            &epoch,
+        ],
+    );
+    let addr = server.addr;
+    let r = get(addr, "/healthz");
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert!(
+        r.body
+            .starts_with(r#"{"status":"unavailable","reason":"lifetime exhausted"#),
+        "{}",
+        r.body
+    );
+    // The IDs in the ring are still handed out; past them, a 503 naming the cause.
+    assert_eq!(get(addr, "/id").status, 200);
+    let drained = get(addr, "/ids?count=100000");
+    assert_error(&drained, 503, "time bits exhausted");
+    assert_error(&get(addr, "/id"), 503, "time bits exhausted");
+    server.sigterm();
+    let (status, err) = server.wait(Duration::from_secs(5));
+    assert!(status.success(), "{status}: {err}");
+}
+
+#[test]
+fn serve_refuses_a_busy_address() {
+    let dir = temp();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    fails(
+        dir.path(),
+        &["serve", "--worker-id", "1", "--listen", &addr],
+        1,
+        &format!("cannot listen on {addr}"),
+    );
+}
