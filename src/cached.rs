@@ -556,10 +556,7 @@ impl Shared {
         loop {
             match self.ring.read(index) {
                 Ok((id, _)) => return Ok(Some(id)),
-                Err(Miss::Lapped) => {
-                    self.counters.discarded.fetch_add(1, Ordering::Relaxed);
-                    return Ok(None);
-                }
+                Err(Miss::Lapped) => return Ok(None), // counted by the caller
                 Err(Miss::NotReady) => {}
             }
             if !self.background {
@@ -805,11 +802,13 @@ impl CachedUidGenerator {
                     }
                     return Ok(base + offset);
                 }
-                Err(_) => {
-                    if let Some(id) = s.take_slow(index)? {
-                        return Ok(id);
+                Err(_) => match s.take_slow(index)? {
+                    Some(id) => return Ok(id),
+                    // Lapped: this index is skipped, never handed out; claim another.
+                    None => {
+                        s.counters.discarded.fetch_add(1, Ordering::Relaxed);
                     }
-                }
+                },
             }
         }
     }
@@ -843,11 +842,12 @@ impl CachedUidGenerator {
                     }
                     return Ok(id);
                 }
-                Err(_) => {
-                    if let Some(id) = s.take_slow_async(index).await? {
-                        return Ok(id);
+                Err(_) => match s.take_slow_async(index).await? {
+                    Some(id) => return Ok(id),
+                    None => {
+                        s.counters.discarded.fetch_add(1, Ordering::Relaxed);
                     }
-                }
+                },
             }
         }
     }

@@ -174,11 +174,14 @@ impl Ring {
     }
 
     /// Writes chunk `chunk` (first ID `base`) if its slot may be reused: every index of the chunk
-    /// it held before has been claimed. `false` means the ring is full. Only the filler calls this.
+    /// it held before, and of the chunk after that, has been claimed. The one-chunk margin keeps a
+    /// taker whose own claim completed a chunk from being lapped before it reads the slot; only
+    /// a taker descheduled while others claim a whole chunk can be. `false` means the ring is
+    /// full. Only the filler calls this.
     #[inline]
     pub(crate) fn put(&self, chunk: u64, base: u64, wake: bool) -> bool {
         let n = self.slot_mask + 1;
-        if chunk >= n && self.cursor() < (chunk - n + 1) << self.chunk_bits {
+        if chunk >= n && self.cursor() < (chunk - n + 2) << self.chunk_bits {
             return false;
         }
         let slot = self.slot(chunk);
@@ -296,10 +299,15 @@ mod tests {
         assert!(ring.put(0, 10, false));
         assert!(ring.put(1, 20, false));
         assert!(!ring.put(2, 30, false), "chunk 0 not claimed yet");
+        ring.claim(2);
+        assert!(
+            !ring.put(2, 30, false),
+            "chunk 0 claimed, but not the margin chunk after it"
+        );
         ring.claim(1);
-        assert!(!ring.put(2, 30, false), "chunk 0 only half claimed");
+        assert!(!ring.put(2, 30, false), "chunk 1 only half claimed");
         ring.claim(1);
-        assert!(ring.put(2, 30, false), "chunk 0 fully claimed");
+        assert!(ring.put(2, 30, false), "chunks 0 and 1 fully claimed");
         assert!(!ring.put(3, 40, false));
     }
 
@@ -309,7 +317,7 @@ mod tests {
         assert!(ring.put(0, 10, false));
         assert!(ring.put(1, 20, false));
         let slow = ring.claim(1); // claimed, not read yet
-        ring.claim(3);
+        ring.claim(3); // others claim past the margin chunk
         assert!(ring.put(2, 30, false)); // reuses the slow reader's slot
         assert_eq!(ring.read(slow), Err(Miss::Lapped));
         assert_eq!(ring.read(4), Ok((30, false)));

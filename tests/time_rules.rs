@@ -304,9 +304,19 @@ fn stats_follow_takes() {
     assert_eq!(s.issued, 1235);
     assert_eq!(s.available, cap - 1235);
     g.pad();
-    // The ring refills in whole chunks (1024 IDs with 13 sequence bits): the 4 chunks taken
-    // completely are back, the partly taken fifth is not yet reusable.
-    assert_eq!(g.stats().available, cap - 1235 % 1024);
+    // The ring refills in whole chunks (1024 IDs with 13 sequence bits), and a slot is reused
+    // only once the chunk after it is fully claimed too: of the 1,235 IDs taken (one chunk and a
+    // part), none can be refilled yet.
+    assert_eq!(g.stats().available, cap - 1235);
+    for _ in 0..2048 - 1235 {
+        g.next_id().unwrap();
+    }
+    g.pad();
+    assert_eq!(
+        g.stats().available,
+        cap - 1024,
+        "chunk 0 is back, chunk 1 is the margin"
+    );
     assert_eq!(g.stats().paddings, 2);
     assert_eq!(s.worker_id, 7);
 }
