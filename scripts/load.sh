@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Load test of `ringflake serve` with Debian's wrk, on 127.0.0.1 only: GET /id (requests/s) and
+# GET /ids?count=1000 (requests/s, and IDs/s = requests/s x 1000), a bounded time each.
+#
+# Usage: bash scripts/load.sh [SECONDS]      (default 10 per endpoint, at most 300)
+#   RINGFLAKE_LOAD_BIN   the binary to test (default: cargo build --release, then that binary)
+#   WRK_THREADS          wrk threads (default 2)
+#   WRK_CONNECTIONS      open connections (default 64)
+# Installs wrk with apt-get when missing (needs root). The server gets a throw-away SQLite worker
+# table and is stopped with SIGTERM at the end; the script fails if any answer was not 2xx or the
+# server did not exit 0. It reports, it does not judge: figures depend on the machine and on what
+# else runs on it (wrk shares the cores with the server).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+fail() {
+    printf 'load: %s\n' "$*" >&2
+    exit 1
+}
+
+duration="${1:-10}"
+[[ "$duration" =~ ^[0-9]+$ ]] && ((duration >= 1 && duration <= 300)) ||
+    fail "duration must be 1..300 seconds, got '$duration'"
+threads="${WRK_THREADS:-2}"
+connections="${WRK_CONNECTIONS:-64}"
+
+if ! command -v wrk >/dev/null 2>&1; then
+    ((EUID == 0)) || fail "wrk is not installed: run 'apt-get install wrk' as root"
+    echo "installing wrk"
+    apt-get update -qq || fail "apt-get update failed (no network?)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk >/dev/null ||
+        fail "cannot install wrk"
+fi
+
+bin="${RINGFLAKE_LOAD_BIN:-}"
+if [[ -z "$bin" ]]; then
+    cargo build --release --bin ringflake
+    bin="${CARGO_TARGET_DIR:-target}/release/ringflake"
+fi
+[[ -x "$bin" ]] || fail "no executable at $bin"
+
+work="$(mktemp -d /tmp/ringflake-load.XXXXXX)"
+"$bin" serve --listen 127.0.0.1:0 --db "$work/ringflake.db" >"$work/serve.out" 2>"$work/serve.err" &
+pid=$!
+stopped=0
+cleanup() {
+    if ((!stopped)) && kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The address is the first line the server prints (bounded wait: 10 s).
+addr=""
+for _ in $(seq 200); do
+    addr="$(sed -n 's|.*listening on http://\([^ ]*\) .*|\1|p' "$work/serve.out")"
+    [[ -n "$addr" ]] && break
+    kill -0 "$pid" 2>/dev/null || { cat "$work/serve.err" >&2; fail "serve exited at start"; }
+    sleep 0.05
+done
+[[ -n "$addr" ]] || fail "serve printed no address within 10 s"
+case "$addr" in
+127.*) ;;
+*) fail "refusing to load $addr: only 127.0.0.0/8" ;;
+esac
+head -n 1 "$work/serve.out"
+
+# One wrk run; prints its report and leaves requests/s in $rps.
+load() {
+    local path="$1" report
+    report="$(wrk -t"$threads" -c"$connections" -d"${duration}s" --latency "http://$addr$path")"
+    printf '%s\n' "$report"
+    ! grep -q 'Non-2xx or 3xx responses' <<<"$report" || fail "$path answered with errors"
+    ! grep -q 'Socket errors' <<<"$report" || fail "$path had socket errors"
+    rps="$(awk '/^Requests\/sec:/ {print $2}' <<<"$report")"
+    [[ -n "$rps" ]] || fail "no Requests/sec in wrk's report for $path"
+}
+
+echo
+echo "== GET /id, ${duration} s, $threads wrk threads, $connections connections"
+load /id
+id_rps="$rps"
+echo
+echo "== GET /ids?count=1000, ${duration} s, $threads wrk threads, $connections connections"
+load '/ids?count=1000'
+ids_rps="$rps"
+
+health="$(exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}" &&
+    printf 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' >&3 && cat <&3)"
+grep -q '^HTTP/1.1 200' <<<"$health" || fail "healthz after the load: $health"
+
+kill -TERM "$pid"
+status=0
+wait "$pid" || status=$?
+stopped=1
+((status == 0)) || { cat "$work/serve.err" >&2; fail "serve exited with $status after SIGTERM"; }
+
+ids_per_s="$(awk -v r="$ids_rps" 'BEGIN { printf "%.0f", r * 1000 }')"
+echo
+echo "== summary ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
+printf '/id:              %12.0f requests/s   (target >= 100,000)\n' "$id_rps"
+printf '/ids?count=1000:  %12.0f requests/s = %.1f M IDs/s (target >= 20 M)\n' \
+    "$ids_rps" "$(awk -v n="$ids_per_s" 'BEGIN { printf "%.1f", n / 1e6 }')"
+echo "serve stopped on SIGTERM with exit 0"
