@@ -24,6 +24,10 @@
 use crate::{Error, Layout};
 
 /// Seconds in a year of 365.25 days.
+///
+/// ```
+/// assert_eq!(ringflake::plan::SECONDS_PER_YEAR, 365 * 86_400 + 6 * 3_600);
+/// ```
 pub const SECONDS_PER_YEAR: u64 = 31_557_600;
 
 /// The largest rate the planner accepts: 2^40 (about 1.1 trillion) IDs per second.

@@ -1007,3 +1007,82 @@ fn serve_refuses_a_busy_address() {
         &format!("cannot listen on {addr}"),
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Server worker tables (features mysql, postgres)
+// ---------------------------------------------------------------------------------------------
+
+/// `gen` twice and `workers` against a real server named by `var` (`.ci/run` starts throw-away
+/// ones). Without the variable the test says it is skipped and passes, unless `CI` is set.
+#[cfg(any(feature = "mysql", feature = "postgres"))]
+fn gen_and_workers_on(flag: &str, var: &str) {
+    let url = match std::env::var(var) {
+        Ok(url) if !url.trim().is_empty() => url,
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("{var} not set, and CI is: CI must run the server tests (see .ci/run)")
+        }
+        _ => {
+            eprintln!("skipped: {var} not set (start a server; see .ci/run)");
+            return;
+        }
+    };
+    let dir = temp();
+    let worker = |out: &str| -> (u64, Vec<u64>) {
+        let ids: Vec<u64> = out.lines().map(|l| l.parse().unwrap()).collect();
+        ((ids[0] >> 13) & ((1 << 20) - 1), ids)
+    };
+    let (first, a) = worker(&ok(
+        dir.path(),
+        &["gen", "-n", "1000", flag, &url, "--create-table"],
+    ));
+    let (second, b) = worker(&ok(
+        dir.path(),
+        &[
+            "gen",
+            "-n",
+            "1000",
+            flag,
+            &url,
+            "--create-table",
+            "--recycle",
+        ],
+    ));
+    assert_ne!(first, second, "each run takes its own worker id");
+    let all: HashSet<u64> = a.iter().chain(&b).copied().collect();
+    assert_eq!(all.len(), 2000);
+
+    let list = ok(dir.path(), &["workers", flag, &url]);
+    let ids: HashSet<u64> = list
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+        .collect();
+    assert!(ids.contains(&first) && ids.contains(&second), "{list}");
+    // The table is named without the password.
+    let password = url
+        .split_once("://")
+        .and_then(|(_, rest)| rest.rsplit_once('@'))
+        .and_then(|(userinfo, _)| userinfo.split_once(':'))
+        .map(|(_, p)| p.to_string())
+        .unwrap_or_default();
+    assert!(!password.is_empty() && !list.contains(&password), "{list}");
+    assert!(
+        list.lines()
+            .last()
+            .unwrap()
+            .contains(&format!("{}://", &flag[2..])),
+        "{list}"
+    );
+}
+
+#[cfg(feature = "mysql")]
+#[test]
+fn gen_and_workers_on_mysql() {
+    gen_and_workers_on("--mysql", "RINGFLAKE_MYSQL_URL");
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+fn gen_and_workers_on_postgres() {
+    gen_and_workers_on("--postgres", "RINGFLAKE_POSTGRES_URL");
+}

@@ -81,6 +81,11 @@ pub struct DbArgs {
     #[cfg(feature = "postgres")]
     #[arg(long, env = "RINGFLAKE_POSTGRES", value_name = "URL")]
     pub postgres: Option<String>,
+    /// With --mysql or --postgres: create WORKER_NODE from schema/ if it is missing (needs the
+    /// CREATE privilege); without it a missing table is an error
+    #[cfg(any(feature = "mysql", feature = "postgres"))]
+    #[arg(long, env = "RINGFLAKE_CREATE_TABLE")]
+    pub create_table: bool,
 }
 
 /// A worker id source for a generator: the database flags, or --worker-id.
@@ -374,14 +379,17 @@ impl DbArgs {
         let err = |e: ringflake::Error| e.to_string();
         match chosen {
             #[cfg(feature = "mysql")]
-            Some("mysql") => {
-                DatabaseAssigner::mysql(self.mysql.as_deref().unwrap_or_default()).map_err(err)
-            }
+            Some("mysql") => DatabaseAssigner::mysql_with(
+                self.mysql.as_deref().unwrap_or_default(),
+                self.create_table,
+            )
+            .map_err(err),
             #[cfg(feature = "postgres")]
-            Some("postgres") => {
-                DatabaseAssigner::postgres(self.postgres.as_deref().unwrap_or_default())
-                    .map_err(err)
-            }
+            Some("postgres") => DatabaseAssigner::postgres_with(
+                self.postgres.as_deref().unwrap_or_default(),
+                self.create_table,
+            )
+            .map_err(err),
             _ => {
                 let path = self
                     .db
