@@ -39,6 +39,8 @@ if [[ -z "$bin" ]]; then
 fi
 [[ -x "$bin" ]] || fail "no executable at $bin"
 
+# What else keeps the machine busy, before this script adds its own load.
+load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 work="$(mktemp -d /tmp/ringflake-load.XXXXXX)"
 "$bin" serve --listen 127.0.0.1:0 --db "$work/ringflake.db" >"$work/serve.out" 2>"$work/serve.err" &
 pid=$!
@@ -99,7 +101,7 @@ stopped=1
 
 ids_per_s="$(awk -v r="$ids_rps" 'BEGIN { printf "%.0f", r * 1000 }')"
 echo
-echo "== summary ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
+echo "== summary ($(nproc) cores; load average before the run: $load_before)"
 printf '/id:              %12.0f requests/s   (target >= 100,000)\n' "$id_rps"
 printf '/ids?count=1000:  %12.0f requests/s = %.1f M IDs/s (target >= 20 M)\n' \
     "$ids_rps" "$(awk -v n="$ids_per_s" 'BEGIN { printf "%.1f", n / 1e6 }')"

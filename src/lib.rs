@@ -49,6 +49,13 @@
 //! [`plan::propose`] turns a demand (IDs per second, restarts per day, years) into bit widths and
 //! tells, for any layout, how long it lasts at that rate and how fast borrowing eats its time
 //! bits ([`plan::Assessment`]); the `ringflake layout` command prints the same.
+//!
+//! ## The `ringflake` command (feature `cli`, on by default)
+//!
+//! A thin binary over this library: `ringflake serve` is an HTTP ID service (`/id`,
+//! `/ids?count=N`, `/parse/{id}`, `/metrics`, `/healthz`), `gen` and `parse` print IDs and
+//! `parseUID` JSON for scripts and Java migrators, `layout` plans a layout, `workers` lists the
+//! worker table. The README's "The `ringflake` command" section documents it.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

@@ -396,6 +396,7 @@ fn bad_flags_are_clear_errors() {
         "the following required arguments were not provided",
     );
     fails(d, &["gen", "-n", "ten"], 2, "invalid value 'ten'");
+    fails(d, &["gen", "-n", "0"], 2, "invalid value '0'");
     fails(d, &["gen", "--time-bits", "0"], 2, "invalid value '0'");
     fails(
         d,

@@ -195,6 +195,22 @@ impl DatabaseAssigner {
         self
     }
 
+    /// Where the table is, without any password: `sqlite file ringflake.db`,
+    /// `mysql://user@host:3306/database`, `postgres://user@host:5432/database`.
+    ///
+    /// ```
+    /// use ringflake::DatabaseAssigner;
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("workers.db");
+    /// let assigner = DatabaseAssigner::sqlite(&path)?;
+    /// assert_eq!(assigner.describe(), format!("sqlite file {}", path.display()));
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn describe(&self) -> String {
+        self.table.describe()
+    }
+
     /// Every row of the worker table.
     ///
     /// # Errors

@@ -166,7 +166,8 @@ pub struct GenArgs {
         long = "count",
         env = "RINGFLAKE_COUNT",
         value_name = "N",
-        default_value_t = 1
+        default_value_t = 1,
+        value_parser = clap::value_parser!(u64).range(1..)
     )]
     pub count: u64,
     #[command(flatten)]
@@ -306,11 +307,7 @@ impl Source {
     pub fn describe(&self) -> String {
         match self {
             Source::Fixed(id) => format!("fixed worker id {id}"),
-            Source::Table(a) => {
-                let d = format!("{a:?}");
-                // `DatabaseAssigner { table: "sqlite file x.db", .. }`: keep the table part.
-                d.split('"').nth(1).unwrap_or(&d).to_string()
-            }
+            Source::Table(a) => a.describe(),
         }
     }
 }
