@@ -76,7 +76,9 @@ fn take(c: &mut Criterion) {
 
     group.throughput(Throughput::Elements(1));
     {
-        let g = cached();
+        // In an Arc like `take/1-thread-with-exporter`'s (a reporter needs one), so the two
+        // differ only by the exporter, the reporter and the scrapes.
+        let g = std::sync::Arc::new(cached());
         let mut tally = Tally::default();
         group.bench_function("1-thread", |b| {
             b.iter_custom(|iters| {

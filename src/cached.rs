@@ -670,9 +670,11 @@ impl Shared {
 }
 
 thread_local! {
-    /// (generator id, chunk, base) of the chunk this thread last read in `next_id`. A `const`
-    /// initialiser of a `Copy` value: no lazy initialisation, no destructor, no allocation.
-    static LAST_CHUNK: Cell<(u64, u64, u64)> = const { Cell::new((0, u64::MAX, 0)) };
+    /// The chunk this thread last read in `next_id`: (generator id, its first index, its number
+    /// of indices, first ID minus first index), so a claim `i` in it is the ID `i + delta`
+    /// (wrapping). A `const` initialiser of a `Copy` value: no lazy initialisation, no
+    /// destructor, no allocation.
+    static LAST_CHUNK: Cell<(u64, u64, u64, u64)> = const { Cell::new((0, 0, 0, 0)) };
 }
 
 /// Gives each generator an id for [`LAST_CHUNK`], never reused within a process.
@@ -786,17 +788,32 @@ impl CachedUidGenerator {
     pub fn next_id(&self) -> Result<u64, Error> {
         let s = &*self.shared;
         // This thread's last chunk of this generator: a chunk's base never changes once written,
-        // so a claim that lands in it needs no read of the ring at all.
-        let (generator, last_chunk, last_base) = LAST_CHUNK.with(Cell::get);
+        // so a claim that lands in it needs no read of the ring at all. This part is small enough
+        // to be inlined into the caller; everything else is in `next_id_new_chunk`.
+        let (generator, start, len, delta) = LAST_CHUNK.with(Cell::get);
+        // Everything but the claim itself is read before it: the claim is a locked instruction,
+        // and a load issued after it waits for it.
+        let mine = generator == s.id;
+        let index = s.ring.claim(1);
+        if mine && index.wrapping_sub(start) < len {
+            return Ok(index.wrapping_add(delta));
+        }
+        self.next_id_new_chunk(index)
+    }
+
+    /// [`next_id`](Self::next_id) for a claim outside this thread's cached chunk (once per
+    /// chunk, or after a claim by another generator on this thread): reads the ring, caches the
+    /// chunk, wakes the filler at the threshold, waits on an empty ring.
+    #[inline(never)]
+    fn next_id_new_chunk(&self, mut index: u64) -> Result<u64, Error> {
+        let s = &*self.shared;
         loop {
-            let index = s.ring.claim(1);
             let (chunk, offset) = s.ring.split(index);
-            if chunk == last_chunk && generator == s.id {
-                return Ok(last_base + offset);
-            }
             match s.ring.read_chunk(chunk) {
                 Ok((base, wake)) => {
-                    LAST_CHUNK.with(|c| c.set((s.id, chunk, base)));
+                    let chunk_len = s.ring.chunk();
+                    let first = chunk * chunk_len;
+                    LAST_CHUNK.with(|c| c.set((s.id, first, chunk_len, base.wrapping_sub(first))));
                     if wake && offset == 0 {
                         s.wake_filler();
                     }
@@ -810,6 +827,7 @@ impl CachedUidGenerator {
                     }
                 },
             }
+            index = s.ring.claim(1);
         }
     }
 
