@@ -93,6 +93,8 @@ pub struct CachedBuilder {
     max_lag: Duration,
     max_lead: Option<(Duration, LeadPolicy)>,
     background: bool,
+    #[cfg(feature = "metrics")]
+    metrics: Option<crate::metrics::GeneratorMetrics>,
 }
 
 impl std::fmt::Debug for CachedBuilder {
@@ -235,6 +237,34 @@ impl CachedBuilder {
         self
     }
 
+    /// Has the filler thread record `series` itself: after each of its rounds (a refill woken by a
+    /// take at the threshold, or its `schedule_interval` tick), at most once per
+    /// [`FILLER_RECORD_INTERVAL`](crate::FILLER_RECORD_INTERVAL), and once more as its thread
+    /// ends, with `ringflake_filler_up` 0, even when it ends by a panic. Scrapes then see the
+    /// fill level as of the filler's last round, with no reporter thread; a
+    /// [`MetricsReporter`](crate::MetricsReporter) is still the way to sample on a fixed interval
+    /// and to report `ringflake_worker_ids_remaining`. Nothing is recorded by takes, and nothing
+    /// without a background filler. Feature `metrics`.
+    ///
+    /// ```
+    /// use metrics_exporter_prometheus::PrometheusBuilder;
+    /// use ringflake::{CachedUidGenerator, GeneratorMetrics, Layout};
+    ///
+    /// let recorder = PrometheusBuilder::new().build_recorder();
+    /// let series = metrics::with_local_recorder(&recorder, || GeneratorMetrics::register("orders"));
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(4).metrics(series).build()?;
+    /// drop(g); // the filler records as it stops
+    /// let text = recorder.handle().render();
+    /// assert!(text.contains(r#"ringflake_worker_id{generator="orders"} 4"#));
+    /// assert!(text.contains(r#"ringflake_filler_up{generator="orders"} 0"#));
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    #[cfg(feature = "metrics")]
+    pub fn metrics(mut self, series: crate::metrics::GeneratorMetrics) -> Self {
+        self.metrics = Some(series);
+        self
+    }
+
     /// Whether a background thread fills the ring (default `true`). Without one, a take that
     /// finds the ring empty fills it itself: deterministic, for tests with a manual clock.
     ///
@@ -340,6 +370,8 @@ impl CachedBuilder {
             },
             counters: CachePadded::new(Counters::default()),
             filler_thread: OnceLock::new(),
+            #[cfg(feature = "metrics")]
+            metrics: self.metrics,
         });
         shared.pump();
         let handle = if self.background {
@@ -405,6 +437,9 @@ struct Shared {
     async_waiters: std::sync::atomic::AtomicUsize,
     #[cfg(feature = "tokio")]
     notify: tokio::sync::Notify,
+    /// Series the filler records after its rounds.
+    #[cfg(feature = "metrics")]
+    metrics: Option<crate::metrics::GeneratorMetrics>,
 }
 
 /// Why a filler round stopped.
@@ -687,13 +722,26 @@ impl Drop for FillerUp<'_> {
     fn drop(&mut self) {
         self.0.counters.filler_up.store(false, Ordering::SeqCst);
         self.0.notify_async_waiters();
+        #[cfg(feature = "metrics")]
+        if let Some(series) = &self.0.metrics {
+            series.record(&self.0.stats());
+        }
     }
 }
 
 fn filler_loop(shared: &Shared) {
     let _up = FillerUp(shared);
+    #[cfg(feature = "metrics")]
+    let mut recorded: Option<std::time::Instant> = None;
     while !shared.counters.shutdown.load(Ordering::Acquire) {
         let round = shared.pump();
+        #[cfg(feature = "metrics")]
+        if let Some(series) = &shared.metrics
+            && recorded.is_none_or(|t| t.elapsed() >= crate::metrics::FILLER_RECORD_INTERVAL)
+        {
+            series.record(&shared.stats());
+            recorded = Some(std::time::Instant::now());
+        }
         let timeout = match round {
             Round::LeadCapped => {
                 // Wake when the next second starts, when the cap moves.
@@ -762,6 +810,8 @@ impl CachedUidGenerator {
             max_lag: Duration::from_secs(5),
             max_lead: None,
             background: true,
+            #[cfg(feature = "metrics")]
+            metrics: None,
         }
     }
 
@@ -1005,7 +1055,14 @@ impl CachedUidGenerator {
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn stats(&self) -> Stats {
-        let s = &*self.shared;
+        self.shared.stats()
+    }
+}
+
+impl Shared {
+    /// See [`CachedUidGenerator::stats`].
+    fn stats(&self) -> Stats {
+        let s = self;
         let c = &s.counters;
         let cursor = s.ring.cursor();
         let tail = s.ring.tail();

@@ -73,8 +73,8 @@ mod worker;
 
 #[cfg(feature = "metrics")]
 pub use self::metrics::{
-    DEFAULT_SAMPLE_INTERVAL, GeneratorMetrics, MetricsReporter, PrometheusHandle, ReporterBuilder,
-    install_prometheus, install_prometheus_recorder,
+    DEFAULT_SAMPLE_INTERVAL, FILLER_RECORD_INTERVAL, GeneratorMetrics, MetricsReporter,
+    PrometheusHandle, ReporterBuilder, install_prometheus, install_prometheus_recorder,
 };
 pub use cached::{CachedBuilder, CachedUidGenerator, LeadPolicy, Stats};
 pub use clock::{Clock, ManualClock, SystemClock};

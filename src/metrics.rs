@@ -65,6 +65,15 @@ use std::time::Duration;
 /// ```
 pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
 
+/// The shortest time between two records by a filler thread given series with
+/// [`CachedBuilder::metrics`](crate::CachedBuilder::metrics): under load it refills thousands of
+/// times a second, and records after at most ten of them.
+///
+/// ```
+/// assert_eq!(ringflake::FILLER_RECORD_INTERVAL, std::time::Duration::from_millis(100));
+/// ```
+pub const FILLER_RECORD_INTERVAL: Duration = Duration::from_millis(100);
+
 /// The label naming the generator on every series.
 const LABEL: &str = "generator";
 

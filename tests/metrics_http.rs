@@ -314,6 +314,54 @@ fn exporter_tracks_generators_over_http() {
     assert!(live_reporter.sample().is_none());
     drop(live_reporter);
 
+    // --- A generator whose filler records its own series: no reporter thread at all. ---
+    let filled = CachedUidGenerator::builder(Layout::default())
+        .worker_id(9)
+        .schedule_interval(Duration::from_millis(20))
+        .metrics(GeneratorMetrics::register("filler"))
+        .build()
+        .expect("filler-recorded generator");
+    let text = scrape_until(addr, "ringflake_worker_id", "filler", "worker id 9", |v| {
+        v == 9.0
+    });
+    assert_eq!(get(&text, "ringflake_filler_up", "filler"), 1.0);
+    assert_eq!(get(&text, "ringflake_ring_capacity", "filler"), 65_536.0);
+    // A burst of most of the ring: the filler's next rounds record issued exactly, and the ring
+    // refilled.
+    take(&filled, 60_000);
+    scrape_until(
+        addr,
+        "ringflake_ids_issued_total",
+        "filler",
+        "60000 issued, recorded by the filler",
+        |v| v == 60_000.0,
+    );
+    scrape_until(
+        addr,
+        "ringflake_ring_available",
+        "filler",
+        "the ring refilled, recorded by the filler",
+        |v| v >= 0.9 * 65_536.0,
+    );
+    // Overload: the lead the filler borrows shows up without anyone sampling.
+    take(&filled, 20 * 65_536);
+    scrape_until(
+        addr,
+        "ringflake_time_lead_seconds",
+        "filler",
+        "a lead above 16 s, recorded by the filler",
+        |v| v > 16.0,
+    );
+    // The filler's last record, as its thread ends: filler_up 0 and the final count.
+    let issued = filled.stats().issued;
+    drop(filled);
+    let text = scrape(addr);
+    assert_eq!(get(&text, "ringflake_filler_up", "filler"), 0.0);
+    assert_eq!(
+        get(&text, "ringflake_ids_issued_total", "filler"),
+        issued as f64
+    );
+
     // Only one global recorder per process, and the error says what to do.
     let again = TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
