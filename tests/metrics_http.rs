@@ -133,6 +133,36 @@ fn take(g: &CachedUidGenerator, n: u64) {
     }
 }
 
+/// Two rings' worth as fast as possible drain the ring: issued follows exactly (from `before`),
+/// and the ring is seen refilled. Then overload on the real clock: 20 rings (160 seconds of IDs)
+/// push the lead well past the ring's span of 8 seconds. Each seen through scrapes alone.
+fn burst_then_overload(addr: SocketAddr, g: &CachedUidGenerator, generator: &str, before: u64) {
+    take(g, 2 * 65_536);
+    let expected = (before + 2 * 65_536) as f64;
+    scrape_until(
+        addr,
+        "ringflake_ids_issued_total",
+        generator,
+        "2 rings issued",
+        |v| v == expected,
+    );
+    scrape_until(
+        addr,
+        "ringflake_ring_available",
+        generator,
+        "the ring refilled",
+        |v| v >= 0.9 * 65_536.0,
+    );
+    take(g, 20 * 65_536);
+    scrape_until(
+        addr,
+        "ringflake_time_lead_seconds",
+        generator,
+        "a lead above 16 s",
+        |v| v > 16.0,
+    );
+}
+
 #[test]
 fn exporter_tracks_generators_over_http() {
     let addr = install_on_free_port();
@@ -281,33 +311,7 @@ fn exporter_tracks_generators_over_http() {
         "1000 issued",
         |v| v == 1_000.0,
     );
-    // Two rings' worth as fast as possible drain the ring; issued follows exactly, and the
-    // filler refills the ring (the reporter shows it nearly full again).
-    take(&live, 2 * 65_536);
-    scrape_until(
-        addr,
-        "ringflake_ids_issued_total",
-        "live",
-        "1000 + 2 rings issued",
-        |v| v == 1_000.0 + 2.0 * 65_536.0,
-    );
-    scrape_until(
-        addr,
-        "ringflake_ring_available",
-        "live",
-        "the ring refilled",
-        |v| v >= 0.9 * 65_536.0,
-    );
-    // Overload on the real clock: 20 rings (160 seconds of IDs) as fast as possible push the
-    // lead well past the ring's span of 8 seconds.
-    take(&live, 20 * 65_536);
-    scrape_until(
-        addr,
-        "ringflake_time_lead_seconds",
-        "live",
-        "a lead above 16 s",
-        |v| v > 16.0,
-    );
+    burst_then_overload(addr, &live, "live", 1_000);
 
     // The reporter does not keep its generator alive, and stops with it.
     drop(live);
@@ -326,32 +330,8 @@ fn exporter_tracks_generators_over_http() {
     });
     assert_eq!(get(&text, "ringflake_filler_up", "filler"), 1.0);
     assert_eq!(get(&text, "ringflake_ring_capacity", "filler"), 65_536.0);
-    // A burst of most of the ring: the filler's next rounds record issued exactly, and the ring
-    // refilled.
-    take(&filled, 60_000);
-    scrape_until(
-        addr,
-        "ringflake_ids_issued_total",
-        "filler",
-        "60000 issued, recorded by the filler",
-        |v| v == 60_000.0,
-    );
-    scrape_until(
-        addr,
-        "ringflake_ring_available",
-        "filler",
-        "the ring refilled, recorded by the filler",
-        |v| v >= 0.9 * 65_536.0,
-    );
-    // Overload: the lead the filler borrows shows up without anyone sampling.
-    take(&filled, 20 * 65_536);
-    scrape_until(
-        addr,
-        "ringflake_time_lead_seconds",
-        "filler",
-        "a lead above 16 s, recorded by the filler",
-        |v| v > 16.0,
-    );
+    // With no reporter, the filler's own rounds record all of it.
+    burst_then_overload(addr, &filled, "filler", 0);
     // The filler's last record, as its thread ends: filler_up 0 and the final count.
     let issued = filled.stats().issued;
     drop(filled);
