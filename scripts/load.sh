@@ -6,6 +6,10 @@
 #   RINGFLAKE_LOAD_BIN   the binary to test (default: cargo build --release, then that binary)
 #   WRK_THREADS          wrk threads (default 2)
 #   WRK_CONNECTIONS      open connections (default 64)
+#   RINGFLAKE_LOAD_FLOOR_BIN  the floor server, examples/http_floor.rs (default: built beside the
+#                        binary with cargo build --release --example http_floor): the same hyper
+#                        set-up answering a counter, loaded on /id after the service so that the
+#                        ratio /id / floor holds however busy the machine is
 # Installs wrk with apt-get when missing (needs root). The server gets a throw-away SQLite worker
 # table and is stopped with SIGTERM at the end; the script fails if any answer was not 2xx or the
 # server did not exit 0. It reports, it does not judge: figures depend on the machine and on what
@@ -38,6 +42,12 @@ if [[ -z "$bin" ]]; then
     bin="${CARGO_TARGET_DIR:-target}/release/ringflake"
 fi
 [[ -x "$bin" ]] || fail "no executable at $bin"
+floor_bin="${RINGFLAKE_LOAD_FLOOR_BIN:-}"
+if [[ -z "$floor_bin" ]]; then
+    cargo build --release --example http_floor
+    floor_bin="${CARGO_TARGET_DIR:-target}/release/examples/http_floor"
+fi
+[[ -x "$floor_bin" ]] || fail "no executable at $floor_bin"
 
 # What else keeps the machine busy, before this script adds its own load.
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -45,28 +55,37 @@ work="$(mktemp -d /tmp/ringflake-load.XXXXXX)"
 "$bin" serve --listen 127.0.0.1:0 --db "$work/ringflake.db" >"$work/serve.out" 2>"$work/serve.err" &
 pid=$!
 stopped=0
+floor_pid=""
 cleanup() {
     if ((!stopped)) && kill -0 "$pid" 2>/dev/null; then
         kill -TERM "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || true
     fi
+    if [[ -n "$floor_pid" ]]; then
+        kill -TERM "$floor_pid" 2>/dev/null || true
+        wait "$floor_pid" 2>/dev/null || true
+    fi
     rm -rf "$work"
 }
 trap cleanup EXIT
 
-# The address is the first line the server prints (bounded wait: 10 s).
-addr=""
-for _ in $(seq 200); do
-    addr="$(sed -n 's|.*listening on http://\([^ ]*\) .*|\1|p' "$work/serve.out")"
-    [[ -n "$addr" ]] && break
-    kill -0 "$pid" 2>/dev/null || { cat "$work/serve.err" >&2; fail "serve exited at start"; }
-    sleep 0.05
-done
-[[ -n "$addr" ]] || fail "serve printed no address within 10 s"
-case "$addr" in
-127.*) ;;
-*) fail "refusing to load $addr: only 127.0.0.0/8" ;;
-esac
+# The address a server prints on its first line (bounded wait: 10 s), into $addr.
+wait_addr() {
+    local out="$1" p="$2" err="$3"
+    addr=""
+    for _ in $(seq 200); do
+        addr="$(sed -n 's|.*listening on http://\([^ ]*\) .*|\1|p' "$out")"
+        [[ -n "$addr" ]] && break
+        kill -0 "$p" 2>/dev/null || { cat "$err" >&2; fail "$out: the server exited at start"; }
+        sleep 0.05
+    done
+    [[ -n "$addr" ]] || fail "$out: no address within 10 s"
+    case "$addr" in
+    127.*) ;;
+    *) fail "refusing to load $addr: only 127.0.0.0/8" ;;
+    esac
+}
+wait_addr "$work/serve.out" "$pid" "$work/serve.err"
 head -n 1 "$work/serve.out"
 
 # One wrk run; prints its report and leaves requests/s in $rps.
@@ -99,10 +118,21 @@ wait "$pid" || status=$?
 stopped=1
 ((status == 0)) || { cat "$work/serve.err" >&2; fail "serve exited with $status after SIGTERM"; }
 
+# The floor, on the same cores right after: the same HTTP stack answering a counter.
+"$floor_bin" 127.0.0.1:0 >"$work/floor.out" 2>"$work/floor.err" &
+floor_pid=$!
+wait_addr "$work/floor.out" "$floor_pid" "$work/floor.err"
+echo
+echo "== floor: GET / on examples/http_floor (hyper answering a counter), ${duration} s"
+load /
+floor_rps="$rps"
+
 ids_per_s="$(awk -v r="$ids_rps" 'BEGIN { printf "%.0f", r * 1000 }')"
 echo
 echo "== summary ($(nproc) cores; load average before the run: $load_before)"
 printf '/id:              %12.0f requests/s   (target >= 100,000)\n' "$id_rps"
+printf 'floor:            %12.0f requests/s   (/id = %.2f x the floor)\n' "$floor_rps" \
+    "$(awk -v a="$id_rps" -v b="$floor_rps" 'BEGIN { printf "%.2f", a / b }')"
 printf '/ids?count=1000:  %12.0f requests/s = %.1f M IDs/s (target >= 20 M)\n' \
     "$ids_rps" "$(awk -v n="$ids_per_s" 'BEGIN { printf "%.1f", n / 1e6 }')"
 echo "serve stopped on SIGTERM with exit 0"
