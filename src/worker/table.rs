@@ -167,6 +167,10 @@ impl fmt::Debug for DatabaseAssigner {
 }
 
 impl DatabaseAssigner {
+    #[cfg_attr(
+        not(any(feature = "sqlite", feature = "mysql", feature = "postgres")),
+        allow(dead_code)
+    )]
     pub(crate) fn with_table(table: Arc<dyn WorkerTable>) -> Self {
         DatabaseAssigner {
             table,
