@@ -66,6 +66,18 @@ fn stats_line(g: &CachedUidGenerator) -> String {
     )
 }
 
+/// The sustained one-consumer loop of `take/1-thread` and `take/1-thread-with-exporter`.
+fn take_one_thread(b: &mut criterion::Bencher<'_>, g: &CachedUidGenerator, tally: &mut Tally) {
+    b.iter_custom(|iters| {
+        let n = tally.record(iters);
+        let start = Instant::now();
+        for _ in 0..n {
+            black_box(g.next_id().expect("next_id"));
+        }
+        start.elapsed()
+    })
+}
+
 fn take(c: &mut Criterion) {
     let mut group = c.benchmark_group("take");
     group
@@ -80,16 +92,7 @@ fn take(c: &mut Criterion) {
         // differ only by the exporter, the reporter and the scrapes.
         let g = std::sync::Arc::new(cached());
         let mut tally = Tally::default();
-        group.bench_function("1-thread", |b| {
-            b.iter_custom(|iters| {
-                let n = tally.record(iters);
-                let start = Instant::now();
-                for _ in 0..n {
-                    black_box(g.next_id().expect("next_id"));
-                }
-                start.elapsed()
-            })
-        });
+        group.bench_function("1-thread", |b| take_one_thread(b, &g, &mut tally));
         tally.report("take/1-thread", 1, TAKE_SAMPLES, &stats_line(&g));
     }
     {
@@ -192,14 +195,7 @@ fn take_with_exporter(c: &mut Criterion) {
         .throughput(Throughput::Elements(1));
     let mut tally = Tally::default();
     group.bench_function("1-thread-with-exporter", |b| {
-        b.iter_custom(|iters| {
-            let n = tally.record(iters);
-            let start = Instant::now();
-            for _ in 0..n {
-                black_box(g.next_id().expect("next_id"));
-            }
-            start.elapsed()
-        })
+        take_one_thread(b, &g, &mut tally)
     });
     group.finish();
     stop.store(true, Ordering::Relaxed);

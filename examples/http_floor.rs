@@ -1,6 +1,6 @@
 //! The physical floor for `ringflake serve`'s `GET /id`: the same HTTP stack set up the same way
 //! (one single-threaded Tokio runtime per core, each on its own `SO_REUSEPORT` socket, hyper's
-//! HTTP/1 with `TCP_NODELAY` and a header timeout), answering every request with a counter as
+//! HTTP/1 with `TCP_NODELAY` and a header timeout, from the service's own `listen` module), answering every request with a counter as
 //! `text/plain` and doing nothing else. `scripts/load.sh` loads it right after the service, so
 //! the ratio `/id ÷ floor` holds on a noisy machine.
 //!
@@ -13,25 +13,16 @@
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::Response;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
-    let socket = if addr.is_ipv4() {
-        tokio::net::TcpSocket::new_v4()?
-    } else {
-        tokio::net::TcpSocket::new_v6()?
-    };
-    socket.set_reuseaddr(true)?;
-    #[cfg(all(unix, not(target_os = "solaris"), not(target_os = "illumos")))]
-    socket.set_reuseport(true)?;
-    socket.bind(addr)?;
-    socket.listen(1024)
-}
+// The service's own socket and HTTP/1 set-up.
+#[path = "../src/bin/ringflake/listen.rs"]
+mod listen;
 
 async fn serve(listener: tokio::net::TcpListener, counter: Arc<AtomicU64>) {
     loop {
@@ -39,7 +30,7 @@ async fn serve(listener: tokio::net::TcpListener, counter: Arc<AtomicU64>) {
             tokio::time::sleep(Duration::from_millis(10)).await;
             continue;
         };
-        let _ = stream.set_nodelay(true);
+        listen::prepare(&stream);
         let counter = Arc::clone(&counter);
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |_req| {
@@ -53,9 +44,7 @@ async fn serve(listener: tokio::net::TcpListener, counter: Arc<AtomicU64>) {
                     Ok::<_, Infallible>(res)
                 }
             });
-            let _ = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(Duration::from_secs(30))
+            let _ = listen::http1()
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });
@@ -81,7 +70,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .build()
                     .expect("a Tokio runtime");
                 rt.block_on(async move {
-                    let listener = match bind(addr) {
+                    let listener = match listen::bind(addr) {
                         Ok(l) => l,
                         Err(e) => {
                             let _ = ready_tx.send(Err(e));

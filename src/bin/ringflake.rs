@@ -7,6 +7,8 @@
 
 #[path = "ringflake/args.rs"]
 mod args;
+#[path = "ringflake/listen.rs"]
+mod listen;
 #[path = "ringflake/planner.rs"]
 mod planner;
 #[path = "ringflake/serve.rs"]

@@ -16,13 +16,14 @@
 //! crosses a thread (no work stealing, no shared wake-ups). The threads share only the
 //! generator, whose take is one atomic add.
 
+use crate::listen;
 use crate::text::{json_error, json_ids, json_string, parse_id};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use ringflake::{CachedUidGenerator, Error, Layout, MetricsReporter, PrometheusHandle, TimeZone};
 use std::convert::Infallible;
 use std::fmt::Write as _;
@@ -37,9 +38,6 @@ pub const MAX_COUNT: usize = 100_000;
 /// Above this many IDs a `/ids` request may wait for the filler (the ring holds 65,536 by
 /// default), so it runs on the blocking pool instead of the thread serving connections.
 const BLOCKING_COUNT: usize = 8_192;
-
-/// A client that has not sent a request's headers within this time is disconnected.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What the handlers share. Cloned once per serving thread, so that the per-request reference
 /// count of a thread's copy stays in that thread's cache.
@@ -341,20 +339,6 @@ impl Server {
     }
 }
 
-/// Binds `addr` with `SO_REUSEPORT`, so that every serving thread has its own accept queue.
-fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
-    let socket = if addr.is_ipv4() {
-        tokio::net::TcpSocket::new_v4()?
-    } else {
-        tokio::net::TcpSocket::new_v6()?
-    };
-    socket.set_reuseaddr(true)?;
-    #[cfg(all(unix, not(target_os = "solaris"), not(target_os = "illumos")))]
-    socket.set_reuseport(true)?;
-    socket.bind(addr)?;
-    socket.listen(1024)
-}
-
 /// One serving thread: its runtime, its listener, its connections.
 fn serve_thread(
     app: App,
@@ -375,7 +359,7 @@ fn serve_thread(
     };
     let app = Arc::new(app);
     runtime.block_on(async move {
-        let listener = match bind(addr) {
+        let listener = match listen::bind(addr) {
             Ok(l) => l,
             Err(e) => {
                 let _ = ready.send(Err(format!("cannot listen on {addr}: {e}")));
@@ -428,15 +412,12 @@ async fn serve_connection(
     mut stop: watch::Receiver<Stop>,
     _alive: mpsc::Sender<()>,
 ) {
-    let _ = stream.set_nodelay(true);
+    listen::prepare(&stream);
     let service = hyper::service::service_fn(move |req: Request<Incoming>| {
         let app = Arc::clone(&app);
         async move { Ok::<_, Infallible>(handle(&app, &req).await) }
     });
-    let conn = hyper::server::conn::http1::Builder::new()
-        .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_TIMEOUT)
-        .serve_connection(TokioIo::new(stream), service);
+    let conn = listen::http1().serve_connection(TokioIo::new(stream), service);
     tokio::pin!(conn);
     tokio::select! {
         _ = conn.as_mut() => return,
