@@ -7,9 +7,12 @@
 #   WRK_THREADS          wrk threads (default 2)
 #   WRK_CONNECTIONS      open connections (default 64)
 #   RINGFLAKE_LOAD_FLOOR_BIN  the floor server, examples/http_floor.rs (default: built beside the
-#                        binary with cargo build --release --example http_floor): the same hyper
-#                        set-up answering a counter, loaded on /id after the service so that the
-#                        ratio /id / floor holds however busy the machine is
+#                        binary with cargo build --release --example http_floor), loaded after the
+#                        service so that the ratios hold however busy the machine is: first the same
+#                        hyper set-up answering a counter (the HTTP floor), then with --raw, no HTTP
+#                        library at all (the machine's floor: one read and one write per request)
+# Besides requests/s it prints each server's CPU time per request (user + system, from
+# /proc/PID/stat), which varies less than throughput when the machine is shared.
 # Installs wrk with apt-get when missing (needs root). The server gets a throw-away SQLite worker
 # table and is stopped with SIGTERM at the end; the script fails if any answer was not 2xx or the
 # server did not exit 0. It reports, it does not judge: figures depend on the machine and on what
@@ -88,24 +91,37 @@ wait_addr() {
 wait_addr "$work/serve.out" "$pid" "$work/serve.err"
 head -n 1 "$work/serve.out"
 
-# One wrk run; prints its report and leaves requests/s in $rps.
+# CPU time (user + system) process $1 has used, in clock ticks.
+cpu_ticks() {
+    awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+tick_us="$(awk -v hz="$(getconf CLK_TCK)" 'BEGIN { print 1e6 / hz }')"
+
+# One wrk run against server process $2; prints its report and leaves requests/s in $rps and
+# the server's CPU microseconds per request in $cpu_us.
 load() {
-    local path="$1" report
+    local path="$1" server="$2" report before after total
+    before="$(cpu_ticks "$server")"
     report="$(wrk -t"$threads" -c"$connections" -d"${duration}s" --latency "http://$addr$path")"
+    after="$(cpu_ticks "$server")"
     printf '%s\n' "$report"
     ! grep -q 'Non-2xx or 3xx responses' <<<"$report" || fail "$path answered with errors"
     ! grep -q 'Socket errors' <<<"$report" || fail "$path had socket errors"
     rps="$(awk '/^Requests\/sec:/ {print $2}' <<<"$report")"
     [[ -n "$rps" ]] || fail "no Requests/sec in wrk's report for $path"
+    total="$(awk '/ requests in / {print $1}' <<<"$report")"
+    ((total > 0)) || fail "wrk completed no request on $path"
+    cpu_us="$(awk -v t=$((after - before)) -v us="$tick_us" -v n="$total" 'BEGIN { printf "%.1f", t * us / n }')"
 }
 
 echo
 echo "== GET /id, ${duration} s, $threads wrk threads, $connections connections"
-load /id
+load /id "$pid"
 id_rps="$rps"
+id_cpu="$cpu_us"
 echo
 echo "== GET /ids?count=1000, ${duration} s, $threads wrk threads, $connections connections"
-load '/ids?count=1000'
+load '/ids?count=1000' "$pid"
 ids_rps="$rps"
 
 health="$(exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}" &&
@@ -118,21 +134,38 @@ wait "$pid" || status=$?
 stopped=1
 ((status == 0)) || { cat "$work/serve.err" >&2; fail "serve exited with $status after SIGTERM"; }
 
-# The floor, on the same cores right after: the same HTTP stack answering a counter.
-"$floor_bin" 127.0.0.1:0 >"$work/floor.out" 2>"$work/floor.err" &
-floor_pid=$!
-wait_addr "$work/floor.out" "$floor_pid" "$work/floor.err"
+# The floors, on the same cores right after: the same HTTP stack answering a counter, then no
+# HTTP library at all. Leaves requests/s in $rps and CPU per request in $cpu_us.
+floor() {
+    "$floor_bin" "$@" 127.0.0.1:0 >"$work/floor.out" 2>"$work/floor.err" &
+    floor_pid=$!
+    wait_addr "$work/floor.out" "$floor_pid" "$work/floor.err"
+    load / "$floor_pid"
+    kill -TERM "$floor_pid"
+    wait "$floor_pid" || true
+    floor_pid=""
+}
 echo
-echo "== floor: GET / on examples/http_floor (hyper answering a counter), ${duration} s"
-load /
+echo "== HTTP floor: GET / on examples/http_floor (hyper answering a counter), ${duration} s"
+floor
 floor_rps="$rps"
+floor_cpu="$cpu_us"
+echo
+echo "== machine floor: GET / on examples/http_floor --raw (no HTTP library), ${duration} s"
+floor --raw
+raw_rps="$rps"
+raw_cpu="$cpu_us"
 
 ids_per_s="$(awk -v r="$ids_rps" 'BEGIN { printf "%.0f", r * 1000 }')"
 echo
 echo "== summary ($(nproc) cores; load average before the run: $load_before)"
-printf '/id:              %12.0f requests/s   (target >= 100,000)\n' "$id_rps"
-printf 'floor:            %12.0f requests/s   (/id = %.2f x the floor)\n' "$floor_rps" \
-    "$(awk -v a="$id_rps" -v b="$floor_rps" 'BEGIN { printf "%.2f", a / b }')"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+printf '/id:              %12.0f requests/s   %5s us server CPU per request  (target >= 100,000 requests/s)\n' \
+    "$id_rps" "$id_cpu"
+printf 'HTTP floor:       %12.0f requests/s   %5s us                         (/id = %s x this floor)\n' \
+    "$floor_rps" "$floor_cpu" "$(ratio "$id_rps" "$floor_rps")"
+printf 'machine floor:    %12.0f requests/s   %5s us                         (/id = %s x this floor)\n' \
+    "$raw_rps" "$raw_cpu" "$(ratio "$id_rps" "$raw_rps")"
 printf '/ids?count=1000:  %12.0f requests/s = %.1f M IDs/s (target >= 20 M)\n' \
     "$ids_rps" "$(awk -v n="$ids_per_s" 'BEGIN { printf "%.1f", n / 1e6 }')"
 echo "serve stopped on SIGTERM with exit 0"
