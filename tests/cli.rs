@@ -398,6 +398,7 @@ fn bad_flags_are_clear_errors() {
     fails(d, &["gen", "-n", "ten"], 2, "invalid value 'ten'");
     fails(d, &["gen", "-n", "0"], 2, "invalid value '0'");
     fails(d, &["gen", "--time-bits", "0"], 2, "invalid value '0'");
+    fails(d, &["workers", "--db-timeout", "0"], 2, "invalid value '0'");
     fails(
         d,
         &["serve", "--listen", "nowhere"],
@@ -1046,6 +1047,8 @@ fn gen_and_workers_on(flag: &str, var: &str) {
             &url,
             "--create-table",
             "--recycle",
+            "--db-timeout",
+            "5",
         ],
     ));
     assert_ne!(first, second, "each run takes its own worker id");

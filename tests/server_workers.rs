@@ -13,7 +13,10 @@
 
 use ringflake::{CachedUidGenerator, DatabaseAssigner, Error, Layout, WorkerIdAssigner};
 use std::collections::{HashMap, HashSet};
-use std::sync::{Barrier, Mutex, MutexGuard};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// The layout with 3 worker bits (ids 1..=7) used for the max and recycling tests.
@@ -593,6 +596,262 @@ fn missing_table<S: Server>() {
     assert_eq!(id, 1);
 }
 
+/// A TCP proxy in front of a real server that can stop answering without closing anything, as a
+/// server that hangs or a route that goes dead without a reset: while frozen, connections stay
+/// open and nothing is forwarded either way (new ones are accepted and held). `thaw` closes every
+/// connection that was frozen, discarding what it held, and lets new ones through again.
+struct Freezer {
+    addr: std::net::SocketAddr,
+    frozen: Arc<AtomicBool>,
+    generation: Arc<AtomicU64>,
+}
+
+impl Freezer {
+    fn start(upstream: std::net::SocketAddr) -> Freezer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let frozen = Arc::new(AtomicBool::new(false));
+        let generation = Arc::new(AtomicU64::new(0));
+        let (f, g) = (Arc::clone(&frozen), Arc::clone(&generation));
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                let (f, g) = (Arc::clone(&f), Arc::clone(&g));
+                std::thread::spawn(move || Freezer::proxy(client, upstream, &f, &g));
+            }
+        });
+        Freezer {
+            addr,
+            frozen,
+            generation,
+        }
+    }
+
+    fn proxy(
+        client: TcpStream,
+        upstream: std::net::SocketAddr,
+        frozen: &AtomicBool,
+        g: &AtomicU64,
+    ) {
+        let born = g.load(Ordering::SeqCst);
+        // Accepted while frozen: held open, never answered, closed at the thaw.
+        while frozen.load(Ordering::SeqCst) && g.load(Ordering::SeqCst) == born {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if g.load(Ordering::SeqCst) != born {
+            return;
+        }
+        let Ok(server) = TcpStream::connect(upstream) else {
+            return;
+        };
+        let pump = |from: TcpStream, to: TcpStream| {
+            move || {
+                let mut from = from;
+                let mut to = to;
+                from.set_read_timeout(Some(Duration::from_millis(20)))
+                    .unwrap();
+                let mut buf = [0u8; 16 * 1024];
+                loop {
+                    if g.load(Ordering::SeqCst) != born {
+                        let _ = from.shutdown(std::net::Shutdown::Both);
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                        return;
+                    }
+                    if frozen.load(Ordering::SeqCst) {
+                        std::thread::sleep(Duration::from_millis(10));
+                        continue;
+                    }
+                    match from.read(&mut buf) {
+                        Ok(0) => {
+                            let _ = to.shutdown(std::net::Shutdown::Write);
+                            return;
+                        }
+                        Ok(n) => {
+                            // Read as the freeze began: held, and dropped at the thaw.
+                            while frozen.load(Ordering::SeqCst) && g.load(Ordering::SeqCst) == born
+                            {
+                                std::thread::sleep(Duration::from_millis(10));
+                            }
+                            if g.load(Ordering::SeqCst) != born || to.write_all(&buf[..n]).is_err()
+                            {
+                                let _ = from.shutdown(std::net::Shutdown::Both);
+                                let _ = to.shutdown(std::net::Shutdown::Both);
+                                return;
+                            }
+                        }
+                        Err(e)
+                            if matches!(
+                                e.kind(),
+                                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                            ) => {}
+                        Err(_) => {
+                            let _ = to.shutdown(std::net::Shutdown::Both);
+                            return;
+                        }
+                    }
+                }
+            }
+        };
+        std::thread::scope(|s| {
+            s.spawn(pump(
+                client.try_clone().unwrap(),
+                server.try_clone().unwrap(),
+            ));
+            s.spawn(pump(server, client));
+        });
+    }
+
+    fn freeze(&self) {
+        self.frozen.store(true, Ordering::SeqCst);
+    }
+
+    fn thaw(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        self.frozen.store(false, Ordering::SeqCst);
+    }
+}
+
+/// `url` with its `host:port` replaced by `addr` (over TCP only), and the `host:port` it named.
+fn through(url: &str, addr: std::net::SocketAddr) -> (String, std::net::SocketAddr) {
+    let (head, rest) = url.rsplit_once('@').expect("user:password@host");
+    let (hostport, tail) = rest.split_once('/').expect("host:port/database");
+    let upstream = std::net::ToSocketAddrs::to_socket_addrs(hostport)
+        .unwrap()
+        .next()
+        .unwrap();
+    let mut proxied = format!("{head}@{addr}/{tail}");
+    if url.starts_with("mysql:") {
+        // The mysql crate would otherwise switch to the server's Unix socket, around the proxy.
+        proxied.push(if tail.contains('?') { '&' } else { '?' });
+        proxied.push_str("prefer_socket=false");
+    }
+    (proxied, upstream)
+}
+
+/// A server that stops answering (the proxy in front of it freezes) costs one timeout per call,
+/// not a thread blocked for the kernel's TCP retransmission limit: a lease extension fails as a
+/// transient error within the assigner's timeout, a boot within its retry time, and once the
+/// server answers again the next extension reconnects and lands.
+fn hung_server<S: Server>() {
+    let Some((_guard, url)) = fresh::<S>() else {
+        return;
+    };
+    S::assigner(&url, true).unwrap().list().unwrap();
+    let (_, upstream) = through(&url, "127.0.0.1:1".parse().unwrap());
+    let proxy = Freezer::start(upstream);
+    let (proxied, _) = through(&url, proxy.addr);
+    let timeout = Duration::from_millis(1500);
+    let assigner = S::assigner(&proxied, false)
+        .unwrap()
+        .recycle(true)
+        .timeout(timeout)
+        .retry_for(Duration::from_secs(2));
+    let a = assigner.assign(&small_layout()).unwrap();
+    let lease = a.lease.as_ref().expect("a lease with recycling on");
+    let row_lease = || {
+        S::assigner(&url, false)
+            .unwrap()
+            .list()
+            .unwrap()
+            .into_iter()
+            .find(|r| r.id == a.worker_id)
+            .map(|r| r.lease_until)
+    };
+    let first = lease.until();
+    lease.extend(first + 1).unwrap();
+    assert_eq!(row_lease(), Some(first + 1));
+
+    proxy.freeze();
+    let started = Instant::now();
+    let err = lease.extend(first + 2).unwrap_err();
+    let elapsed = started.elapsed();
+    eprintln!("extension with the server frozen, after {elapsed:?}: {err}");
+    assert!(
+        matches!(
+            err,
+            Error::Database {
+                transient: true,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("no answer within 1.5s"), "{err}");
+    assert!(
+        elapsed >= timeout && elapsed < timeout * 3,
+        "failed after {elapsed:?}, with a timeout of {timeout:?}"
+    );
+    assert_eq!(
+        lease.until(),
+        first + 1,
+        "a failed extension does not count"
+    );
+    assert_eq!(row_lease(), Some(first + 1), "nothing reached the server");
+
+    // A boot against the frozen server: bounded by its retry time, each attempt by the timeout.
+    let booting = S::assigner(&proxied, false)
+        .unwrap()
+        .timeout(timeout)
+        .retry_for(Duration::from_secs(2));
+    let started = Instant::now();
+    let err = booting.assign_worker_id(&small_layout()).unwrap_err();
+    let elapsed = started.elapsed();
+    eprintln!("boot with the server frozen, after {elapsed:?}: {err}");
+    assert!(
+        matches!(
+            err,
+            Error::Database {
+                transient: true,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        elapsed >= Duration::from_secs(2) && elapsed < Duration::from_secs(2) + timeout * 3,
+        "gave up after {elapsed:?}: retry for 2 s, each attempt at most {timeout:?}"
+    );
+
+    proxy.thaw();
+    let started = Instant::now();
+    lease.extend(first + 2).unwrap();
+    eprintln!("extension after the thaw: {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < timeout,
+        "a fresh connection answers at once"
+    );
+    assert_eq!(lease.until(), first + 2);
+    assert_eq!(row_lease(), Some(first + 2));
+}
+
+/// A generator built inside `async fn main` (or any task) boots its worker id from inside a
+/// Tokio runtime, and may drop its assigner there: neither panics, whatever the driver uses
+/// underneath.
+fn inside_a_tokio_runtime<S: Server>() {
+    let Some((_guard, url)) = fresh::<S>() else {
+        return;
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (id, rows) = runtime.block_on(async {
+        let assigner = S::assigner(&url, true).unwrap().recycle(true);
+        let generator = CachedUidGenerator::builder(small_layout())
+            .worker_id_from(&assigner)
+            .build()
+            .unwrap();
+        let id = generator.next_id().unwrap();
+        let rows = assigner.list().unwrap();
+        drop(generator); // releases the lease: a database call, still inside the runtime
+        drop(assigner);
+        (id, rows)
+    });
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let parsed = small_layout().parse(id).unwrap();
+    assert_eq!(parsed.worker_id, rows[0].id, "{parsed:?}");
+}
+
 macro_rules! server_tests {
     ($feature:literal, $module:ident, $server:ty, $unreachable:literal) => {
         #[cfg(feature = $feature)]
@@ -632,6 +891,16 @@ macro_rules! server_tests {
             #[test]
             fn missing_table_names_the_schema_file() {
                 missing_table::<$server>();
+            }
+
+            #[test]
+            fn hung_server_costs_one_timeout() {
+                hung_server::<$server>();
+            }
+
+            #[test]
+            fn works_inside_a_tokio_runtime() {
+                inside_a_tokio_runtime::<$server>();
             }
         }
     };

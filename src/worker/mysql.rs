@@ -29,11 +29,18 @@ const PROBE: &str = "SELECT ID, HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CR
 /// timeout, deadlock, connection killed, network read/write errors, inactivity disconnect.
 const TRANSIENT_CODES: &[u16] = &[1040, 1053, 1158, 1159, 1160, 1161, 1205, 1213, 1927, 4031];
 
+/// The longest wait for a TCP connection unless the URL says otherwise (`tcp_connect_timeout_ms`).
+const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 struct MysqlTable {
     opts: Opts,
+    /// `tcp_connect_timeout_ms` from the URL, which wins over [`MAX_CONNECT_TIMEOUT`].
+    url_connect_timeout: Option<Duration>,
     create_table: bool,
     database: String,
     secrets: Vec<String>,
+    /// Socket read and write timeout of the connections opened from now on.
+    timeout: Mutex<Duration>,
     conn: Mutex<Option<Conn>>,
 }
 
@@ -60,33 +67,34 @@ impl MysqlTable {
         }
         let mut secrets = secrets;
         secrets.extend(parsed.get_pass().map(str::to_string));
-        let mut builder = OptsBuilder::from_opts(parsed.clone())
+        let builder = OptsBuilder::from_opts(parsed.clone())
             // UPDATE reports matched rows, not changed ones: a compare-and-set that matches
             // counts even if it writes the values the row already has.
             .additional_capabilities(
                 parsed.get_additional_capabilities() | CapabilityFlags::CLIENT_FOUND_ROWS,
             );
-        if parsed.get_tcp_connect_timeout().is_none() {
-            builder = builder.tcp_connect_timeout(Some(Duration::from_secs(10)));
-        }
-        if parsed.get_read_timeout().is_none() {
-            builder = builder.read_timeout(Some(Duration::from_secs(30)));
-        }
-        if parsed.get_write_timeout().is_none() {
-            builder = builder.write_timeout(Some(Duration::from_secs(30)));
-        }
         Ok(MysqlTable {
+            url_connect_timeout: parsed.get_tcp_connect_timeout(),
             opts: builder.into(),
             create_table,
             database,
             secrets,
+            timeout: Mutex::new(Duration::from_secs(30)),
             conn: Mutex::new(None),
         })
     }
 
     /// Opens a connection and checks (or creates) the table.
     fn connect(&self) -> Result<Conn, Error> {
-        let mut conn = Conn::new(self.opts.clone()).map_err(|e| self.error(e, "cannot connect"))?;
+        let timeout = *self.timeout.lock().unwrap_or_else(|e| e.into_inner());
+        let opts = OptsBuilder::from_opts(self.opts.clone())
+            .tcp_connect_timeout(Some(
+                self.url_connect_timeout
+                    .unwrap_or(timeout.min(MAX_CONNECT_TIMEOUT)),
+            ))
+            .read_timeout(Some(timeout))
+            .write_timeout(Some(timeout));
+        let mut conn = Conn::new(opts).map_err(|e| self.error(e, "cannot connect"))?;
         if self.create_table {
             conn.query_drop(SCHEMA).map_err(|e| {
                 self.error(
@@ -128,6 +136,27 @@ impl MysqlTable {
     }
 
     fn error(&self, e: mysql::Error, what: &str) -> Error {
+        // A socket read or write timeout: the server did not answer in time.
+        let io = match &e {
+            mysql::Error::IoError(io) => Some(io),
+            mysql::Error::CodecError(c) => {
+                std::error::Error::source(c).and_then(|s| s.downcast_ref::<std::io::Error>())
+            }
+            _ => None,
+        };
+        if let Some(io) = io.filter(|io| {
+            matches!(
+                io.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            )
+        }) {
+            let timeout = *self.timeout.lock().unwrap_or_else(|e| e.into_inner());
+            return Error::Database {
+                database: self.database.clone(),
+                message: format!("{what}: no answer within {timeout:?}, connection dropped ({io})"),
+                transient: true,
+            };
+        }
         let (message, transient) = match &e {
             mysql::Error::MySqlError(m) => {
                 let hint = match m.code {
@@ -278,6 +307,12 @@ impl WorkerTable for MysqlTable {
                 },
             )
         })
+    }
+
+    fn set_timeout(&self, timeout: Duration) {
+        *self.timeout.lock().unwrap_or_else(|e| e.into_inner()) = timeout;
+        // The socket timeouts are set at connect: the next call opens a connection with these.
+        *self.conn.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 }
 

@@ -1,17 +1,22 @@
-//! The worker table in PostgreSQL (crate `postgres`, synchronous, `NoTls`): UidGenerator's
-//! `WORKER_NODE` table, defined by `schema/postgres.sql`.
+//! The worker table in PostgreSQL (crate `tokio-postgres`, `NoTls`, driven by a private
+//! single-threaded Tokio runtime so that every call is bounded by [`DatabaseAssigner::timeout`]):
+//! UidGenerator's `WORKER_NODE` table, defined by `schema/postgres.sql`.
 //!
 //! The connection is opened on first use, not by the constructor, so that a database that is
 //! still starting is retried for [`DatabaseAssigner::retry_for`] like any other transient
-//! failure; a connection that breaks is reopened on the next operation.
+//! failure; a connection that breaks or does not answer in time is dropped and reopened on the
+//! next operation. The calls block the calling thread; called from inside a Tokio runtime (a
+//! generator built in `async fn main`), they run on a short-lived helper thread instead of
+//! panicking.
 
 use super::table::{DatabaseAssigner, NodeInfo, WorkerRow, WorkerTable};
 use super::{redact, url_passwords};
 use crate::Error;
-use postgres::config::Host;
-use postgres::{Client, Config, NoTls};
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio_postgres::config::Host;
+use tokio_postgres::{Client, Config, NoTls};
 
 /// The table definition: applied when creating the table is requested, and the file to apply by
 /// hand otherwise.
@@ -28,28 +33,63 @@ const PROBE: &str = "SELECT ID, HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CR
 /// otherwise fail with a duplicate key in the catalog): "ringflak" in ASCII.
 const CREATE_LOCK: i64 = 0x7269_6e67_666c_616b;
 
+/// The longest wait for a TCP connection unless the URL sets `connect_timeout`.
+const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A failure inside one bounded call: the driver's error, or no answer in time.
+enum CallError {
+    Driver(tokio_postgres::Error),
+    TimedOut(Duration),
+    /// Called inside a Tokio runtime, and no helper thread could be started.
+    NoThread(std::io::Error),
+}
+
+impl From<tokio_postgres::Error> for CallError {
+    fn from(e: tokio_postgres::Error) -> Self {
+        CallError::Driver(e)
+    }
+}
+
+/// The private runtime; shut down without blocking, so that dropping the last handle to the
+/// table inside an async context does not panic.
+struct Runtime(Option<tokio::runtime::Runtime>);
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
 struct PostgresTable {
     config: Config,
+    /// `connect_timeout` from the URL, which wins over [`MAX_CONNECT_TIMEOUT`].
+    url_connect_timeout: Option<Duration>,
     create_table: bool,
     database: String,
     secrets: Vec<String>,
-    client: Mutex<Option<Client>>,
+    timeout: Mutex<Duration>,
+    runtime: Runtime,
+    client: Mutex<Option<Arc<Client>>>,
 }
 
 impl PostgresTable {
     fn new(url: &str, create_table: bool) -> Result<PostgresTable, Error> {
         let mut secrets = url_passwords(url);
-        let mut config: Config = url.parse().map_err(|e: postgres::Error| Error::Database {
-            database: "postgres (URL not understood)".into(),
-            message: redact(
-                &format!(
-                    "invalid URL, expected postgres://user:password@host:port/database: {}",
-                    chain(&e)
-                ),
-                &secrets,
-            ),
-            transient: false,
-        })?;
+        let mut config: Config =
+            url.parse()
+                .map_err(|e: tokio_postgres::Error| Error::Database {
+                    database: "postgres (URL not understood)".into(),
+                    message: redact(
+                        &format!(
+                            "invalid URL, expected postgres://user:password@host:port/database: {}",
+                            chain(&e)
+                        ),
+                        &secrets,
+                    ),
+                    transient: false,
+                })?;
         if let Some(pass) = config.get_password() {
             secrets.push(String::from_utf8_lossy(pass).into_owned());
         }
@@ -62,60 +102,119 @@ impl PostgresTable {
                 transient: false,
             });
         }
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(10));
-        }
         if config.get_application_name().is_none() {
             config.application_name("ringflake");
         }
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(|e| Error::Database {
+                database: describe(&config),
+                message: format!("cannot start the PostgreSQL client's Tokio runtime: {e}"),
+                transient: false,
+            })?;
         Ok(PostgresTable {
+            url_connect_timeout: config.get_connect_timeout().copied(),
             database: describe(&config),
             config,
             create_table,
             secrets,
+            timeout: Mutex::new(Duration::from_secs(30)),
+            runtime: Runtime(Some(runtime)),
             client: Mutex::new(None),
         })
     }
 
+    fn timeout(&self) -> Duration {
+        *self.timeout.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        match self.runtime.0.as_ref() {
+            Some(rt) => rt,
+            None => unreachable!("the runtime is only taken when the table is dropped"),
+        }
+    }
+
+    /// Runs `call` on the private runtime, bounded by the timeout; on a helper thread when the
+    /// calling thread is itself inside a Tokio runtime (where blocking on another one panics).
+    fn block<T: Send>(
+        &self,
+        call: impl Future<Output = Result<T, tokio_postgres::Error>> + Send,
+    ) -> Result<T, CallError> {
+        let rt = self.runtime();
+        let timeout = self.timeout();
+        let bounded = async move {
+            match tokio::time::timeout(timeout, call).await {
+                Ok(r) => r.map_err(CallError::Driver),
+                Err(_) => Err(CallError::TimedOut(timeout)),
+            }
+        };
+        if tokio::runtime::Handle::try_current().is_err() {
+            return rt.block_on(bounded);
+        }
+        std::thread::scope(|s| {
+            match std::thread::Builder::new()
+                .name("ringflake-postgres".into())
+                .spawn_scoped(s, || rt.block_on(bounded))
+            {
+                Ok(helper) => helper
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                Err(e) => Err(CallError::NoThread(e)),
+            }
+        })
+    }
+
     /// Opens a connection and checks (or creates) the table.
-    fn connect(&self) -> Result<Client, Error> {
-        let mut client = self
-            .config
-            .connect(NoTls)
+    fn connect(&self) -> Result<Arc<Client>, Error> {
+        let mut config = self.config.clone();
+        config.connect_timeout(
+            self.url_connect_timeout
+                .unwrap_or(self.timeout().min(MAX_CONNECT_TIMEOUT)),
+        );
+        let (mut client, connection) = self
+            .block(async move { config.connect(NoTls).await })
             .map_err(|e| self.error(&e, "cannot connect"))?;
+        // Runs while the runtime runs (during calls); ends when the client is dropped.
+        self.runtime().spawn(connection);
         if self.create_table {
-            let create = |client: &mut Client| -> Result<(), postgres::Error> {
-                let mut tx = client.transaction()?;
-                tx.execute("SELECT pg_advisory_xact_lock($1)", &[&CREATE_LOCK])?;
-                tx.batch_execute(SCHEMA)?;
-                tx.commit()
-            };
-            create(&mut client).map_err(|e| {
+            self.block(async {
+                let tx = client.transaction().await?;
+                tx.execute("SELECT pg_advisory_xact_lock($1)", &[&CREATE_LOCK])
+                    .await?;
+                tx.batch_execute(SCHEMA).await?;
+                tx.commit().await
+            })
+            .map_err(|e| {
                 self.error(
                     &e,
                     &format!("cannot create table WORKER_NODE from {SCHEMA_FILE}"),
                 )
             })?;
         }
-        client
-            .batch_execute(PROBE)
+        self.block(client.batch_execute(PROBE))
             .map_err(|e| self.error(&e, "cannot read table WORKER_NODE"))?;
-        Ok(client)
+        Ok(Arc::new(client))
     }
 
-    /// Runs `f` on the connection, opening it first if needed; drops it after a transient
-    /// failure so the next attempt reconnects.
-    fn with_client<T>(
+    /// Runs the call `f` makes on the connection, opening it first if needed; drops the
+    /// connection after a transient failure (a timeout included) so the next attempt reconnects.
+    fn with_client<T: Send, Fut>(
         &self,
         what: &str,
-        f: impl FnOnce(&mut Client) -> Result<T, postgres::Error>,
-    ) -> Result<T, Error> {
+        f: impl FnOnce(Arc<Client>) -> Fut,
+    ) -> Result<T, Error>
+    where
+        Fut: Future<Output = Result<T, tokio_postgres::Error>> + Send,
+    {
         let mut guard = self.client.lock().unwrap_or_else(|e| e.into_inner());
-        let client = match guard.as_mut() {
-            Some(client) if !client.is_closed() => client,
-            _ => guard.insert(self.connect()?),
+        let client = match guard.as_ref() {
+            Some(client) if !client.is_closed() => Arc::clone(client),
+            _ => Arc::clone(guard.insert(self.connect()?)),
         };
-        f(client).map_err(|e| {
+        self.block(f(client)).map_err(|e| {
             let err = self.error(&e, what);
             if matches!(
                 err,
@@ -130,7 +229,26 @@ impl PostgresTable {
         })
     }
 
-    fn error(&self, e: &postgres::Error, what: &str) -> Error {
+    fn error(&self, e: &CallError, what: &str) -> Error {
+        let e = match e {
+            CallError::Driver(e) => e,
+            CallError::TimedOut(t) => {
+                return Error::Database {
+                    database: self.database.clone(),
+                    message: format!("{what}: no answer within {t:?}, connection dropped"),
+                    transient: true,
+                };
+            }
+            CallError::NoThread(e) => {
+                return Error::Database {
+                    database: self.database.clone(),
+                    message: format!(
+                        "{what}: called inside a Tokio runtime, and cannot start a thread to block on: {e}"
+                    ),
+                    transient: true,
+                };
+            }
+        };
         let (message, transient) = match e.as_db_error() {
             Some(db) => {
                 let code = db.code().code();
@@ -212,43 +330,47 @@ impl WorkerTable for PostgresTable {
     }
 
     fn insert(&self, node: &NodeInfo, lease_until: i64) -> Result<u64, Error> {
-        self.with_client("cannot insert into WORKER_NODE", |c| {
+        self.with_client("cannot insert into WORKER_NODE", |c| async move {
             // RETURNING gives this statement's own row: concurrent boots each get their id.
             let row = c.query_one(
                 "INSERT INTO WORKER_NODE (HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED, LEASE_UNTIL) \
                  VALUES ($1, $2, $3, $4::text::date, NOW(), NOW(), $5) RETURNING ID",
                 &[&node.host_name, &node.port, &node.node_type, &node.launch_date, &lease_until],
-            )?;
+            )
+            .await?;
             Ok(row.get::<_, i64>(0) as u64)
         })
     }
 
     fn delete(&self, id: u64) -> Result<(), Error> {
-        self.with_client("cannot delete from WORKER_NODE", |c| {
+        self.with_client("cannot delete from WORKER_NODE", |c| async move {
             c.execute("DELETE FROM WORKER_NODE WHERE ID = $1", &[&(id as i64)])
+                .await
                 .map(|_| ())
         })
     }
 
     fn max_lease_for_host(&self, host: &str) -> Result<Option<i64>, Error> {
-        self.with_client("cannot read WORKER_NODE", |c| {
+        self.with_client("cannot read WORKER_NODE", |c| async move {
             c.query_one(
                 "SELECT MAX(LEASE_UNTIL) FROM WORKER_NODE WHERE HOST_NAME = $1 AND LEASE_UNTIL > 0",
                 &[&host],
             )
+            .await
             .map(|r| r.get::<_, Option<i64>>(0))
         })
     }
 
     fn recyclable(&self, max_id: u64, before: i64, limit: u32) -> Result<Vec<(u64, i64)>, Error> {
         let max_id = i64::try_from(max_id).unwrap_or(i64::MAX);
-        self.with_client("cannot read WORKER_NODE", |c| {
+        self.with_client("cannot read WORKER_NODE", |c| async move {
             c.query(
                 "SELECT ID, LEASE_UNTIL FROM WORKER_NODE \
                  WHERE ID <= $1 AND LEASE_UNTIL > 0 AND LEASE_UNTIL < $2 \
                  ORDER BY LEASE_UNTIL, ID LIMIT $3",
                 &[&max_id, &before, &i64::from(limit)],
             )
+            .await
             .map(|rows| {
                 rows.iter()
                     .map(|r| (r.get::<_, i64>(0) as u64, r.get::<_, i64>(1)))
@@ -264,7 +386,7 @@ impl WorkerTable for PostgresTable {
         node: &NodeInfo,
         lease_until: i64,
     ) -> Result<bool, Error> {
-        self.with_client("cannot update WORKER_NODE", |c| {
+        self.with_client("cannot update WORKER_NODE", |c| async move {
             c.execute(
                 "UPDATE WORKER_NODE SET HOST_NAME = $1, PORT = $2, TYPE = $3, LAUNCH_DATE = $4::text::date, \
                  MODIFIED = NOW(), LEASE_UNTIL = $5 WHERE ID = $6 AND LEASE_UNTIL = $7",
@@ -278,28 +400,31 @@ impl WorkerTable for PostgresTable {
                     &expected,
                 ],
             )
+            .await
             .map(|n| n == 1)
         })
     }
 
     fn set_lease(&self, id: u64, expected: i64, lease_until: i64) -> Result<bool, Error> {
-        self.with_client("cannot update WORKER_NODE", |c| {
+        self.with_client("cannot update WORKER_NODE", |c| async move {
             c.execute(
                 "UPDATE WORKER_NODE SET LEASE_UNTIL = $1, MODIFIED = NOW() \
                  WHERE ID = $2 AND LEASE_UNTIL = $3",
                 &[&lease_until, &(id as i64), &expected],
             )
+            .await
             .map(|n| n == 1)
         })
     }
 
     fn list(&self) -> Result<Vec<WorkerRow>, Error> {
-        self.with_client("cannot read WORKER_NODE", |c| {
+        self.with_client("cannot read WORKER_NODE", |c| async move {
             c.query(
                 "SELECT ID, HOST_NAME, PORT, TYPE, to_char(LAUNCH_DATE, 'YYYY-MM-DD'), LEASE_UNTIL \
                  FROM WORKER_NODE ORDER BY ID",
                 &[],
             )
+            .await
             .map(|rows| {
                 rows.iter()
                     .map(|r| WorkerRow {
@@ -313,6 +438,10 @@ impl WorkerTable for PostgresTable {
                     .collect()
             })
         })
+    }
+
+    fn set_timeout(&self, timeout: Duration) {
+        *self.timeout.lock().unwrap_or_else(|e| e.into_inner()) = timeout;
     }
 }
 

@@ -161,6 +161,12 @@ impl WorkerTable for SqliteTable {
             .collect()
         })
     }
+
+    fn set_timeout(&self, timeout: Duration) {
+        let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        // Cannot fail for a positive duration (it installs SQLite's default busy handler).
+        let _ = conn.busy_timeout(timeout);
+    }
 }
 
 impl DatabaseAssigner {

@@ -107,6 +107,9 @@ pub struct WorkerRow {
     pub lease_until: i64,
 }
 
+/// How long one database call may take unless [`DatabaseAssigner::timeout`] says otherwise.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The operations one database provides; the algorithm in this module does the rest.
 pub(crate) trait WorkerTable: Send + Sync + 'static {
     /// Where the table is, without secrets: "sqlite file x.db", "mysql://u@h:3306/db".
@@ -131,6 +134,9 @@ pub(crate) trait WorkerTable: Send + Sync + 'static {
     fn set_lease(&self, id: u64, expected: i64, lease_until: i64) -> Result<bool, Error>;
     /// Every row, by id.
     fn list(&self) -> Result<Vec<WorkerRow>, Error>;
+    /// Bounds every later call (connecting included) to about `timeout`: past it the call fails
+    /// as a transient error and the connection is dropped.
+    fn set_timeout(&self, timeout: Duration);
 }
 
 /// Worker ids from a database table, one new row per boot, as UidGenerator's
@@ -155,6 +161,7 @@ pub struct DatabaseAssigner {
     recycle: bool,
     window: i64,
     retry_for: Duration,
+    timeout: Duration,
 }
 
 impl fmt::Debug for DatabaseAssigner {
@@ -162,6 +169,7 @@ impl fmt::Debug for DatabaseAssigner {
         f.debug_struct("DatabaseAssigner")
             .field("table", &self.table.describe())
             .field("recycle", &self.recycle)
+            .field("timeout", &self.timeout)
             .finish_non_exhaustive()
     }
 }
@@ -172,11 +180,13 @@ impl DatabaseAssigner {
         allow(dead_code)
     )]
     pub(crate) fn with_table(table: Arc<dyn WorkerTable>) -> Self {
+        table.set_timeout(DEFAULT_TIMEOUT);
         DatabaseAssigner {
             table,
             recycle: false,
             window: DEFAULT_WINDOW_SECS,
             retry_for: Duration::from_secs(30),
+            timeout: DEFAULT_TIMEOUT,
         }
     }
 
@@ -196,6 +206,39 @@ impl DatabaseAssigner {
     /// How long to retry an unreachable database at boot before failing (default 30 s).
     pub fn retry_for(mut self, d: Duration) -> Self {
         self.retry_for = d;
+        self
+    }
+
+    /// The longest any one database call may take (default 30 s, at least 1 ms): connecting, or
+    /// one statement and its answer. A call still unanswered by then fails as a transient
+    /// [`Error::Database`] ("no answer within …") and its connection is dropped, so the next call
+    /// opens a fresh one: a server that hangs, or a connection that went dead without a reset
+    /// (a failover, a dropped route), costs one timeout instead of blocking for the operating
+    /// system's TCP retransmission limit (about 15 minutes on Linux).
+    ///
+    /// For MariaDB/MySQL it is the socket read and write timeout (and the connect timeout, at
+    /// most 10 s, unless the URL sets `tcp_connect_timeout_ms`); for PostgreSQL the whole call
+    /// (the connect timeout at most 10 s unless the URL sets `connect_timeout`); for SQLite how
+    /// long a call waits for another process's write lock. With [`recycle`](Self::recycle) on,
+    /// keep it well under the [`lease_window`](Self::lease_window): the lease is extended by these
+    /// calls.
+    ///
+    /// ```
+    /// use ringflake::DatabaseAssigner;
+    /// use std::time::Duration;
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let assigner =
+    ///     DatabaseAssigner::sqlite(dir.path().join("workers.db"))?.timeout(Duration::from_secs(5));
+    /// assert!(format!("{assigner:?}").contains("timeout: 5s"));
+    /// // Zero would fail every call: the least is 1 ms.
+    /// let assigner = assigner.timeout(Duration::ZERO);
+    /// assert!(format!("{assigner:?}").contains("timeout: 1ms"));
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout.max(Duration::from_millis(1));
+        self.table.set_timeout(self.timeout);
         self
     }
 
@@ -488,6 +531,9 @@ mod tests {
         }
         fn list(&self) -> Result<Vec<WorkerRow>, Error> {
             self.inner.list()
+        }
+        fn set_timeout(&self, timeout: Duration) {
+            self.inner.set_timeout(timeout);
         }
     }
 

@@ -86,6 +86,12 @@ pub struct DbArgs {
     #[cfg(any(feature = "mysql", feature = "postgres"))]
     #[arg(long, env = "RINGFLAKE_CREATE_TABLE")]
     pub create_table: bool,
+    /// Fail a database call (connecting, or one statement) that gets no answer within this many
+    /// seconds, and reconnect on the next one; for SQLite, how long to wait for another
+    /// process's write lock [default: 30]
+    #[arg(long, env = "RINGFLAKE_DB_TIMEOUT", value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub db_timeout: Option<u64>,
 }
 
 /// A worker id source for a generator: the database flags, or --worker-id.
@@ -373,6 +379,14 @@ impl DbArgs {
 
     /// The table the flags name (SQLite `ringflake.db` when none is given).
     fn table(&self, chosen: Option<&str>) -> Result<DatabaseAssigner, String> {
+        let table = self.open(chosen)?;
+        Ok(match self.db_timeout {
+            Some(s) => table.timeout(Duration::from_secs(s)),
+            None => table,
+        })
+    }
+
+    fn open(&self, chosen: Option<&str>) -> Result<DatabaseAssigner, String> {
         let err = |e: ringflake::Error| e.to_string();
         match chosen {
             #[cfg(feature = "mysql")]
