@@ -83,6 +83,20 @@ pub struct Stats {
 }
 
 /// Settings for a [`CachedUidGenerator`]; see [`CachedUidGenerator::builder`].
+///
+/// ```
+/// use ringflake::{CachedUidGenerator, Layout};
+///
+/// // A ring of 2^13 << 2 slots, refilled when less than 30% of it is left.
+/// let ids = CachedUidGenerator::builder(Layout::default())
+///     .worker_id(7)
+///     .boost_power(2)
+///     .padding_factor(30)
+///     .build()?;
+/// assert_eq!(ids.worker_id(), 7);
+/// assert_eq!(ids.stats().capacity, 8192 << 2);
+/// # Ok::<(), ringflake::Error>(())
+/// ```
 pub struct CachedBuilder {
     layout: Layout,
     assignment: Result<Assignment, Error>,

@@ -17,6 +17,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// ```
 pub trait Clock: Send + Sync + 'static {
     /// The current time, in milliseconds since 1970-01-01T00:00:00Z.
+    ///
+    /// ```
+    /// use ringflake::{Clock, ManualClock};
+    ///
+    /// let clock = ManualClock::new(1_735_689_600_000);
+    /// assert_eq!(clock.now_millis(), 1_735_689_600_000);
+    /// ```
     fn now_millis(&self) -> i64;
 
     /// The current time in whole unix seconds (rounded down).

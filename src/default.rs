@@ -74,6 +74,15 @@ impl std::fmt::Debug for DefaultUidGenerator {
 }
 
 /// Settings for a [`DefaultUidGenerator`]; see [`DefaultUidGenerator::builder`].
+///
+/// ```
+/// use ringflake::{DefaultUidGenerator, Layout};
+///
+/// let ids = DefaultUidGenerator::builder(Layout::default()).worker_id(3).build()?;
+/// let id = ids.next_id()?;
+/// assert_eq!(Layout::default().decompose(id)?.worker_id, 3);
+/// # Ok::<(), ringflake::Error>(())
+/// ```
 pub struct DefaultBuilder {
     layout: Layout,
     assignment: Result<Assignment, Error>,

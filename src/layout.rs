@@ -12,9 +12,28 @@ use jiff::tz::TimeZone;
 
 /// The epoch second of UidGenerator's default `epochStr` "2016-05-20", hard-coded in Java as
 /// midnight in UTC+8 (Beijing), not UTC.
+///
+/// ```
+/// use ringflake::{Layout, TimeZone, UID_GENERATOR_EPOCH_SECONDS};
+///
+/// let beijing = TimeZone::get("Asia/Shanghai").unwrap();
+/// let layout = Layout::with_epoch_date(28, 22, 13, "2016-05-20", &beijing)?;
+/// assert_eq!(layout.epoch_seconds(), UID_GENERATOR_EPOCH_SECONDS);
+/// assert_eq!(layout, Layout::uid_generator_defaults());
+/// # Ok::<(), ringflake::Error>(())
+/// ```
 pub const UID_GENERATOR_EPOCH_SECONDS: i64 = 1_463_673_600;
 
 /// The epoch of [`Layout::default`]: 2025-01-01T00:00:00Z.
+///
+/// ```
+/// use ringflake::{DEFAULT_EPOCH_SECONDS, Layout, TimeZone};
+///
+/// let layout = Layout::with_epoch_date(30, 20, 13, "2025-01-01", &TimeZone::UTC)?;
+/// assert_eq!(layout.epoch_seconds(), DEFAULT_EPOCH_SECONDS);
+/// assert_eq!(layout, Layout::default());
+/// # Ok::<(), ringflake::Error>(())
+/// ```
 pub const DEFAULT_EPOCH_SECONDS: i64 = 1_735_689_600;
 
 /// The widths of the three fields and the epoch they count from.

@@ -32,12 +32,35 @@ use std::time::Duration;
 /// ```
 pub trait Lease: Send + Sync + fmt::Debug + 'static {
     /// The lease in force: the last unix second this node may issue.
+    ///
+    /// ```
+    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("w.db"))?.recycle(true);
+    /// let a = assigner.assign(&Layout::default())?;
+    /// let lease = a.lease.as_ref().expect("recycling keeps a lease");
+    /// assert_eq!(assigner.list()?[0].lease_until, lease.until()); // the row holds it
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
     fn until(&self) -> i64;
     /// Moves the lease to `until`.
     ///
     /// # Errors
     ///
     /// The lease was taken over by another node, or the database cannot be reached.
+    ///
+    /// ```
+    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("w.db"))?.recycle(true);
+    /// let a = assigner.assign(&Layout::default())?;
+    /// let lease = a.lease.as_ref().expect("recycling keeps a lease");
+    /// lease.extend(lease.until() + 60)?;
+    /// assert_eq!(assigner.list()?[0].lease_until, lease.until());
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
     fn extend(&self, until: i64) -> Result<(), Error>;
     /// Gives the lease back at shutdown, recording `last_second`, the newest second this node
     /// may have issued: the id becomes recyclable once the clock passes it.
@@ -45,9 +68,35 @@ pub trait Lease: Send + Sync + fmt::Debug + 'static {
     /// # Errors
     ///
     /// The database cannot be reached (the lease then simply expires).
+    ///
+    /// ```
+    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("w.db"))?.recycle(true);
+    /// let a = assigner.assign(&Layout::default())?;
+    /// let lease = a.lease.as_ref().expect("recycling keeps a lease");
+    /// let last_used = lease.until() - 250;
+    /// lease.release(last_used)?;
+    /// assert_eq!(assigner.list()?[0].lease_until, last_used);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
     fn release(&self, last_second: i64) -> Result<(), Error>;
 
     /// How far beyond the newest used second an extension reaches, in seconds (default 300).
+    ///
+    /// ```
+    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
+    /// use std::time::Duration;
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("w.db"))?
+    ///     .recycle(true)
+    ///     .lease_window(Duration::from_secs(90));
+    /// let a = assigner.assign(&Layout::default())?;
+    /// assert_eq!(a.lease.as_ref().expect("a lease").window(), 90);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
     fn window(&self) -> i64 {
         DEFAULT_WINDOW_SECS
     }

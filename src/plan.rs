@@ -19,6 +19,24 @@
 //! [`propose`] finds the smallest width of each field for the demand and hands out the bits left
 //! over in a few ways; [`Assessment::of`] tells how any layout fares under the demand.
 //!
+//! ```
+//! use ringflake::plan::{Assessment, Demand, propose};
+//! use ringflake::{DEFAULT_EPOCH_SECONDS, Layout};
+//!
+//! let now = 1_767_225_600; // 2026-01-01
+//! let demand = Demand { ids_per_second: 100_000, restarts_per_day: 2, years: 20 };
+//! // The default layout serves 8,192 IDs a second from the current second: at 100,000 a second
+//! // it borrows about 12 seconds per second and lasts under 3 years, not 20.
+//! let default = Assessment::of(&Layout::default(), &demand, now);
+//! assert!(default.borrows() && !default.meets(&demand));
+//! assert!(default.lifetime_years() < 3.0);
+//! // The demand fits in 63 bits: every proposal meets it.
+//! let proposals = propose(&demand, DEFAULT_EPOCH_SECONDS, now)?;
+//! assert!(!proposals.is_empty());
+//! assert!(proposals.iter().all(|p| p.assessment.meets(&demand)));
+//! # Ok::<(), ringflake::Error>(())
+//! ```
+//!
 //! [`DatabaseAssigner::recycle`]: crate::DatabaseAssigner::recycle
 
 use crate::{Error, Layout};

@@ -33,6 +33,16 @@ pub trait WorkerIdAssigner {
     /// # Errors
     ///
     /// [`Error::WorkerIdOutOfRange`] when the id does not fit, or an assigner-specific error.
+    ///
+    /// ```
+    /// use ringflake::{Error, FixedWorkerId, Layout, WorkerIdAssigner};
+    ///
+    /// let three_bits = Layout::new(40, 3, 20, ringflake::DEFAULT_EPOCH_SECONDS)?;
+    /// assert_eq!(FixedWorkerId(7).assign_worker_id(&three_bits)?, 7);
+    /// let err = FixedWorkerId(8).assign_worker_id(&three_bits).unwrap_err();
+    /// assert!(matches!(err, Error::WorkerIdOutOfRange { worker_id: 8, max: 7 }), "{err}");
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
     fn assign_worker_id(&self, layout: &Layout) -> Result<u64, Error>;
 
     /// Returns the worker id with what the generator must respect for it: a floor for its

@@ -12,6 +12,15 @@ use std::time::Duration;
 pub(crate) const SCHEMA: &str = include_str!("../../schema/sqlite.sql");
 
 /// The default file: `ringflake.db` in the working directory.
+///
+/// ```
+/// use ringflake::{DEFAULT_SQLITE_PATH, DatabaseAssigner};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let assigner = DatabaseAssigner::sqlite(dir.path().join(DEFAULT_SQLITE_PATH))?;
+/// assert!(assigner.describe().ends_with("ringflake.db"));
+/// # Ok::<(), ringflake::Error>(())
+/// ```
 pub const DEFAULT_SQLITE_PATH: &str = "ringflake.db";
 
 struct SqliteTable {

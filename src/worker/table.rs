@@ -9,6 +9,19 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How a node describes itself in a row, as UidGenerator does.
+///
+/// ```
+/// use ringflake::NodeInfo;
+///
+/// let node = NodeInfo::detect();
+/// if node.node_type == 2 {
+///     // ACTUAL: PORT is `<epoch millis>-<random>`, different at every boot.
+///     let (millis, random) = node.port.split_once('-').unwrap();
+///     assert!(millis.parse::<i64>().unwrap() > 1_700_000_000_000);
+///     assert!(random.parse::<u32>().unwrap() < 100_000);
+/// }
+/// assert_eq!(node.launch_date.len(), "yyyy-MM-dd".len());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeInfo {
     /// `HOST_NAME`: `JPAAS_HOST` in a container, else the host's address.
@@ -90,7 +103,20 @@ fn random_below(n: u64) -> u64 {
     h.finish() % n
 }
 
-/// One row of the worker table.
+/// One row of the worker table, as [`DatabaseAssigner::list`] reads it.
+///
+/// ```
+/// use ringflake::{DatabaseAssigner, Layout, NodeInfo, WorkerIdAssigner};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let assigner = DatabaseAssigner::sqlite(dir.path().join("workers.db"))?;
+/// let id = assigner.assign_worker_id(&Layout::default())?;
+/// let row = &assigner.list()?[0];
+/// assert_eq!(row.id, id);
+/// assert_eq!(row.host_name, NodeInfo::detect().host_name);
+/// assert_eq!(row.lease_until, 0); // no lease without recycling
+/// # Ok::<(), ringflake::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkerRow {
     /// `ID`: the worker id.
@@ -156,6 +182,22 @@ pub(crate) trait WorkerTable: Send + Sync + 'static {
 /// outage while running does not stop ID issue until the lease horizon (by default 5 minutes
 /// beyond the newest second used) is reached; from then on takes fail with
 /// [`Error::LeaseExpired`] until the database answers again.
+///
+/// ```
+/// use ringflake::{CachedUidGenerator, DatabaseAssigner, Layout};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let assigner = DatabaseAssigner::sqlite(dir.path().join("ringflake.db"))?.recycle(true);
+///
+/// let first = CachedUidGenerator::builder(Layout::default()).worker_id_from(&assigner).build()?;
+/// let last_of_first_run = first.next_id()?;
+/// drop(first); // releases the lease at the last second handed out
+///
+/// let second = CachedUidGenerator::builder(Layout::default()).worker_id_from(&assigner).build()?;
+/// assert_eq!(second.worker_id(), 2); // a new row per boot
+/// assert!(second.next_id()? > last_of_first_run); // restarts are monotonic
+/// # Ok::<(), ringflake::Error>(())
+/// ```
 pub struct DatabaseAssigner {
     table: Arc<dyn WorkerTable>,
     recycle: bool,
@@ -169,6 +211,8 @@ impl fmt::Debug for DatabaseAssigner {
         f.debug_struct("DatabaseAssigner")
             .field("table", &self.table.describe())
             .field("recycle", &self.recycle)
+            .field("lease_window", &Duration::from_secs(self.window as u64))
+            .field("retry_for", &self.retry_for)
             .field("timeout", &self.timeout)
             .finish_non_exhaustive()
     }
@@ -191,6 +235,22 @@ impl DatabaseAssigner {
     }
 
     /// Turns on leases, recycling of expired worker ids and monotonic restarts (default off).
+    ///
+    /// ```
+    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("workers.db");
+    /// // Without recycling the row holds no lease (0), as a Java node's row.
+    /// let plain = DatabaseAssigner::sqlite(&path)?.assign(&Layout::default())?;
+    /// assert!(plain.lease.is_none());
+    /// let leased = DatabaseAssigner::sqlite(&path)?.recycle(true).assign(&Layout::default())?;
+    /// let until = leased.lease.as_ref().expect("a lease").until();
+    /// let rows = DatabaseAssigner::sqlite(&path)?.list()?;
+    /// assert_eq!(rows[0].lease_until, 0);
+    /// assert_eq!(rows[1].lease_until, until);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
     pub fn recycle(mut self, on: bool) -> Self {
         self.recycle = on;
         self
@@ -198,12 +258,38 @@ impl DatabaseAssigner {
 
     /// How far beyond the newest used second a lease reaches (default 300 s). Longer survives
     /// longer database outages; shorter lets a crashed node's id be recycled sooner.
+    ///
+    /// ```
+    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
+    /// use std::time::{Duration, SystemTime, UNIX_EPOCH};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("workers.db"))?
+    ///     .recycle(true)
+    ///     .lease_window(Duration::from_secs(60));
+    /// let before = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() as i64;
+    /// let a = assigner.assign(&Layout::default())?;
+    /// let until = a.lease.as_ref().expect("a lease").until();
+    /// assert!((before + 60..=before + 62).contains(&until), "{until} vs {before}");
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
     pub fn lease_window(mut self, window: Duration) -> Self {
         self.window = window.as_secs().max(1) as i64;
         self
     }
 
     /// How long to retry an unreachable database at boot before failing (default 30 s).
+    ///
+    /// ```
+    /// use ringflake::DatabaseAssigner;
+    /// use std::time::Duration;
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("workers.db"))?
+    ///     .retry_for(Duration::from_secs(120));
+    /// assert!(format!("{assigner:?}").contains("retry_for: 120s"));
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
     pub fn retry_for(mut self, d: Duration) -> Self {
         self.retry_for = d;
         self
@@ -259,6 +345,18 @@ impl DatabaseAssigner {
     }
 
     /// Every row of the worker table.
+    ///
+    /// ```
+    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("workers.db"))?;
+    /// let a = assigner.assign_worker_id(&Layout::default())?;
+    /// let b = assigner.assign_worker_id(&Layout::default())?;
+    /// let ids: Vec<u64> = assigner.list()?.iter().map(|r| r.id).collect();
+    /// assert_eq!(ids, [a, b]);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
