@@ -467,6 +467,25 @@ fn bad_flags_are_clear_errors() {
         1,
         "--recycle needs a worker table",
     );
+    fails(
+        d,
+        &["gen", "--worker-id", "1", "--lease-window", "60"],
+        1,
+        "--lease-window needs a worker table",
+    );
+    fails(
+        d,
+        &["gen", "--lease-window", "60"],
+        1,
+        "--lease-window needs --recycle",
+    );
+    fails(
+        d,
+        &["gen", "--recycle", "--lease-window", "0"],
+        2,
+        "invalid value '0'",
+    );
+    fails(d, &["gen", "--db-retry", "soon"], 2, "invalid value 'soon'");
     // UidGenerator's own defaults ran out: refused with the date, never negative IDs.
     fails(
         d,
@@ -932,6 +951,53 @@ fn sigterm_exits_zero_within_a_second_and_releases_the_lease() {
     // The next boot takes a new row, above the lease the first one released.
     let list = ok(dir.path(), &["workers"]);
     assert!(list.contains("1 row in sqlite file ringflake.db"), "{list}");
+}
+
+#[test]
+fn serve_keeps_the_lease_window_it_is_given() {
+    let dir = temp();
+    let server = Server::start(dir.path(), &["--recycle", "--lease-window", "90"]);
+    assert_eq!(get(server.addr, "/id").status, 200);
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let rows = ringflake::DatabaseAssigner::sqlite(dir.path().join("ringflake.db"))
+        .unwrap()
+        .list()
+        .unwrap();
+    let ahead = rows[0].lease_until - now;
+    // 90 s beyond the newest second used; the ring borrows a few seconds at most at start (the
+    // default window would put it 300 s ahead).
+    assert!(
+        (85..=110).contains(&ahead),
+        "lease {ahead} s ahead: {rows:?}"
+    );
+}
+
+#[cfg(feature = "mysql")]
+#[test]
+fn db_retry_bounds_the_wait_for_an_unreachable_server() {
+    let dir = temp();
+    let start = Instant::now();
+    fails(
+        dir.path(),
+        &[
+            "gen",
+            "--mysql",
+            "mysql://u:p@127.0.0.1:1/ids",
+            "--db-retry",
+            "1",
+        ],
+        1,
+        "127.0.0.1:1",
+    );
+    let took = start.elapsed();
+    // The default would keep retrying for 30 s.
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_secs(10),
+        "gave up after {took:?}"
+    );
 }
 
 #[test]

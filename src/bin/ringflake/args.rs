@@ -92,6 +92,11 @@ pub struct DbArgs {
     #[arg(long, env = "RINGFLAKE_DB_TIMEOUT", value_name = "SECONDS",
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub db_timeout: Option<u64>,
+    /// How long to keep retrying an unreachable database at start-up before giving up
+    /// [default: 30]
+    #[arg(long, env = "RINGFLAKE_DB_RETRY", value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(0..=86400))]
+    pub db_retry: Option<u64>,
 }
 
 /// A worker id source for a generator: the database flags, or --worker-id.
@@ -105,6 +110,11 @@ pub struct WorkerArgs {
     /// Keep a lease in the worker row: reuse expired ids, monotonic restarts (databases only)
     #[arg(long, env = "RINGFLAKE_RECYCLE")]
     pub recycle: bool,
+    /// With --recycle: how far beyond the newest second used the lease reaches; longer rides out
+    /// longer database outages, shorter lets a crashed node's id be reused sooner [default: 300]
+    #[arg(long, env = "RINGFLAKE_LEASE_WINDOW", value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=604800))]
+    pub lease_window: Option<u64>,
 }
 
 /// How the ring is filled.
@@ -379,11 +389,14 @@ impl DbArgs {
 
     /// The table the flags name (SQLite `ringflake.db` when none is given).
     fn table(&self, chosen: Option<&str>) -> Result<DatabaseAssigner, String> {
-        let table = self.open(chosen)?;
-        Ok(match self.db_timeout {
-            Some(s) => table.timeout(Duration::from_secs(s)),
-            None => table,
-        })
+        let mut table = self.open(chosen)?;
+        if let Some(s) = self.db_timeout {
+            table = table.timeout(Duration::from_secs(s));
+        }
+        if let Some(s) = self.db_retry {
+            table = table.retry_for(Duration::from_secs(s));
+        }
+        Ok(table)
     }
 
     fn open(&self, chosen: Option<&str>) -> Result<DatabaseAssigner, String> {
@@ -424,15 +437,27 @@ impl WorkerArgs {
         let chosen = pick(sub(matches), &["db", "mysql", "postgres", "worker_id"])?;
         if chosen == Some("worker_id") {
             let id = self.worker_id.unwrap_or_default();
-            if self.recycle {
-                return Err(
-                    "--recycle needs a worker table (--db, --mysql or --postgres), not --worker-id"
-                        .into(),
-                );
+            if self.recycle || self.lease_window.is_some() {
+                let flag = if self.recycle {
+                    "--recycle"
+                } else {
+                    "--lease-window"
+                };
+                return Err(format!(
+                    "{flag} needs a worker table (--db, --mysql or --postgres), not --worker-id"
+                ));
             }
             return Ok(Source::Fixed(id));
         }
-        Ok(Source::Table(self.db.table(chosen)?.recycle(self.recycle)))
+        let mut table = self.db.table(chosen)?.recycle(self.recycle);
+        match self.lease_window {
+            Some(_) if !self.recycle => {
+                return Err("--lease-window needs --recycle: without it there is no lease".into());
+            }
+            Some(s) => table = table.lease_window(Duration::from_secs(s)),
+            None => {}
+        }
+        Ok(Source::Table(table))
     }
 }
 
