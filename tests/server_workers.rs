@@ -598,66 +598,75 @@ fn missing_table<S: Server>() {
 
 /// A TCP proxy in front of a real server that can stop answering without closing anything, as a
 /// server that hangs or a route that goes dead without a reset: while frozen, connections stay
-/// open and nothing is forwarded either way (new ones are accepted and held). `thaw` closes every
-/// connection that was frozen, discarding what it held, and lets new ones through again.
+/// open and nothing is forwarded either way (new ones are accepted and held). `lose_reply_to`
+/// lets the request carrying a given value reach the server (which commits it) and holds every
+/// answer from then on: a lost reply. `thaw` closes every connection that was open, discarding
+/// what it held, and lets new ones through again.
 struct Freezer {
     addr: std::net::SocketAddr,
-    frozen: Arc<AtomicBool>,
-    generation: Arc<AtomicU64>,
+    switches: Arc<Switches>,
+}
+
+/// Index into [`Switches::hold`].
+const REQUESTS: usize = 0;
+const REPLIES: usize = 1;
+
+#[derive(Default)]
+struct Switches {
+    /// [client to server, server to client]: hold what arrives instead of forwarding it.
+    hold: [AtomicBool; 2],
+    /// Byte patterns of a value: the first request containing one starts holding the replies.
+    trigger: Mutex<Option<Vec<Vec<u8>>>>,
+    /// Bumped by `thaw`: connections of an older generation are closed.
+    generation: AtomicU64,
 }
 
 impl Freezer {
     fn start(upstream: std::net::SocketAddr) -> Freezer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
-        let frozen = Arc::new(AtomicBool::new(false));
-        let generation = Arc::new(AtomicU64::new(0));
-        let (f, g) = (Arc::clone(&frozen), Arc::clone(&generation));
+        let switches = Arc::new(Switches::default());
+        let sw = Arc::clone(&switches);
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { continue };
-                let (f, g) = (Arc::clone(&f), Arc::clone(&g));
-                std::thread::spawn(move || Freezer::proxy(client, upstream, &f, &g));
+                let sw = Arc::clone(&sw);
+                std::thread::spawn(move || Freezer::proxy(client, upstream, &sw));
             }
         });
-        Freezer {
-            addr,
-            frozen,
-            generation,
-        }
+        Freezer { addr, switches }
     }
 
-    fn proxy(
-        client: TcpStream,
-        upstream: std::net::SocketAddr,
-        frozen: &AtomicBool,
-        g: &AtomicU64,
-    ) {
-        let born = g.load(Ordering::SeqCst);
-        // Accepted while frozen: held open, never answered, closed at the thaw.
-        while frozen.load(Ordering::SeqCst) && g.load(Ordering::SeqCst) == born {
+    fn proxy(client: TcpStream, upstream: std::net::SocketAddr, sw: &Switches) {
+        let born = sw.generation.load(Ordering::SeqCst);
+        let current = || sw.generation.load(Ordering::SeqCst) == born;
+        // Accepted while requests are held: held open, never answered, closed at the thaw.
+        while sw.hold[REQUESTS].load(Ordering::SeqCst) && current() {
             std::thread::sleep(Duration::from_millis(10));
         }
-        if g.load(Ordering::SeqCst) != born {
+        if !current() {
             return;
         }
         let Ok(server) = TcpStream::connect(upstream) else {
             return;
         };
-        let pump = |from: TcpStream, to: TcpStream| {
+        let pump = |from: TcpStream, to: TcpStream, direction: usize| {
+            let held = &sw.hold[direction];
             move || {
                 let mut from = from;
                 let mut to = to;
+                let close = |from: &TcpStream, to: &TcpStream| {
+                    let _ = from.shutdown(std::net::Shutdown::Both);
+                    let _ = to.shutdown(std::net::Shutdown::Both);
+                };
                 from.set_read_timeout(Some(Duration::from_millis(20)))
                     .unwrap();
                 let mut buf = [0u8; 16 * 1024];
                 loop {
-                    if g.load(Ordering::SeqCst) != born {
-                        let _ = from.shutdown(std::net::Shutdown::Both);
-                        let _ = to.shutdown(std::net::Shutdown::Both);
-                        return;
+                    if !current() {
+                        return close(&from, &to);
                     }
-                    if frozen.load(Ordering::SeqCst) {
+                    if held.load(Ordering::SeqCst) {
                         std::thread::sleep(Duration::from_millis(10));
                         continue;
                     }
@@ -667,16 +676,24 @@ impl Freezer {
                             return;
                         }
                         Ok(n) => {
-                            // Read as the freeze began: held, and dropped at the thaw.
-                            while frozen.load(Ordering::SeqCst) && g.load(Ordering::SeqCst) == born
-                            {
+                            if direction == REQUESTS {
+                                let mut trigger = sw.trigger.lock().unwrap();
+                                let hit = trigger.as_ref().is_some_and(|patterns| {
+                                    patterns
+                                        .iter()
+                                        .any(|p| buf[..n].windows(p.len()).any(|w| w == p))
+                                });
+                                if hit {
+                                    sw.hold[REPLIES].store(true, Ordering::SeqCst);
+                                    *trigger = None;
+                                }
+                            }
+                            // Read as the hold began: held, and dropped at the thaw.
+                            while held.load(Ordering::SeqCst) && current() {
                                 std::thread::sleep(Duration::from_millis(10));
                             }
-                            if g.load(Ordering::SeqCst) != born || to.write_all(&buf[..n]).is_err()
-                            {
-                                let _ = from.shutdown(std::net::Shutdown::Both);
-                                let _ = to.shutdown(std::net::Shutdown::Both);
-                                return;
+                            if !current() || to.write_all(&buf[..n]).is_err() {
+                                return close(&from, &to);
                             }
                         }
                         Err(e)
@@ -684,10 +701,7 @@ impl Freezer {
                                 e.kind(),
                                 std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
                             ) => {}
-                        Err(_) => {
-                            let _ = to.shutdown(std::net::Shutdown::Both);
-                            return;
-                        }
+                        Err(_) => return close(&from, &to),
                     }
                 }
             }
@@ -696,18 +710,33 @@ impl Freezer {
             s.spawn(pump(
                 client.try_clone().unwrap(),
                 server.try_clone().unwrap(),
+                REQUESTS,
             ));
-            s.spawn(pump(server, client));
+            s.spawn(pump(server, client, REPLIES));
         });
     }
 
+    /// Nothing goes through either way.
     fn freeze(&self) {
-        self.frozen.store(true, Ordering::SeqCst);
+        self.switches.hold[REQUESTS].store(true, Ordering::SeqCst);
+        self.switches.hold[REPLIES].store(true, Ordering::SeqCst);
+    }
+
+    /// The first request that carries `value` (as a binary big- or little-endian 64-bit integer,
+    /// or in decimal) goes through; its answer and every later one are held.
+    fn lose_reply_to(&self, value: i64) {
+        *self.switches.trigger.lock().unwrap() = Some(vec![
+            value.to_be_bytes().to_vec(),
+            value.to_le_bytes().to_vec(),
+            value.to_string().into_bytes(),
+        ]);
     }
 
     fn thaw(&self) {
-        self.generation.fetch_add(1, Ordering::SeqCst);
-        self.frozen.store(false, Ordering::SeqCst);
+        self.switches.generation.fetch_add(1, Ordering::SeqCst);
+        *self.switches.trigger.lock().unwrap() = None;
+        self.switches.hold[REQUESTS].store(false, Ordering::SeqCst);
+        self.switches.hold[REPLIES].store(false, Ordering::SeqCst);
     }
 }
 
@@ -824,6 +853,59 @@ fn hung_server<S: Server>() {
     assert_eq!(row_lease(), Some(first + 2));
 }
 
+/// A lease extension whose UPDATE commits but whose answer never comes back (the proxy holds the
+/// replies from the request carrying the new value on) fails after the timeout; the next one, on a
+/// fresh connection, misses its compare-and-set, finds the row holding the value it tried under
+/// this boot's HOST_NAME and PORT, and continues from it instead of giving the lease up.
+fn lost_reply<S: Server>() {
+    let Some((_guard, url)) = fresh::<S>() else {
+        return;
+    };
+    S::assigner(&url, true).unwrap().list().unwrap();
+    let (_, upstream) = through(&url, "127.0.0.1:1".parse().unwrap());
+    let proxy = Freezer::start(upstream);
+    let (proxied, _) = through(&url, proxy.addr);
+    let timeout = Duration::from_millis(1500);
+    let assigner = S::assigner(&proxied, false)
+        .unwrap()
+        .recycle(true)
+        .timeout(timeout);
+    let a = assigner.assign(&small_layout()).unwrap();
+    let lease = a.lease.as_ref().expect("a lease with recycling on");
+    let row_lease = || {
+        S::assigner(&url, false)
+            .unwrap()
+            .list()
+            .unwrap()
+            .into_iter()
+            .find(|r| r.id == a.worker_id)
+            .map(|r| r.lease_until)
+    };
+    let first = lease.until();
+
+    proxy.lose_reply_to(first + 5);
+    let err = lease.extend(first + 5).unwrap_err();
+    eprintln!("extension with its reply lost: {err}");
+    assert!(
+        matches!(
+            err,
+            Error::Database {
+                transient: true,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("no answer within"), "{err}");
+    assert_eq!(row_lease(), Some(first + 5), "the update itself committed");
+    assert_eq!(lease.until(), first, "not confirmed");
+
+    proxy.thaw();
+    lease.extend(first + 7).unwrap();
+    assert_eq!(lease.until(), first + 7);
+    assert_eq!(row_lease(), Some(first + 7));
+}
+
 /// A generator built inside `async fn main` (or any task) boots its worker id from inside a
 /// Tokio runtime, and may drop its assigner there: neither panics, whatever the driver uses
 /// underneath.
@@ -896,6 +978,11 @@ macro_rules! server_tests {
             #[test]
             fn hung_server_costs_one_timeout() {
                 hung_server::<$server>();
+            }
+
+            #[test]
+            fn lost_reply_to_an_extension_is_recovered() {
+                lost_reply::<$server>();
             }
 
             #[test]
