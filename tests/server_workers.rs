@@ -494,16 +494,7 @@ fn unreachable_host<S: Server>(url: &str) {
     let elapsed = started.elapsed();
     let text = err.to_string();
     eprintln!("unreachable after {elapsed:?}: {text}");
-    assert!(
-        matches!(
-            err,
-            Error::Database {
-                transient: true,
-                ..
-            }
-        ),
-        "{err:?}"
-    );
+    assert!(is_transient(&err), "{err:?}");
     assert!(text.contains("127.0.0.1:1"), "{text}");
     assert!(text.contains("refused"), "{text}");
     assert!(!text.contains("unreachable-pw-41"), "{text}");
@@ -740,21 +731,45 @@ impl Freezer {
     }
 }
 
-/// `url` with its `host:port` replaced by `addr` (over TCP only), and the `host:port` it named.
-fn through(url: &str, addr: std::net::SocketAddr) -> (String, std::net::SocketAddr) {
+/// Creates the table at `url`, then starts a [`Freezer`] in front of its server; returns the
+/// proxy and the URL that goes through it (over TCP: the mysql crate would otherwise switch to the
+/// server's Unix socket, around the proxy).
+fn behind_proxy<S: Server>(url: &str) -> (Freezer, String) {
+    S::assigner(url, true).unwrap().list().unwrap();
     let (head, rest) = url.rsplit_once('@').expect("user:password@host");
     let (hostport, tail) = rest.split_once('/').expect("host:port/database");
     let upstream = std::net::ToSocketAddrs::to_socket_addrs(hostport)
         .unwrap()
         .next()
         .unwrap();
-    let mut proxied = format!("{head}@{addr}/{tail}");
+    let proxy = Freezer::start(upstream);
+    let mut proxied = format!("{head}@{}/{tail}", proxy.addr);
     if url.starts_with("mysql:") {
-        // The mysql crate would otherwise switch to the server's Unix socket, around the proxy.
         proxied.push(if tail.contains('?') { '&' } else { '?' });
         proxied.push_str("prefer_socket=false");
     }
-    (proxied, upstream)
+    (proxy, proxied)
+}
+
+/// `LEASE_UNTIL` of row `id`, read directly (not through the proxy).
+fn row_lease<S: Server>(url: &str, id: u64) -> Option<i64> {
+    S::assigner(url, false)
+        .unwrap()
+        .list()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.id == id)
+        .map(|r| r.lease_until)
+}
+
+fn is_transient(err: &Error) -> bool {
+    matches!(
+        err,
+        Error::Database {
+            transient: true,
+            ..
+        }
+    )
 }
 
 /// A server that stops answering (the proxy in front of it freezes) costs one timeout per call,
@@ -765,10 +780,7 @@ fn hung_server<S: Server>() {
     let Some((_guard, url)) = fresh::<S>() else {
         return;
     };
-    S::assigner(&url, true).unwrap().list().unwrap();
-    let (_, upstream) = through(&url, "127.0.0.1:1".parse().unwrap());
-    let proxy = Freezer::start(upstream);
-    let (proxied, _) = through(&url, proxy.addr);
+    let (proxy, proxied) = behind_proxy::<S>(&url);
     let timeout = Duration::from_millis(1500);
     let assigner = S::assigner(&proxied, false)
         .unwrap()
@@ -777,15 +789,7 @@ fn hung_server<S: Server>() {
         .retry_for(Duration::from_secs(2));
     let a = assigner.assign(&small_layout()).unwrap();
     let lease = a.lease.as_ref().expect("a lease with recycling on");
-    let row_lease = || {
-        S::assigner(&url, false)
-            .unwrap()
-            .list()
-            .unwrap()
-            .into_iter()
-            .find(|r| r.id == a.worker_id)
-            .map(|r| r.lease_until)
-    };
+    let row_lease = || row_lease::<S>(&url, a.worker_id);
     let first = lease.until();
     lease.extend(first + 1).unwrap();
     assert_eq!(row_lease(), Some(first + 1));
@@ -795,16 +799,7 @@ fn hung_server<S: Server>() {
     let err = lease.extend(first + 2).unwrap_err();
     let elapsed = started.elapsed();
     eprintln!("extension with the server frozen, after {elapsed:?}: {err}");
-    assert!(
-        matches!(
-            err,
-            Error::Database {
-                transient: true,
-                ..
-            }
-        ),
-        "{err:?}"
-    );
+    assert!(is_transient(&err), "{err:?}");
     assert!(err.to_string().contains("no answer within 1.5s"), "{err}");
     assert!(
         elapsed >= timeout && elapsed < timeout * 3,
@@ -826,16 +821,7 @@ fn hung_server<S: Server>() {
     let err = booting.assign_worker_id(&small_layout()).unwrap_err();
     let elapsed = started.elapsed();
     eprintln!("boot with the server frozen, after {elapsed:?}: {err}");
-    assert!(
-        matches!(
-            err,
-            Error::Database {
-                transient: true,
-                ..
-            }
-        ),
-        "{err:?}"
-    );
+    assert!(is_transient(&err), "{err:?}");
     assert!(
         elapsed >= Duration::from_secs(2) && elapsed < Duration::from_secs(2) + timeout * 3,
         "gave up after {elapsed:?}: retry for 2 s, each attempt at most {timeout:?}"
@@ -861,10 +847,7 @@ fn lost_reply<S: Server>() {
     let Some((_guard, url)) = fresh::<S>() else {
         return;
     };
-    S::assigner(&url, true).unwrap().list().unwrap();
-    let (_, upstream) = through(&url, "127.0.0.1:1".parse().unwrap());
-    let proxy = Freezer::start(upstream);
-    let (proxied, _) = through(&url, proxy.addr);
+    let (proxy, proxied) = behind_proxy::<S>(&url);
     let timeout = Duration::from_millis(1500);
     let assigner = S::assigner(&proxied, false)
         .unwrap()
@@ -872,30 +855,13 @@ fn lost_reply<S: Server>() {
         .timeout(timeout);
     let a = assigner.assign(&small_layout()).unwrap();
     let lease = a.lease.as_ref().expect("a lease with recycling on");
-    let row_lease = || {
-        S::assigner(&url, false)
-            .unwrap()
-            .list()
-            .unwrap()
-            .into_iter()
-            .find(|r| r.id == a.worker_id)
-            .map(|r| r.lease_until)
-    };
+    let row_lease = || row_lease::<S>(&url, a.worker_id);
     let first = lease.until();
 
     proxy.lose_reply_to(first + 5);
     let err = lease.extend(first + 5).unwrap_err();
     eprintln!("extension with its reply lost: {err}");
-    assert!(
-        matches!(
-            err,
-            Error::Database {
-                transient: true,
-                ..
-            }
-        ),
-        "{err:?}"
-    );
+    assert!(is_transient(&err), "{err:?}");
     assert!(err.to_string().contains("no answer within"), "{err}");
     assert_eq!(row_lease(), Some(first + 5), "the update itself committed");
     assert_eq!(lease.until(), first, "not confirmed");
