@@ -380,145 +380,131 @@ fn flags_from_the_environment_and_the_command_line_wins() {
 #[test]
 fn bad_flags_are_clear_errors() {
     let dir = temp();
-    let d = dir.path();
-    // Usage errors: exit 2, clap's message.
-    fails(d, &["gen", "--bogus"], 2, "unexpected argument '--bogus'");
-    fails(
-        d,
-        &["frobnicate"],
-        2,
-        "unrecognized subcommand 'frobnicate'",
-    );
-    fails(
-        d,
-        &["parse"],
-        2,
-        "the following required arguments were not provided",
-    );
-    fails(d, &["gen", "-n", "ten"], 2, "invalid value 'ten'");
-    fails(d, &["gen", "-n", "0"], 2, "invalid value '0'");
-    fails(d, &["gen", "--time-bits", "0"], 2, "invalid value '0'");
-    fails(d, &["workers", "--db-timeout", "0"], 2, "invalid value '0'");
-    fails(
-        d,
-        &["serve", "--listen", "nowhere"],
-        2,
-        "invalid value 'nowhere'",
-    );
-    fails(d, &["layout", "--rate", "100"], 2, "--restarts-per-day");
-    // Values that parse but make no layout: exit 1, the library's message.
-    fails(
-        d,
-        &[
-            "gen",
-            "--worker-id",
-            "1",
-            "--time-bits",
-            "30",
-            "--worker-bits",
-            "20",
-            "--seq-bits",
-            "12",
-        ],
-        1,
-        "invalid bit widths: time 30 + worker 20 + sequence 12 = 62, expected 63",
-    );
-    fails(
-        d,
-        &["gen", "--worker-id", "1", "--epoch", "2024-13-01"],
-        1,
-        "invalid epoch \"2024-13-01\": month 13 out of range 1..=12",
-    );
-    fails(
-        d,
-        &["gen", "--worker-id", "1", "--epoch", "2999-01-01"],
-        1,
-        "is in the future",
-    );
-    fails(
-        d,
-        &[
-            "gen",
-            "--worker-id",
-            "1",
-            "--epoch",
-            "2025-01-01",
-            "--epoch-seconds",
-            "0",
-        ],
-        1,
-        "give the epoch once",
-    );
-    fails(
-        d,
-        &["parse", "1", "--tz", "Mars/Base"],
-        1,
-        "unknown time zone \"Mars/Base\"",
-    );
-    fails(
-        d,
-        &["gen", "--worker-id", "1048576"],
-        1,
-        "worker id 1048576 exceeds the max 1048575",
-    );
-    fails(
-        d,
-        &["gen", "--worker-id", "1", "--recycle"],
-        1,
-        "--recycle needs a worker table",
-    );
-    fails(
-        d,
-        &["gen", "--worker-id", "1", "--lease-window", "60"],
-        1,
-        "--lease-window needs a worker table",
-    );
-    fails(
-        d,
-        &["gen", "--lease-window", "60"],
-        1,
-        "--lease-window needs --recycle",
-    );
-    fails(
-        d,
-        &["gen", "--recycle", "--lease-window", "0"],
-        2,
-        "invalid value '0'",
-    );
-    fails(d, &["gen", "--db-retry", "soon"], 2, "invalid value 'soon'");
-    // UidGenerator's own defaults ran out: refused with the date, never negative IDs.
-    fails(
-        d,
-        &[
-            "gen",
-            "--worker-id",
-            "1",
-            "--time-bits",
-            "28",
-            "--worker-bits",
-            "22",
-            "--seq-bits",
-            "13",
-            "--epoch-seconds",
-            "1463673600",
-        ],
-        1,
-        "2024-11-20T13:24:15Z",
-    );
-    fails(
-        d,
-        &[
-            "layout",
-            "--rate",
-            "0",
-            "--restarts-per-day",
-            "1",
-            "--years",
-            "10",
-        ],
-        1,
-        "invalid rate 0",
-    );
+    // (arguments, exit code, what stderr must say)
+    let cases: &[(&[&str], i32, &str)] = &[
+        // Usage errors: exit 2, clap's message.
+        (&["gen", "--bogus"], 2, "unexpected argument '--bogus'"),
+        (&["frobnicate"], 2, "unrecognized subcommand 'frobnicate'"),
+        (
+            &["parse"],
+            2,
+            "the following required arguments were not provided",
+        ),
+        (&["gen", "-n", "ten"], 2, "invalid value 'ten'"),
+        (&["gen", "-n", "0"], 2, "invalid value '0'"),
+        (&["gen", "--time-bits", "0"], 2, "invalid value '0'"),
+        (&["workers", "--db-timeout", "0"], 2, "invalid value '0'"),
+        (
+            &["serve", "--listen", "nowhere"],
+            2,
+            "invalid value 'nowhere'",
+        ),
+        (&["layout", "--rate", "100"], 2, "--restarts-per-day"),
+        // Values that parse but make no layout: exit 1, the library's message.
+        (
+            &[
+                "gen",
+                "--worker-id",
+                "1",
+                "--time-bits",
+                "30",
+                "--worker-bits",
+                "20",
+                "--seq-bits",
+                "12",
+            ],
+            1,
+            "invalid bit widths: time 30 + worker 20 + sequence 12 = 62, expected 63",
+        ),
+        (
+            &["gen", "--worker-id", "1", "--epoch", "2024-13-01"],
+            1,
+            "invalid epoch \"2024-13-01\": month 13 out of range 1..=12",
+        ),
+        (
+            &["gen", "--worker-id", "1", "--epoch", "2999-01-01"],
+            1,
+            "is in the future",
+        ),
+        (
+            &[
+                "gen",
+                "--worker-id",
+                "1",
+                "--epoch",
+                "2025-01-01",
+                "--epoch-seconds",
+                "0",
+            ],
+            1,
+            "give the epoch once",
+        ),
+        (
+            &["parse", "1", "--tz", "Mars/Base"],
+            1,
+            "unknown time zone \"Mars/Base\"",
+        ),
+        (
+            &["gen", "--worker-id", "1048576"],
+            1,
+            "worker id 1048576 exceeds the max 1048575",
+        ),
+        (
+            &["gen", "--worker-id", "1", "--recycle"],
+            1,
+            "--recycle needs a worker table",
+        ),
+        (
+            &["gen", "--worker-id", "1", "--lease-window", "60"],
+            1,
+            "--lease-window needs a worker table",
+        ),
+        (
+            &["gen", "--lease-window", "60"],
+            1,
+            "--lease-window needs --recycle",
+        ),
+        (
+            &["gen", "--recycle", "--lease-window", "0"],
+            2,
+            "invalid value '0'",
+        ),
+        (&["gen", "--db-retry", "soon"], 2, "invalid value 'soon'"),
+        // UidGenerator's own defaults ran out: refused with the date, never negative IDs.
+        (
+            &[
+                "gen",
+                "--worker-id",
+                "1",
+                "--time-bits",
+                "28",
+                "--worker-bits",
+                "22",
+                "--seq-bits",
+                "13",
+                "--epoch-seconds",
+                "1463673600",
+            ],
+            1,
+            "2024-11-20T13:24:15Z",
+        ),
+        (
+            &[
+                "layout",
+                "--rate",
+                "0",
+                "--restarts-per-day",
+                "1",
+                "--years",
+                "10",
+            ],
+            1,
+            "invalid rate 0",
+        ),
+    ];
+    for &(args, code, needle) in cases {
+        fails(dir.path(), args, code, needle);
+    }
 }
 
 #[test]

@@ -906,56 +906,28 @@ macro_rules! server_tests {
         mod $module {
             use super::*;
 
-            #[test]
-            fn eight_concurrent_boots_get_distinct_ids() {
-                eight_concurrent_boots::<$server>();
-            }
-
-            #[test]
-            fn java_insert_and_rows_are_compatible() {
-                java_compatible_rows::<$server>();
-            }
-
-            #[test]
-            fn id_beyond_the_max_leaves_no_row() {
-                id_beyond_the_max::<$server>();
-            }
-
-            #[test]
-            fn recycling_with_leases_never_overlaps() {
-                recycling_with_leases::<$server>();
-            }
-
-            #[test]
-            fn unreachable_host_names_host_and_cause() {
-                unreachable_host::<$server>($unreachable);
-            }
-
-            #[test]
-            fn wrong_password_is_clear_and_secret() {
-                wrong_password::<$server>();
-            }
-
-            #[test]
-            fn missing_table_names_the_schema_file() {
-                missing_table::<$server>();
-            }
-
-            #[test]
-            fn hung_server_costs_one_timeout() {
-                hung_server::<$server>();
-            }
-
-            #[test]
-            fn lost_reply_to_an_extension_is_recovered() {
-                lost_reply::<$server>();
-            }
-
-            #[test]
-            fn works_inside_a_tokio_runtime() {
-                inside_a_tokio_runtime::<$server>();
-            }
+            server_tests!(@each $server;
+                eight_concurrent_boots_get_distinct_ids => eight_concurrent_boots(),
+                java_insert_and_rows_are_compatible => java_compatible_rows(),
+                id_beyond_the_max_leaves_no_row => id_beyond_the_max(),
+                recycling_with_leases_never_overlaps => recycling_with_leases(),
+                unreachable_host_names_host_and_cause => unreachable_host($unreachable),
+                wrong_password_is_clear_and_secret => wrong_password(),
+                missing_table_names_the_schema_file => missing_table(),
+                hung_server_costs_one_timeout => hung_server(),
+                lost_reply_to_an_extension_is_recovered => lost_reply(),
+                works_inside_a_tokio_runtime => inside_a_tokio_runtime(),
+            );
         }
+    };
+    // One #[test] per generic test function, for one server.
+    (@each $server:ty; $($name:ident => $test:ident($($arg:expr)?)),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                $test::<$server>($($arg)?);
+            }
+        )*
     };
 }
 
