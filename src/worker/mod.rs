@@ -188,6 +188,22 @@ pub(crate) fn check_fits(worker_id: u64, layout: &Layout) -> Result<u64, Error> 
     Ok(worker_id)
 }
 
+/// How long a server client waits for a TCP connection: the URL's own setting if it has one, else
+/// the call timeout but at most 10 s.
+#[cfg(any(feature = "mysql", feature = "postgres"))]
+pub(crate) fn connect_timeout(
+    from_url: Option<std::time::Duration>,
+    timeout: std::time::Duration,
+) -> std::time::Duration {
+    from_url.unwrap_or(timeout.min(std::time::Duration::from_secs(10)))
+}
+
+/// The message of a call that timed out: `what` failed, after `timeout`, the connection dropped.
+#[cfg(any(feature = "mysql", feature = "postgres"))]
+pub(crate) fn no_answer(what: &str, timeout: std::time::Duration) -> String {
+    format!("{what}: no answer within {timeout:?}, connection dropped")
+}
+
 /// The passwords a database URL may carry, raw and percent-decoded: `user:secret@` in the
 /// authority and `password=secret` as a parameter (URL query or PostgreSQL key=value form).
 #[cfg(any(feature = "mysql", feature = "postgres"))]

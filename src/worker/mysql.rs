@@ -6,7 +6,7 @@
 //! failure; a connection that breaks is reopened on the next operation.
 
 use super::table::{DatabaseAssigner, NodeInfo, WorkerRow, WorkerTable};
-use super::{redact, url_passwords};
+use super::{connect_timeout, no_answer, redact, url_passwords};
 use crate::Error;
 use mysql::consts::CapabilityFlags;
 use mysql::prelude::Queryable;
@@ -29,12 +29,9 @@ const PROBE: &str = "SELECT ID, HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CR
 /// timeout, deadlock, connection killed, network read/write errors, inactivity disconnect.
 const TRANSIENT_CODES: &[u16] = &[1040, 1053, 1158, 1159, 1160, 1161, 1205, 1213, 1927, 4031];
 
-/// The longest wait for a TCP connection unless the URL says otherwise (`tcp_connect_timeout_ms`).
-const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
 struct MysqlTable {
     opts: Opts,
-    /// `tcp_connect_timeout_ms` from the URL, which wins over [`MAX_CONNECT_TIMEOUT`].
+    /// `tcp_connect_timeout_ms` from the URL (see [`connect_timeout`]).
     url_connect_timeout: Option<Duration>,
     create_table: bool,
     database: String,
@@ -88,10 +85,7 @@ impl MysqlTable {
     fn connect(&self) -> Result<Conn, Error> {
         let timeout = *self.timeout.lock().unwrap_or_else(|e| e.into_inner());
         let opts = OptsBuilder::from_opts(self.opts.clone())
-            .tcp_connect_timeout(Some(
-                self.url_connect_timeout
-                    .unwrap_or(timeout.min(MAX_CONNECT_TIMEOUT)),
-            ))
+            .tcp_connect_timeout(Some(connect_timeout(self.url_connect_timeout, timeout)))
             .read_timeout(Some(timeout))
             .write_timeout(Some(timeout));
         let mut conn = Conn::new(opts).map_err(|e| self.error(e, "cannot connect"))?;
@@ -153,7 +147,7 @@ impl MysqlTable {
             let timeout = *self.timeout.lock().unwrap_or_else(|e| e.into_inner());
             return Error::Database {
                 database: self.database.clone(),
-                message: format!("{what}: no answer within {timeout:?}, connection dropped ({io})"),
+                message: format!("{} ({io})", no_answer(what, timeout)),
                 transient: true,
             };
         }

@@ -10,7 +10,7 @@
 //! panicking.
 
 use super::table::{DatabaseAssigner, NodeInfo, WorkerRow, WorkerTable};
-use super::{redact, url_passwords};
+use super::{connect_timeout, no_answer, redact, url_passwords};
 use crate::Error;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -32,9 +32,6 @@ const PROBE: &str = "SELECT ID, HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CR
 /// The advisory lock that serializes concurrent `CREATE TABLE IF NOT EXISTS` (which can
 /// otherwise fail with a duplicate key in the catalog): "ringflak" in ASCII.
 const CREATE_LOCK: i64 = 0x7269_6e67_666c_616b;
-
-/// The longest wait for a TCP connection unless the URL sets `connect_timeout`.
-const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A failure inside one bounded call: the driver's error, or no answer in time.
 enum CallError {
@@ -64,7 +61,7 @@ impl Drop for Runtime {
 
 struct PostgresTable {
     config: Config,
-    /// `connect_timeout` from the URL, which wins over [`MAX_CONNECT_TIMEOUT`].
+    /// `connect_timeout` from the URL (see [`connect_timeout`]).
     url_connect_timeout: Option<Duration>,
     create_table: bool,
     database: String,
@@ -170,10 +167,7 @@ impl PostgresTable {
     /// Opens a connection and checks (or creates) the table.
     fn connect(&self) -> Result<Arc<Client>, Error> {
         let mut config = self.config.clone();
-        config.connect_timeout(
-            self.url_connect_timeout
-                .unwrap_or(self.timeout().min(MAX_CONNECT_TIMEOUT)),
-        );
+        config.connect_timeout(connect_timeout(self.url_connect_timeout, self.timeout()));
         let (mut client, connection) = self
             .block(async move { config.connect(NoTls).await })
             .map_err(|e| self.error(&e, "cannot connect"))?;
@@ -235,7 +229,7 @@ impl PostgresTable {
             CallError::TimedOut(t) => {
                 return Error::Database {
                     database: self.database.clone(),
-                    message: format!("{what}: no answer within {t:?}, connection dropped"),
+                    message: no_answer(what, *t),
                     transient: true,
                 };
             }
