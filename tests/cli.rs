@@ -1,5 +1,5 @@
 //! The `ringflake` binary driven as a subprocess: `gen` and `parse` against UidGenerator's Java
-//! vectors (`../shared/compat/uidgenerator-vectors-utc.tsv`, TZ=UTC), bad flags and IDs, the
+//! vectors (`tests/data/uidgenerator-vectors-utc.tsv`, TZ=UTC), bad flags and IDs, the
 //! planner, `workers`, ten `gen` processes on one SQLite file, and `serve` on an ephemeral port:
 //! every endpoint, every bad-input status, and SIGTERM.
 #![cfg(all(feature = "cli", unix))]
@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 const VECTORS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/compat/uidgenerator-vectors-utc.tsv"
+    "/tests/data/uidgenerator-vectors-utc.tsv"
 );
 
 /// The binary, with no `RINGFLAKE_…` variable from the caller's environment (CI sets database
@@ -84,7 +84,7 @@ struct Vector {
 
 fn vectors() -> Vec<Vector> {
     let text = std::fs::read_to_string(VECTORS).unwrap_or_else(|e| {
-        panic!("cannot read {VECTORS} ({e}): shared/ must sit beside the repository")
+        panic!("cannot read {VECTORS} ({e}): the vectors are part of the repository")
     });
     text.lines()
         .filter(|l| !l.starts_with('#') && !l.starts_with("config"))

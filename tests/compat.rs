@@ -1,5 +1,5 @@
 //! Bit-exact compatibility with Baidu UidGenerator, checked against vectors produced by the real
-//! Java code (JVM time zone UTC): `../shared/compat/uidgenerator-vectors-utc.tsv`.
+//! Java code (JVM time zone UTC): `tests/data/uidgenerator-vectors-utc.tsv`.
 //!
 //! Every row is classified by computing whether its inputs fit the layout, never by its position
 //! in the file: rows that fit must give Java's ID and Java's `parseUID` string exactly; rows whose
@@ -10,7 +10,7 @@ use ringflake::{Error, Layout, TimeZone};
 
 const VECTORS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/compat/uidgenerator-vectors-utc.tsv"
+    "/tests/data/uidgenerator-vectors-utc.tsv"
 );
 
 const HEADER: [&str; 9] = [
@@ -108,8 +108,8 @@ fn load() -> Vec<Row> {
     let text = std::fs::read_to_string(VECTORS).unwrap_or_else(|e| {
         panic!(
             "cannot read the UidGenerator compat vectors at {VECTORS}: {e}. \
-             They are part of the shared project files (shared/compat/) and must sit next to the \
-             crate; this test does not skip without them."
+             They are part of the repository (tests/data/); this test does not skip \
+             without them."
         )
     });
     let mut lines = text
