@@ -24,7 +24,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve IDs over HTTP: GET /id, /ids?count=N, /parse/{id}, /metrics, /healthz.
+    /// Serve IDs over HTTP (the help line lists the routes).
+    #[command(about = format!("Serve IDs over HTTP: {}", crate::serve::routes::listing(", ")))]
     Serve(ServeArgs),
     /// Print N new IDs, one per line.
     Gen(GenArgs),

@@ -1,5 +1,6 @@
 //! Reading IDs from text and writing them, and the little JSON the command prints.
 
+use ringflake::{Layout, TimeZone};
 use std::fmt::Write as _;
 
 /// Reads an ID written in decimal; the error says what is wrong with it, for a person.
@@ -27,6 +28,24 @@ pub fn parse_id(text: &str) -> Result<u64, String> {
         _ => Err(format!(
             "ID {text} is out of range: expected at most {max} (63 bits)"
         )),
+    }
+}
+
+/// UidGenerator's `parseUID` JSON for an ID written in decimal, as `parse` prints it and
+/// `/parse/{id}` answers it; the error says what is wrong, for a person.
+pub fn parse_uid(text: &str, layout: &Layout, tz: &TimeZone) -> Result<String, String> {
+    let id = parse_id(text)?;
+    let parsed = layout.parse(id).map_err(|e| e.to_string())?;
+    parsed.to_java_string_in(tz).map_err(|e| e.to_string())
+}
+
+/// A failed write to standard output: a closed pipe (`ringflake gen -n 1000000 | head`) ends
+/// output quietly, as `seq` does; anything else is an error.
+pub fn stdout_error(e: std::io::Error) -> Result<(), String> {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Ok(())
+    } else {
+        Err(format!("cannot write to standard output: {e}"))
     }
 }
 

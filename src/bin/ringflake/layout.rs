@@ -1,4 +1,5 @@
-//! `ringflake layout`: prints the proposals of [`ringflake::plan`] for a person to read.
+//! `ringflake layout`: the layout planner, the proposals of [`ringflake::plan`] for a person to
+//! read.
 
 use crate::args::PlanArgs;
 use ringflake::plan::{Assessment, Demand, minimum_widths, propose};
@@ -104,7 +105,14 @@ fn describe(out: &mut String, a: &Assessment, demand: &Demand, tz: &TimeZone, ep
     let _ = writeln!(out, "   borrowing  {borrowing}");
 }
 
-/// The planner's report.
+/// Prints the planner's report for now.
+pub fn run(args: &PlanArgs) -> Result<(), String> {
+    let report = report(args, jiff::Timestamp::now().as_second())?;
+    print!("{report}");
+    Ok(())
+}
+
+/// The planner's report, as of unix second `now`.
 pub fn report(args: &PlanArgs, now: i64) -> Result<String, String> {
     let tz = args.layout.zone()?;
     let demand = Demand {

@@ -1,0 +1,399 @@
+//! The routes of `ringflake serve`: a request in, a response out.
+//!
+//! [`ROUTES`] is the one list of what the service answers: requests are matched against it, and
+//! the 404 answer and `serve`'s help line list it. Client mistakes get a 4xx with
+//! `{"error":"…"}` saying what was wrong; a generator that cannot issue (time bits exhausted,
+//! lease expired, filler down) gets a 503 with the same shape.
+
+use crate::text::{json_error, json_ids, json_string, parse_uid};
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header::{ALLOW, CONTENT_TYPE, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use ringflake::{CachedUidGenerator, Error, Layout, MetricsReporter, PrometheusHandle, TimeZone};
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+/// Every route, in the order a person is told about them.
+pub const ROUTES: [Route; 5] = [
+    Route {
+        usage: "/id",
+        endpoint: Endpoint::Id,
+    },
+    Route {
+        usage: "/ids?count=N",
+        endpoint: Endpoint::Ids,
+    },
+    Route {
+        usage: "/parse/{id}",
+        endpoint: Endpoint::Parse,
+    },
+    Route {
+        usage: "/metrics",
+        endpoint: Endpoint::Metrics,
+    },
+    Route {
+        usage: "/healthz",
+        endpoint: Endpoint::Healthz,
+    },
+];
+
+/// The methods every route answers (the service only reads); any other gets a 405.
+const METHODS: [Method; 2] = [Method::GET, Method::HEAD];
+
+/// A path the service answers, and what answers it.
+pub struct Route {
+    /// The route as requests write it and people read it: a path (`/id`), a path with its query
+    /// (`/ids?count=N`), or a path ending in a parameter (`/parse/{id}`, any rest of the path).
+    usage: &'static str,
+    endpoint: Endpoint,
+}
+
+/// What a route answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Endpoint {
+    /// One ID, `text/plain`, decimal.
+    Id,
+    /// A JSON array of `count` IDs as strings, `1 <= count <= MAX_COUNT`.
+    Ids,
+    /// UidGenerator's `parseUID` JSON of the ID in the path.
+    Parse,
+    /// The Prometheus series of the generator.
+    Metrics,
+    /// 200 `{"status":"ok",…}`, or 503 with the reason the generator cannot serve.
+    Healthz,
+}
+
+impl Route {
+    /// The path parameter if `path` is this route's (`""` for a route without one).
+    fn matches<'p>(&self, path: &'p str) -> Option<&'p str> {
+        match self.usage.split_once('{') {
+            Some((prefix, _)) => path.strip_prefix(prefix),
+            None => {
+                let fixed = self.usage.split_once('?').map_or(self.usage, |(p, _)| p);
+                (path == fixed).then_some("")
+            }
+        }
+    }
+}
+
+/// The route `path` asks for, with its path parameter.
+fn route(path: &str) -> Option<(&'static Route, &str)> {
+    ROUTES.iter().find_map(|r| Some((r, r.matches(path)?)))
+}
+
+/// The routes for a person to read, `last` before the final one:
+/// `GET /id, /ids?count=N, /parse/{id}, /metrics or /healthz`.
+pub fn listing(last: &str) -> String {
+    let usages: Vec<&str> = ROUTES.iter().map(|r| r.usage).collect();
+    let (final_one, others) = usages.split_last().expect("routes");
+    format!("{} {}{last}{final_one}", METHODS[0], others.join(", "))
+}
+
+/// The largest `count` `/ids` accepts: 100,000 IDs (about 2.2 MB of JSON).
+pub const MAX_COUNT: usize = 100_000;
+
+/// Above this many IDs a `/ids` request may wait for the filler (the ring holds 65,536 by
+/// default), so it runs on the blocking pool instead of the thread serving connections.
+const BLOCKING_COUNT: usize = 8_192;
+
+/// What the handlers share. Cloned once per serving thread, so that the per-request reference
+/// count of a thread's copy stays in that thread's cache.
+#[derive(Clone)]
+pub struct App {
+    /// The generator every route takes from.
+    pub generator: Arc<CachedUidGenerator>,
+    /// Its layout, for `/parse/{id}` and the health reasons.
+    pub layout: Layout,
+    /// The zone `/parse/{id}` renders timestamps in.
+    pub tz: TimeZone,
+    /// The Prometheus recorder and the sampler of the generator's statistics, for `/metrics`.
+    pub metrics: Option<Arc<(PrometheusHandle, MetricsReporter)>>,
+}
+
+/// A response, its body in one piece.
+pub type Reply = Response<Full<Bytes>>;
+
+const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
+const PROMETHEUS: HeaderValue =
+    HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");
+
+fn respond(status: StatusCode, content_type: HeaderValue, body: impl Into<Bytes>) -> Reply {
+    let mut r = Response::new(Full::new(body.into()));
+    *r.status_mut() = status;
+    r.headers_mut().insert(CONTENT_TYPE, content_type);
+    r
+}
+
+fn error(status: StatusCode, message: &str) -> Reply {
+    respond(status, JSON, json_error(message))
+}
+
+/// A generator error: the service cannot issue now (503), never the client's fault.
+fn unavailable(e: &Error) -> Reply {
+    error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string())
+}
+
+/// Answers one request.
+pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
+    let path = req.uri().path();
+    if !METHODS.contains(req.method()) {
+        let mut r = error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            &format!(
+                "method {} not allowed on {path}: use {}",
+                req.method(),
+                METHODS[0]
+            ),
+        );
+        let allow: Vec<&str> = METHODS.iter().map(Method::as_str).collect();
+        if let Ok(allow) = HeaderValue::from_str(&allow.join(", ")) {
+            r.headers_mut().insert(ALLOW, allow);
+        }
+        return r;
+    }
+    let Some((route, param)) = route(path) else {
+        return error(
+            StatusCode::NOT_FOUND,
+            &format!("no route {path}: try {}", listing(" or ")),
+        );
+    };
+    match route.endpoint {
+        Endpoint::Id => id(app).await,
+        Endpoint::Ids => ids(app, route, req.uri().query()).await,
+        Endpoint::Parse => parse(app, route, param),
+        Endpoint::Metrics => metrics(app),
+        Endpoint::Healthz => healthz(app),
+    }
+}
+
+async fn id(app: &App) -> Reply {
+    match app.generator.next_id_async().await {
+        Ok(id) => {
+            let mut s = String::with_capacity(20);
+            let _ = write!(s, "{id}");
+            respond(StatusCode::OK, TEXT, s)
+        }
+        Err(e) => unavailable(&e),
+    }
+}
+
+/// The `count` parameter of `/ids`; `usage` is the route's, for the error.
+fn count(usage: &str, query: Option<&str>) -> Result<usize, String> {
+    let usage = format!("use {usage} with N in 1..={MAX_COUNT}");
+    let value = query
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .find_map(|pair| pair.strip_prefix("count="))
+        .ok_or_else(|| format!("missing query parameter count: {usage}"))?;
+    match value.parse::<usize>() {
+        Ok(n) if (1..=MAX_COUNT).contains(&n) => Ok(n),
+        Ok(n) => Err(format!("count {n} out of range: {usage}")),
+        Err(_) if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+            Err(format!("count {value} out of range: {usage}"))
+        }
+        Err(_) => Err(format!("count {value:?} is not a number: {usage}")),
+    }
+}
+
+/// Takes `n` IDs and renders them as a JSON array of strings.
+fn take_json(generator: &CachedUidGenerator, n: usize) -> Result<Vec<u8>, Error> {
+    let mut ids = vec![0u64; n];
+    generator.next_ids(&mut ids)?;
+    let mut body = Vec::new();
+    json_ids(&ids, &mut body);
+    Ok(body)
+}
+
+async fn ids(app: &App, route: &Route, query: Option<&str>) -> Reply {
+    let n = match count(route.usage, query) {
+        Ok(n) => n,
+        Err(message) => return error(StatusCode::BAD_REQUEST, &message),
+    };
+    let taken = if n > BLOCKING_COUNT {
+        // May wait for the filler: not on the thread that serves connections.
+        let generator = Arc::clone(&app.generator);
+        match tokio::task::spawn_blocking(move || take_json(&generator, n)).await {
+            Ok(taken) => taken,
+            Err(e) => {
+                return error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    &format!("the batch could not be taken: {e}"),
+                );
+            }
+        }
+    } else {
+        take_json(&app.generator, n)
+    };
+    match taken {
+        Ok(body) => respond(StatusCode::OK, JSON, body),
+        Err(e) => unavailable(&e),
+    }
+}
+
+fn parse(app: &App, route: &Route, text: &str) -> Reply {
+    if text.is_empty() {
+        let message = format!("missing ID: use {} with a decimal ID", route.usage);
+        return error(StatusCode::BAD_REQUEST, &message);
+    }
+    match parse_uid(text, &app.layout, &app.tz) {
+        Ok(json) => respond(StatusCode::OK, JSON, json),
+        Err(message) => error(StatusCode::BAD_REQUEST, &message),
+    }
+}
+
+fn metrics(app: &App) -> Reply {
+    match app.metrics.as_deref() {
+        Some((handle, reporter)) => {
+            reporter.sample();
+            respond(StatusCode::OK, PROMETHEUS, handle.render())
+        }
+        None => error(
+            StatusCode::NOT_FOUND,
+            "metrics are not enabled in this build",
+        ),
+    }
+}
+
+/// Why the generator cannot serve, if it cannot.
+pub fn unhealthy(stats: &ringflake::Stats, layout: &Layout) -> Option<String> {
+    if !stats.filler_up {
+        Some("filler down: the thread that fills the ring has stopped".into())
+    } else if stats.remaining_seconds == 0 {
+        Some(format!(
+            "lifetime exhausted: the layout's time bits ran out (last valid second {})",
+            layout.last_valid_date()
+        ))
+    } else if stats.lease_lost {
+        Some(format!(
+            "lease lost: the worker lease of worker id {} could not be extended{}",
+            stats.worker_id,
+            stats
+                .lease_until
+                .map(|u| format!("; IDs stop at unix second {u}"))
+                .unwrap_or_default()
+        ))
+    } else {
+        None
+    }
+}
+
+fn healthz(app: &App) -> Reply {
+    let s = app.generator.stats();
+    let mut body = String::with_capacity(256);
+    match unhealthy(&s, &app.layout) {
+        Some(reason) => {
+            body.push_str("{\"status\":\"unavailable\",\"reason\":");
+            json_string(&mut body, &reason);
+            let _ = write!(body, ",\"worker_id\":{}}}", s.worker_id);
+            respond(StatusCode::SERVICE_UNAVAILABLE, JSON, body)
+        }
+        None => {
+            let _ = write!(
+                body,
+                "{{\"status\":\"ok\",\"worker_id\":{},\"available\":{},\"capacity\":{},\"lead_seconds\":{},\"lag_seconds\":{},\"remaining_seconds\":{},\"issued\":{}}}",
+                s.worker_id,
+                s.available,
+                s.capacity,
+                s.lead_seconds,
+                s.lag_seconds,
+                s.remaining_seconds,
+                s.issued
+            );
+            respond(StatusCode::OK, JSON, body)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_routes_requests() {
+        let endpoint = |path| route(path).map(|(r, param)| (r.endpoint, param));
+        assert_eq!(endpoint("/id"), Some((Endpoint::Id, "")));
+        assert_eq!(endpoint("/ids"), Some((Endpoint::Ids, "")));
+        assert_eq!(endpoint("/parse/17"), Some((Endpoint::Parse, "17")));
+        assert_eq!(endpoint("/parse/"), Some((Endpoint::Parse, "")));
+        assert_eq!(endpoint("/metrics"), Some((Endpoint::Metrics, "")));
+        assert_eq!(endpoint("/healthz"), Some((Endpoint::Healthz, "")));
+        for path in ["/", "/nope", "/parse", "/id/", "/ids?count=N", "/idz"] {
+            assert_eq!(endpoint(path), None, "{path}");
+        }
+        assert_eq!(
+            listing(" or "),
+            "GET /id, /ids?count=N, /parse/{id}, /metrics or /healthz"
+        );
+    }
+
+    #[test]
+    fn counts() {
+        let usage = "/ids?count=N";
+        assert_eq!(count(usage, Some("count=5")), Ok(5));
+        assert_eq!(count(usage, Some("x=1&count=100000")), Ok(100_000));
+        for (query, error) in [
+            (
+                None,
+                "missing query parameter count: use /ids?count=N with N in 1..=100000",
+            ),
+            (Some("count=0"), "out of range"),
+            (Some("count=100001"), "out of range"),
+            (Some("count=99999999999999999999999"), "out of range"),
+            (Some("count=ten"), "not a number"),
+            (Some("count="), "not a number"),
+        ] {
+            let message = count(usage, query).unwrap_err();
+            assert!(message.contains(error), "{query:?}: {message}");
+        }
+    }
+
+    #[test]
+    fn health_reasons() {
+        let layout = Layout::default();
+        let healthy = ringflake::Stats {
+            capacity: 65_536,
+            available: 65_536,
+            issued: 0,
+            paddings: 1,
+            discarded: 0,
+            take_waits: 0,
+            lead_seconds: 0,
+            lag_seconds: 0,
+            remaining_seconds: 1_000,
+            worker_id: 4,
+            filler_up: true,
+            lease_until: Some(1_800_000_300),
+            lease_lost: false,
+        };
+        assert_eq!(unhealthy(&healthy, &layout), None);
+        let down = ringflake::Stats {
+            filler_up: false,
+            ..healthy
+        };
+        assert!(
+            unhealthy(&down, &layout)
+                .unwrap()
+                .starts_with("filler down")
+        );
+        let exhausted = ringflake::Stats {
+            remaining_seconds: 0,
+            ..healthy
+        };
+        let reason = unhealthy(&exhausted, &layout).unwrap();
+        assert!(reason.starts_with("lifetime exhausted"), "{reason}");
+        assert!(reason.contains("2059-01-10T13:37:03Z"), "{reason}");
+        let lost = ringflake::Stats {
+            lease_lost: true,
+            ..healthy
+        };
+        let reason = unhealthy(&lost, &layout).unwrap();
+        assert!(reason.starts_with("lease lost"), "{reason}");
+        assert!(
+            reason.contains("worker id 4") && reason.contains("1800000300"),
+            "{reason}"
+        );
+    }
+}

@@ -1,0 +1,213 @@
+//! The life cycle of `ringflake serve`'s HTTP side: the serving threads, their runtimes and
+//! listeners, the connections, and how they stop.
+//!
+//! One single-threaded Tokio runtime per thread, each accepting on its own `SO_REUSEPORT` socket
+//! of the same address: the kernel spreads connections over the threads, and a request never
+//! crosses a thread (no work stealing, no shared wake-ups). The threads share only the
+//! generator, whose take is one atomic add.
+
+use super::listen;
+use super::routes::{App, handle};
+use hyper::Request;
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+
+/// The stop signal the serving threads watch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stop {
+    /// Serve.
+    No,
+    /// Stop accepting, let in-flight requests finish (up to the grace period).
+    Graceful,
+    /// Close every connection now.
+    Now,
+}
+
+/// The serving threads.
+pub struct Server {
+    addr: SocketAddr,
+    stop: Stopper,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+/// Tells the serving threads to stop.
+#[derive(Clone)]
+pub struct Stopper(Arc<watch::Sender<Stop>>);
+
+impl Stopper {
+    /// Tells the threads to stop (or to stop sooner, if they are stopping already).
+    pub fn signal(&self, how: Stop) {
+        self.0.send_if_modified(|s| {
+            let changed = how > *s;
+            *s = (*s).max(how);
+            changed
+        });
+    }
+}
+
+impl Server {
+    /// Binds `listen` on `threads` threads and starts serving; returns once every thread listens.
+    pub fn start(
+        app: &App,
+        listen: SocketAddr,
+        threads: usize,
+        grace: Duration,
+    ) -> Result<Server, String> {
+        let (stop, _) = watch::channel(Stop::No);
+        let mut server = Server {
+            addr: listen,
+            stop: Stopper(Arc::new(stop)),
+            threads: Vec::new(),
+        };
+        for i in 0..threads.max(1) {
+            let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+            let app = app.clone();
+            let stop = server.stop.0.subscribe();
+            let addr = server.addr;
+            let thread = std::thread::Builder::new()
+                .name(format!("ringflake-http-{i}"))
+                .spawn(move || serve_thread(app, addr, stop, grace, ready_tx))
+                .map_err(|e| format!("cannot start a serving thread: {e}"))?;
+            server.threads.push(thread);
+            match ready_rx.recv() {
+                // The first thread resolves port 0; the others bind the same port.
+                Ok(Ok(bound)) => server.addr = bound,
+                Ok(Err(message)) => {
+                    server.stop(Stop::Now);
+                    return Err(message);
+                }
+                Err(_) => {
+                    server.stop(Stop::Now);
+                    return Err("a serving thread ended at start".into());
+                }
+            }
+        }
+        Ok(server)
+    }
+
+    /// The address the service listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// A handle that tells the threads to stop.
+    pub fn stopper(&self) -> Stopper {
+        self.stop.clone()
+    }
+
+    /// Tells the threads to stop and waits for them.
+    fn stop(self, how: Stop) {
+        self.stop.signal(how);
+        self.join();
+    }
+
+    /// Waits for the threads, after [`Stopper::signal`].
+    pub fn join(mut self) {
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// One serving thread: its runtime, its listener, its connections.
+fn serve_thread(
+    app: App,
+    addr: SocketAddr,
+    mut stop: watch::Receiver<Stop>,
+    grace: Duration,
+    ready: std::sync::mpsc::Sender<Result<SocketAddr, String>>,
+) {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = ready.send(Err(format!("cannot start a Tokio runtime: {e}")));
+            return;
+        }
+    };
+    let app = Arc::new(app);
+    runtime.block_on(async move {
+        let listener = match listen::bind(addr) {
+            Ok(l) => l,
+            Err(e) => {
+                let _ = ready.send(Err(format!("cannot listen on {addr}: {e}")));
+                return;
+            }
+        };
+        let bound = listener.local_addr().unwrap_or(addr);
+        let _ = ready.send(Ok(bound));
+        // Every connection holds a sender; `recv` returns `None` once all of them are gone.
+        let (alive, mut all_closed) = mpsc::channel::<()>(1);
+        let conn_stop = stop.clone();
+        loop {
+            tokio::select! {
+                biased;
+                _ = stop.wait_for(|s| *s != Stop::No) => break,
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => {
+                        let conn = serve_connection(Arc::clone(&app), stream, conn_stop.clone(), alive.clone());
+                        tokio::spawn(conn);
+                    }
+                    Err(e) => {
+                        // Out of file descriptors and the like: wait a little rather than spin.
+                        eprintln!("ringflake: accept on {bound} failed: {e}");
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                },
+            }
+        }
+        drop(listener);
+        drop(alive);
+        tokio::select! {
+            _ = all_closed.recv() => {}
+            _ = stop.wait_for(|s| *s == Stop::Now) => {}
+            _ = tokio::time::sleep(grace) => {
+                eprintln!(
+                    "ringflake: requests still open after {} s: closing them",
+                    grace.as_secs()
+                );
+            }
+        }
+    });
+    // Dropping the runtime closes whatever connections are left.
+}
+
+/// Serves one connection until it closes, or until the stop signal, when hyper finishes the
+/// request in flight and closes the connection instead of waiting for another.
+async fn serve_connection(
+    app: Arc<App>,
+    stream: tokio::net::TcpStream,
+    mut stop: watch::Receiver<Stop>,
+    _alive: mpsc::Sender<()>,
+) {
+    listen::prepare(&stream);
+    let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+        let app = Arc::clone(&app);
+        async move { Ok::<_, Infallible>(handle(&app, &req).await) }
+    });
+    let conn = listen::http1().serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => return,
+        _ = stop.wait_for(|s| *s != Stop::No) => {}
+    }
+    conn.as_mut().graceful_shutdown();
+    let _ = conn.await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_only_escalates() {
+        assert!(Stop::No < Stop::Graceful && Stop::Graceful < Stop::Now);
+    }
+}
