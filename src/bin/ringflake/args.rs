@@ -1,7 +1,7 @@
 //! Command-line flags (every one also read from a `RINGFLAKE_…` environment variable) and how
 //! they become a layout, a time zone and a worker id source.
 
-use clap::{ArgMatches, Args, Parser, Subcommand, parser::ValueSource};
+use clap::{ArgMatches, Args, Parser, Subcommand, ValueEnum, parser::ValueSource};
 use ringflake::{
     CachedUidGenerator, DEFAULT_EPOCH_SECONDS, DEFAULT_SQLITE_PATH, DatabaseAssigner, Layout,
     LeadPolicy, TimeZone, epoch_from_date,
@@ -134,8 +134,26 @@ pub struct RingArgs {
     #[arg(long, env = "RINGFLAKE_MAX_LEAD", value_name = "SECONDS")]
     pub max_lead: Option<u64>,
     /// At the --max-lead cap: wait for the clock, or fail the request
-    #[arg(long, env = "RINGFLAKE_LEAD_POLICY", value_name = "POLICY", value_parser = ["wait", "fail"], default_value = "wait")]
-    pub lead_policy: String,
+    #[arg(long, env = "RINGFLAKE_LEAD_POLICY", value_name = "POLICY", value_enum, default_value_t = LeadPolicyArg::Wait)]
+    pub lead_policy: LeadPolicyArg,
+}
+
+/// `--lead-policy`: the command line's names for [`LeadPolicy`], each value the variant of the
+/// same name (`wait`: takes wait for the clock; `fail`: they fail). The variants carry no doc
+/// comments on purpose: clap would print them, and turn `--help` into its long form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LeadPolicyArg {
+    Wait,
+    Fail,
+}
+
+impl From<LeadPolicyArg> for LeadPolicy {
+    fn from(policy: LeadPolicyArg) -> Self {
+        match policy {
+            LeadPolicyArg::Wait => LeadPolicy::Wait,
+            LeadPolicyArg::Fail => LeadPolicy::Fail,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -475,12 +493,7 @@ impl RingArgs {
             b = b.max_lag(Duration::from_secs(s));
         }
         if let Some(s) = self.max_lead {
-            let policy = if self.lead_policy == "fail" {
-                LeadPolicy::Fail
-            } else {
-                LeadPolicy::Wait
-            };
-            b = b.max_lead(Duration::from_secs(s), policy);
+            b = b.max_lead(Duration::from_secs(s), self.lead_policy.into());
         }
         b
     }
@@ -501,4 +514,24 @@ pub fn generator(
         b = ring.apply(b);
     }
     b.build().map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lead_policy_names() {
+        let policy = |args: &[&str]| {
+            let cli = Cli::try_parse_from([&["ringflake", "serve"], args].concat()).unwrap();
+            match cli.command {
+                Command::Serve(a) => LeadPolicy::from(a.ring.lead_policy),
+                _ => unreachable!(),
+            }
+        };
+        assert_eq!(policy(&[]), LeadPolicy::Wait);
+        assert_eq!(policy(&["--lead-policy", "wait"]), LeadPolicy::Wait);
+        assert_eq!(policy(&["--lead-policy", "fail"]), LeadPolicy::Fail);
+        assert!(Cli::try_parse_from(["ringflake", "serve", "--lead-policy", "later"]).is_err());
+    }
 }
