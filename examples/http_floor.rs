@@ -1,7 +1,8 @@
 //! The physical floor for `ringflake serve`'s `GET /id`: the same HTTP stack set up the same way
-//! (one single-threaded Tokio runtime per core, each on its own `SO_REUSEPORT` socket, hyper's
-//! HTTP/1 with `TCP_NODELAY` and a header timeout, from the service's own `listen` module), answering every request with a counter as
-//! `text/plain` and doing nothing else. `scripts/load.sh` loads it right after the service, so
+//! (one listening socket, one single-threaded Tokio runtime per core each accepting on its own
+//! clone of it, hyper's HTTP/1 with `TCP_NODELAY` and a header timeout, from the service's own
+//! `listen` module), answering every request with a counter as `text/plain` and doing nothing
+//! else. `scripts/load.sh` loads it right after the service, so
 //! the ratio `/id ÷ floor` holds on a noisy machine.
 //!
 //! With `--raw` it drops hyper as well: the same sockets and runtimes, but each connection reads
@@ -103,15 +104,18 @@ async fn answer_raw(mut stream: tokio::net::TcpStream, counter: Arc<AtomicU64>) 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1).peekable();
     let raw = args.next_if(|a| a == "--raw").is_some();
-    let mut addr: SocketAddr = args.next().as_deref().unwrap_or("127.0.0.1:0").parse()?;
+    let addr: SocketAddr = args.next().as_deref().unwrap_or("127.0.0.1:0").parse()?;
     let threads = match args.next() {
         Some(n) => n.parse()?,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
+    let listener = listen::bind(addr)?;
+    let addr = listener.local_addr()?;
     let counter = Arc::new(AtomicU64::new(0));
     for i in 0..threads {
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let counter = Arc::clone(&counter);
+        let listener = listener.try_clone()?;
         std::thread::Builder::new()
             .name(format!("floor-http-{i}"))
             .spawn(move || {
@@ -120,19 +124,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .build()
                     .expect("a Tokio runtime");
                 rt.block_on(async move {
-                    let listener = match listen::bind(addr) {
+                    let listener = match listen::accept_on(listener) {
                         Ok(l) => l,
                         Err(e) => {
                             let _ = ready_tx.send(Err(e));
                             return;
                         }
                     };
-                    let _ = ready_tx.send(listener.local_addr());
+                    let _ = ready_tx.send(Ok(()));
                     serve(listener, counter, raw).await;
                 });
             })?;
-        // The first thread resolves port 0; the others bind the same port.
-        addr = ready_rx.recv()??;
+        ready_rx.recv()??;
     }
     let stack = if raw {
         "no HTTP library (--raw)"

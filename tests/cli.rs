@@ -666,20 +666,26 @@ impl Server {
 
     /// Waits for the process to exit, at most `limit`; returns its status and stderr.
     fn wait(&mut self, limit: Duration) -> (std::process::ExitStatus, String) {
-        let mut child = self.child.take().unwrap();
-        let start = Instant::now();
-        loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                let mut err = String::new();
-                child.stderr.take().unwrap().read_to_string(&mut err).ok();
-                return (status, err);
-            }
-            if start.elapsed() > limit {
-                child.kill().ok();
-                panic!("serve did not exit within {limit:?}");
-            }
-            std::thread::sleep(Duration::from_millis(5));
+        exit_within(self.child.take().unwrap(), limit)
+    }
+}
+
+/// Waits for `child` (stderr piped) to exit, at most `limit`, else kills it and fails the test;
+/// returns its status and stderr.
+fn exit_within(mut child: Child, limit: Duration) -> (std::process::ExitStatus, String) {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            child.stderr.take().unwrap().read_to_string(&mut err).ok();
+            return (status, err);
         }
+        if start.elapsed() > limit {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("serve did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
 
@@ -1060,6 +1066,32 @@ fn serve_refuses_a_busy_address() {
         1,
         &format!("cannot listen on {addr}"),
     );
+}
+
+#[test]
+fn a_second_serve_on_the_same_port_fails() {
+    let dir = temp();
+    // Two services with one worker id on one port would hand out the same IDs, half each.
+    let first = Server::start(dir.path(), &["--worker-id", "9"]);
+    let addr = first.addr.to_string();
+    let second = ringflake(dir.path())
+        .args(["serve", "--worker-id", "9", "--listen", &addr])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the second serve");
+    let (status, err) = exit_within(second, Duration::from_secs(5));
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "cannot listen on {addr}: address already in use (is another ringflake serve running?)"
+        )),
+        "{err}"
+    );
+    // The first one serves on, every request.
+    for _ in 0..20 {
+        assert_eq!(get(first.addr, "/id").status, 200);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -182,7 +182,8 @@ pub struct ServeArgs {
         default_value_t = 10
     )]
     pub shutdown_timeout: u64,
-    /// Serving threads, each with its own runtime and accept queue [default: one per core]
+    /// Serving threads, each with its own runtime, all accepting on one socket [default: one per
+    /// core]
     #[arg(long, env = "RINGFLAKE_THREADS", value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
     #[command(flatten)]

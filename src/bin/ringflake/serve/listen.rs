@@ -8,18 +8,37 @@ use std::time::Duration;
 /// A client that has not sent a request's headers within this time is disconnected.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Binds `addr` with `SO_REUSEPORT`, so that every serving thread has its own accept queue.
-pub fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+/// Connections the kernel queues, accepted by no thread yet.
+const BACKLOG: u32 = 1024;
+
+/// Binds `addr` once for every serving thread, each of which accepts on a clone
+/// ([`std::net::TcpListener::try_clone`], then [`accept_on`]).
+///
+/// `SO_REUSEADDR`, so that a restart is not refused while the last run's connections linger in
+/// `TIME_WAIT`; never `SO_REUSEPORT`, so that an address another process listens on, another
+/// `ringflake serve` included, is refused ("address already in use") instead of shared.
+pub fn bind(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
     let socket = if addr.is_ipv4() {
         tokio::net::TcpSocket::new_v4()?
     } else {
         tokio::net::TcpSocket::new_v6()?
     };
     socket.set_reuseaddr(true)?;
-    #[cfg(all(unix, not(target_os = "solaris"), not(target_os = "illumos")))]
-    socket.set_reuseport(true)?;
     socket.bind(addr)?;
-    socket.listen(1024)
+    // Tokio's `listen` registers the socket with a runtime; `into_std` takes it back out, for the
+    // serving threads' runtimes to share.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()?;
+    let _entered = runtime.enter();
+    socket.listen(BACKLOG)?.into_std()
+}
+
+/// A serving thread's listener, on the socket [`bind`] made (or a clone of it); called inside
+/// the thread's runtime.
+pub fn accept_on(listener: std::net::TcpListener) -> std::io::Result<tokio::net::TcpListener> {
+    listener.set_nonblocking(true)?;
+    tokio::net::TcpListener::from_std(listener)
 }
 
 /// An accepted connection, ready for hyper: `TCP_NODELAY` on (an answer goes out at once).

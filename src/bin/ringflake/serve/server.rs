@@ -1,10 +1,11 @@
 //! The life cycle of `ringflake serve`'s HTTP side: the serving threads, their runtimes and
 //! listeners, the connections, and how they stop.
 //!
-//! One single-threaded Tokio runtime per thread, each accepting on its own `SO_REUSEPORT` socket
-//! of the same address: the kernel spreads connections over the threads, and a request never
-//! crosses a thread (no work stealing, no shared wake-ups). The threads share only the
-//! generator, whose take is one atomic add.
+//! One listening socket, bound once (a port in use, by another `ringflake serve` or anything else,
+//! fails the start instead of being shared), and one single-threaded Tokio runtime per thread,
+//! each accepting on its own clone of that socket: a connection is served, start to end, by the
+//! thread that accepted it, and a request never crosses a thread (no work stealing). The threads
+//! share only the socket and the generator, whose take is one atomic add.
 
 use super::listen;
 use super::routes::{App, handle};
@@ -51,43 +52,56 @@ impl Stopper {
 }
 
 impl Server {
-    /// Binds `listen` on `threads` threads and starts serving; returns once every thread listens.
+    /// Binds `listen` and serves it on `threads` threads; returns once every thread accepts.
     pub fn start(
         app: &App,
         listen: SocketAddr,
         threads: usize,
         grace: Duration,
     ) -> Result<Server, String> {
+        let listener = listen::bind(listen).map_err(|e| cannot_listen(listen, &e))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| cannot_listen(listen, &e))?;
         let (stop, _) = watch::channel(Stop::No);
         let mut server = Server {
-            addr: listen,
+            addr,
             stop: Stopper(Arc::new(stop)),
             threads: Vec::new(),
         };
         for i in 0..threads.max(1) {
-            let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-            let app = app.clone();
-            let stop = server.stop.0.subscribe();
-            let addr = server.addr;
-            let thread = std::thread::Builder::new()
-                .name(format!("ringflake-http-{i}"))
-                .spawn(move || serve_thread(app, addr, stop, grace, ready_tx))
-                .map_err(|e| format!("cannot start a serving thread: {e}"))?;
-            server.threads.push(thread);
-            match ready_rx.recv() {
-                // The first thread resolves port 0; the others bind the same port.
-                Ok(Ok(bound)) => server.addr = bound,
-                Ok(Err(message)) => {
-                    server.stop(Stop::Now);
-                    return Err(message);
-                }
-                Err(_) => {
-                    server.stop(Stop::Now);
-                    return Err("a serving thread ended at start".into());
-                }
+            if let Err(message) = server.spawn(i, app, &listener, grace) {
+                server.stop(Stop::Now);
+                return Err(message);
             }
         }
+        // `listener` closes here; the socket stays open until the last thread drops its clone.
         Ok(server)
+    }
+
+    /// Starts serving thread `i` on a clone of `listener`; returns once it accepts.
+    fn spawn(
+        &mut self,
+        i: usize,
+        app: &App,
+        listener: &std::net::TcpListener,
+        grace: Duration,
+    ) -> Result<(), String> {
+        let listener = listener
+            .try_clone()
+            .map_err(|e| format!("cannot share the socket of {}: {e}", self.addr))?;
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let app = app.clone();
+        let stop = self.stop.0.subscribe();
+        let addr = self.addr;
+        let thread = std::thread::Builder::new()
+            .name(format!("ringflake-http-{i}"))
+            .spawn(move || serve_thread(app, listener, addr, stop, grace, ready_tx))
+            .map_err(|e| format!("cannot start a serving thread: {e}"))?;
+        self.threads.push(thread);
+        ready_rx
+            .recv()
+            .unwrap_or_else(|_| Err("a serving thread ended at start".into()))
     }
 
     /// The address the service listens on.
@@ -114,13 +128,27 @@ impl Server {
     }
 }
 
+/// Why `addr` cannot be listened on, for a person: an address in use is most likely another
+/// `ringflake serve`, which must not share the port (two services on one port, one worker id,
+/// would hand out the same IDs).
+fn cannot_listen(addr: SocketAddr, e: &std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::AddrInUse {
+        format!(
+            "cannot listen on {addr}: address already in use (is another ringflake serve running?)"
+        )
+    } else {
+        format!("cannot listen on {addr}: {e}")
+    }
+}
+
 /// One serving thread: its runtime, its listener, its connections.
 fn serve_thread(
     app: App,
+    listener: std::net::TcpListener,
     addr: SocketAddr,
     mut stop: watch::Receiver<Stop>,
     grace: Duration,
-    ready: std::sync::mpsc::Sender<Result<SocketAddr, String>>,
+    ready: std::sync::mpsc::Sender<Result<(), String>>,
 ) {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -134,15 +162,14 @@ fn serve_thread(
     };
     let app = Arc::new(app);
     runtime.block_on(async move {
-        let listener = match listen::bind(addr) {
+        let listener = match listen::accept_on(listener) {
             Ok(l) => l,
             Err(e) => {
-                let _ = ready.send(Err(format!("cannot listen on {addr}: {e}")));
+                let _ = ready.send(Err(format!("cannot accept on {addr}: {e}")));
                 return;
             }
         };
-        let bound = listener.local_addr().unwrap_or(addr);
-        let _ = ready.send(Ok(bound));
+        let _ = ready.send(Ok(()));
         // Every connection holds a sender; `recv` returns `None` once all of them are gone.
         let (alive, mut all_closed) = mpsc::channel::<()>(1);
         let conn_stop = stop.clone();
@@ -157,7 +184,7 @@ fn serve_thread(
                     }
                     Err(e) => {
                         // Out of file descriptors and the like: wait a little rather than spin.
-                        eprintln!("ringflake: accept on {bound} failed: {e}");
+                        eprintln!("ringflake: accept on {addr} failed: {e}");
                         tokio::time::sleep(Duration::from_millis(10)).await;
                     }
                 },
