@@ -162,9 +162,20 @@ pub fn json_ids(ids: &[u64], out: &mut Vec<u8>) {
 mod tests {
     use super::*;
 
+    /// `json_ids` against the JSON `format!` makes of the same IDs.
+    fn assert_json_ids(ids: &[u64]) {
+        let mut out = Vec::new();
+        json_ids(ids, &mut out);
+        let want: Vec<String> = ids.iter().map(|i| format!("\"{i}\"")).collect();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            format!("[{}]", want.join(","))
+        );
+    }
+
     #[test]
     fn ids_as_json_strings() {
-        let ids = [
+        assert_json_ids(&[
             0,
             1,
             9,
@@ -179,14 +190,7 @@ mod tests {
             7,
             u64::MAX - 1,
             u64::MAX,
-        ];
-        let mut out = Vec::new();
-        json_ids(&ids, &mut out);
-        let want: Vec<String> = ids.iter().map(|i| format!("\"{i}\"")).collect();
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            format!("[{}]", want.join(","))
-        );
+        ]);
         let mut empty = Vec::new();
         json_ids(&[], &mut empty);
         assert_eq!(empty, b"[]");
@@ -197,13 +201,7 @@ mod tests {
         let ids: Vec<u64> = (9_999_990..10_000_020)
             .chain(i64::MAX as u64 - 3..=i64::MAX as u64)
             .collect();
-        let mut out = Vec::new();
-        json_ids(&ids, &mut out);
-        let want: Vec<String> = ids.iter().map(|i| format!("\"{i}\"")).collect();
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            format!("[{}]", want.join(","))
-        );
+        assert_json_ids(&ids);
     }
 
     #[test]
@@ -211,28 +209,17 @@ mod tests {
         assert_eq!(parse_id("17179877377"), Ok(17_179_877_377));
         assert_eq!(parse_id("9223372036854775807"), Ok(i64::MAX as u64));
         assert_eq!(parse_id("-0"), Ok(0));
-        assert!(
-            parse_id("9223372036854775808")
-                .unwrap_err()
-                .contains("out of range")
-        );
-        assert!(
-            parse_id("99999999999999999999999")
-                .unwrap_err()
-                .contains("out of range")
-        );
-        assert!(parse_id("-5").unwrap_err().contains("negative"));
-        assert!(
-            parse_id("abc")
-                .unwrap_err()
-                .contains("not a decimal number")
-        );
-        assert!(
-            parse_id("1e5")
-                .unwrap_err()
-                .contains("not a decimal number")
-        );
-        assert!(parse_id("").unwrap_err().contains("empty"));
+        for (text, error) in [
+            ("9223372036854775808", "out of range"),
+            ("99999999999999999999999", "out of range"),
+            ("-5", "negative"),
+            ("abc", "not a decimal number"),
+            ("1e5", "not a decimal number"),
+            ("", "empty"),
+        ] {
+            let message = parse_id(text).unwrap_err();
+            assert!(message.contains(error), "{text:?}: {message}");
+        }
     }
 
     #[test]
