@@ -286,11 +286,13 @@ impl LayoutArgs {
         }
     }
 
-    /// The layout these flags describe.
-    pub fn layout(&self, tz: &TimeZone) -> Result<Layout, String> {
+    /// The time zone and the layout these flags describe.
+    pub fn zone_and_layout(&self) -> Result<(TimeZone, Layout), String> {
+        let tz = self.zone()?;
         let (t, w, s) = self.widths();
-        let epoch = self.epoch(tz)?.unwrap_or(DEFAULT_EPOCH_SECONDS);
-        Layout::new(t, w, s, epoch).map_err(|e| e.to_string())
+        let epoch = self.epoch(&tz)?.unwrap_or(DEFAULT_EPOCH_SECONDS);
+        let layout = Layout::new(t, w, s, epoch).map_err(|e| e.to_string())?;
+        Ok((tz, layout))
     }
 }
 

@@ -6,8 +6,7 @@ use std::io::{BufWriter, Write};
 
 /// Prints `-n` IDs, taken from the generator in batches.
 pub fn run(a: &GenArgs, matches: &clap::ArgMatches) -> Result<(), String> {
-    let tz = a.layout.zone()?;
-    let layout = a.layout.layout(&tz)?;
+    let (_, layout) = a.layout.zone_and_layout()?;
     let source = a.worker.source(matches)?;
     let generator = args::generator(layout, &source, None)?;
     let stdout = std::io::stdout();

@@ -6,8 +6,7 @@ use std::io::Write;
 
 /// Prints one JSON line per good ID; bad IDs are reported and make the exit non-zero.
 pub fn run(a: &ParseArgs) -> Result<(), String> {
-    let tz = a.layout.zone()?;
-    let layout = a.layout.layout(&tz)?;
+    let (tz, layout) = a.layout.zone_and_layout()?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut bad = 0;

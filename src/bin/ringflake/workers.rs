@@ -6,8 +6,7 @@ use std::io::Write;
 
 /// Prints the rows in aligned columns, then how many there are against the layout's worker ids.
 pub fn run(a: &WorkersArgs, matches: &clap::ArgMatches) -> Result<(), String> {
-    let tz = a.layout.zone()?;
-    let layout = a.layout.layout(&tz)?;
+    let (tz, layout) = a.layout.zone_and_layout()?;
     let assigner = a.db.assigner(matches)?;
     let rows = assigner.list().map_err(|e| e.to_string())?;
     let mut lines = vec![[

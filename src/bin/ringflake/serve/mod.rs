@@ -25,8 +25,7 @@ use std::time::Duration;
 /// in-flight requests, and drops the generator (which stops the filler and releases the worker
 /// lease).
 pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
-    let tz = a.layout.zone()?;
-    let layout = a.layout.layout(&tz)?;
+    let (tz, layout) = a.layout.zone_and_layout()?;
     let source = a.worker.source(matches)?;
     let generator = Arc::new(args::generator(layout, &source, Some(&a.ring))?);
     let handle = ringflake::install_prometheus_recorder().map_err(|e| e.to_string())?;
@@ -41,10 +40,7 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
     };
     // Signals are caught from before the address is printed: a SIGTERM sent as soon as the
     // service is announced must stop it cleanly, not kill it.
-    let control = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the Tokio runtime: {e}"))?;
+    let control = server::runtime()?;
     let mut signals = {
         let _entered = control.enter();
         Signals::new()?

@@ -150,26 +150,13 @@ fn serve_thread(
     grace: Duration,
     ready: std::sync::mpsc::Sender<Result<(), String>>,
 ) {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            let _ = ready.send(Err(format!("cannot start a Tokio runtime: {e}")));
-            return;
-        }
+    let started = thread_runtime(listener, addr);
+    let _ = ready.send(started.as_ref().map(|_| ()).map_err(String::clone));
+    let Ok((runtime, listener)) = started else {
+        return;
     };
     let app = Arc::new(app);
     runtime.block_on(async move {
-        let listener = match listen::accept_on(listener) {
-            Ok(l) => l,
-            Err(e) => {
-                let _ = ready.send(Err(format!("cannot accept on {addr}: {e}")));
-                return;
-            }
-        };
-        let _ = ready.send(Ok(()));
         // Every connection holds a sender; `recv` returns `None` once all of them are gone.
         let (alive, mut all_closed) = mpsc::channel::<()>(1);
         let conn_stop = stop.clone();
@@ -204,6 +191,28 @@ fn serve_thread(
         }
     });
     // Dropping the runtime closes whatever connections are left.
+}
+
+/// A single-threaded Tokio runtime, timers and I/O enabled: one per serving thread, and the one
+/// that waits for signals.
+pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start a Tokio runtime: {e}"))
+}
+
+/// A serving thread's runtime, and its listener on `listener`, a clone of the service's socket.
+fn thread_runtime(
+    listener: std::net::TcpListener,
+    addr: SocketAddr,
+) -> Result<(tokio::runtime::Runtime, tokio::net::TcpListener), String> {
+    let runtime = runtime()?;
+    let listener = {
+        let _entered = runtime.enter();
+        listen::accept_on(listener).map_err(|e| format!("cannot accept on {addr}: {e}"))?
+    };
+    Ok((runtime, listener))
 }
 
 /// Serves one connection until it closes, or until the stop signal, when hyper finishes the
