@@ -150,10 +150,15 @@ fn serve_thread(
     grace: Duration,
     ready: std::sync::mpsc::Sender<Result<(), String>>,
 ) {
-    let started = thread_runtime(listener, addr);
-    let _ = ready.send(started.as_ref().map(|_| ()).map_err(String::clone));
-    let Ok((runtime, listener)) = started else {
-        return;
+    let (runtime, listener) = match thread_runtime(listener, addr) {
+        Ok(started) => {
+            let _ = ready.send(Ok(()));
+            started
+        }
+        Err(message) => {
+            let _ = ready.send(Err(message));
+            return;
+        }
     };
     let app = Arc::new(app);
     runtime.block_on(async move {
