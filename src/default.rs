@@ -1,6 +1,7 @@
 //! `DefaultUidGenerator`: one ID at a time under a lock, as UidGenerator's synchronized
 //! `DefaultUidGenerator`, with the clock injectable and no wrapped IDs ever.
 
+use crate::boot::Boot;
 use crate::lease::Keeper;
 use crate::{Assignment, Clock, Error, Layout, SystemClock, WorkerIdAssigner};
 use std::sync::{Arc, Mutex};
@@ -171,18 +172,11 @@ impl DefaultBuilder {
     /// assert!(DefaultUidGenerator::builder(Layout::uid_generator_defaults()).worker_id(1).build().is_err());
     /// ```
     pub fn build(self) -> Result<DefaultUidGenerator, Error> {
-        let assignment = self.assignment?;
-        let worker_id = crate::worker::check_fits(assignment.worker_id, &self.layout)?;
-        self.layout.check_alive_at(self.clock.now_seconds())?;
-        let floor = assignment.not_before.map_or(0, |s| {
-            s.saturating_add(1)
-                .saturating_sub(self.layout.epoch_seconds())
-                .max(0) as u64
-        });
-        let keeper = match assignment.lease {
-            Some(lease) => Some(Keeper::start(lease, Arc::clone(&self.clock))?),
-            None => None,
-        };
+        let Boot {
+            worker_id,
+            floor,
+            keeper,
+        } = Boot::start(self.assignment, &self.layout, &self.clock, None)?;
         Ok(DefaultUidGenerator {
             keeper,
             layout: self.layout,

@@ -93,6 +93,22 @@ pub enum Error {
         /// The configured cap, in seconds.
         max_lead: u64,
     },
+    /// A batch larger than the lead cap can ever hold: `count` IDs need more seconds than
+    /// `max_lead` lets the generator borrow, so waiting would never complete it.
+    BatchTooLarge {
+        /// The IDs asked for.
+        count: u64,
+        /// The largest batch the cap allows: `(max_lead + 1) * 2^seq_bits`.
+        max: u64,
+    },
+    /// The state file that records how far this host's generators may have gone could not be
+    /// read or written: no ID past what it recorded can be issued.
+    StateFile {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
     /// A configuration value outside its allowed range.
     InvalidConfig {
         /// The name of the setting.
@@ -201,6 +217,11 @@ impl fmt::Display for Error {
                 f,
                 "lead limit reached: the generator may borrow at most {max_lead} s ahead of the clock"
             ),
+            Error::BatchTooLarge { count, max } => write!(
+                f,
+                "batch of {count} IDs refused: the lead cap allows at most {max} IDs at once                  ((max_lead + 1) x 2^seq_bits); ask for fewer, or raise max_lead"
+            ),
+            Error::StateFile { path, reason } => write!(f, "state file {path}: {reason}"),
             Error::InvalidConfig {
                 name,
                 value,

@@ -29,7 +29,7 @@ pub const UID_GENERATOR_EPOCH_SECONDS: i64 = 1_463_673_600;
 /// ```
 /// use ringflake::{DEFAULT_EPOCH_SECONDS, Layout, TimeZone};
 ///
-/// let layout = Layout::with_epoch_date(30, 20, 13, "2025-01-01", &TimeZone::UTC)?;
+/// let layout = Layout::with_epoch_date(31, 10, 22, "2025-01-01", &TimeZone::UTC)?;
 /// assert_eq!(layout.epoch_seconds(), DEFAULT_EPOCH_SECONDS);
 /// assert_eq!(layout, Layout::default());
 /// # Ok::<(), ringflake::Error>(())
@@ -42,7 +42,7 @@ pub const DEFAULT_EPOCH_SECONDS: i64 = 1_735_689_600;
 ///
 /// | preset | time | worker | sequence | epoch | last valid second |
 /// |---|---|---|---|---|---|
-/// | [`Layout::default`] | 30 | 20 | 13 | 2025-01-01Z | 2059-01-10 |
+/// | [`Layout::default`] | 31 | 10 | 22 | 2025-01-01Z | 2093-01-19 |
 /// | [`Layout::uid_generator_defaults`] | 28 | 22 | 13 | 2016-05-20 UTC+8 | 2024-11-20T13:24:15Z |
 ///
 /// # Examples
@@ -248,13 +248,15 @@ fn now_unix_seconds() -> i64 {
 }
 
 impl Default for Layout {
-    /// 30 time bits (34 years), 20 worker bits (1,048,575 workers), 13 sequence bits (8,192 IDs a
-    /// second) from 2025-01-01T00:00:00Z: valid until 2059-01-10.
+    /// 31 time bits (68 years), 10 worker bits (1,024 live workers; with recycling, the default
+    /// for database assigners, ids of stopped nodes are reused), 22 sequence bits (4,194,304 IDs
+    /// a second per worker without borrowing) from 2025-01-01T00:00:00Z: valid until 2093-01-19.
+    /// Java-compatible layouts are [`Layout::uid_generator_defaults`] or [`Layout::new`].
     fn default() -> Self {
         Layout {
-            time_bits: 30,
-            worker_bits: 20,
-            seq_bits: 13,
+            time_bits: 31,
+            worker_bits: 10,
+            seq_bits: 22,
             epoch_seconds: DEFAULT_EPOCH_SECONDS,
         }
     }

@@ -59,6 +59,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod boot;
 mod cached;
 mod clock;
 mod default;
@@ -68,15 +69,19 @@ mod lease;
 #[cfg(feature = "metrics")]
 mod metrics;
 pub mod plan;
+mod reach;
 mod ring;
 mod worker;
 
 #[cfg(feature = "metrics")]
 pub use self::metrics::{
-    DEFAULT_SAMPLE_INTERVAL, FILLER_RECORD_INTERVAL, GeneratorMetrics, MetricsReporter,
-    PrometheusHandle, ReporterBuilder, install_prometheus, install_prometheus_recorder,
+    DEFAULT_SAMPLE_INTERVAL, GeneratorMetrics, MetricsReporter, PrometheusHandle, ReporterBuilder,
+    install_prometheus, install_prometheus_recorder,
 };
-pub use cached::{CachedBuilder, CachedUidGenerator, LeadPolicy, Stats};
+pub use cached::{
+    CachedBuilder, DEFAULT_MAX_LEAD, CachedUidGenerator, FILLER_RECORD_INTERVAL, LeadPolicy, Stats, StatsSink,
+    StatsSource,
+};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use default::{ClockBackwards, DefaultBuilder, DefaultUidGenerator};
 pub use error::Error;

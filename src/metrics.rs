@@ -1,9 +1,9 @@
-//! Prometheus series for a [`CachedUidGenerator`], sampled from [`CachedUidGenerator::stats`]
+//! Prometheus series for a [`CachedUidGenerator`](crate::CachedUidGenerator), sampled from [`CachedUidGenerator::stats`](crate::CachedUidGenerator::stats)
 //! (feature `metrics`, on by default).
 //!
 //! Java UidGenerator only logs, and logs on every take below its threshold. Here nothing on the
 //! per-ID path touches metrics: the generator keeps its counters anyway, and a [`MetricsReporter`]
-//! reads them with [`stats`](CachedUidGenerator::stats) from its own thread on an interval
+//! reads them with [`stats`](crate::CachedUidGenerator::stats) from its own thread on an interval
 //! ([`DEFAULT_SAMPLE_INTERVAL`], 1 s), or on demand with [`MetricsReporter::sample`], and sets
 //! them through the [`metrics`](https://docs.rs/metrics) facade. Handles are registered once, when
 //! the reporter starts ([`GeneratorMetrics::register`]); a sample is a dozen relaxed atomic
@@ -47,7 +47,7 @@
 //! # Ok::<(), ringflake::Error>(())
 //! ```
 
-use crate::{CachedUidGenerator, Error, Stats};
+use crate::{Error, Stats, StatsSink, StatsSource};
 use ::metrics::{Counter, Gauge, Unit, counter, describe_counter, describe_gauge, gauge};
 use metrics_exporter_prometheus::PrometheusBuilder;
 pub use metrics_exporter_prometheus::PrometheusHandle;
@@ -64,15 +64,6 @@ use std::time::Duration;
 /// assert_eq!(ringflake::DEFAULT_SAMPLE_INTERVAL, std::time::Duration::from_secs(1));
 /// ```
 pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
-
-/// The shortest time between two records by a filler thread given series with
-/// [`CachedBuilder::metrics`](crate::CachedBuilder::metrics): under load it refills thousands of
-/// times a second, and records after at most ten of them.
-///
-/// ```
-/// assert_eq!(ringflake::FILLER_RECORD_INTERVAL, std::time::Duration::from_millis(100));
-/// ```
-pub const FILLER_RECORD_INTERVAL: Duration = Duration::from_millis(100);
 
 /// The label naming the generator on every series.
 const LABEL: &str = "generator";
@@ -319,12 +310,20 @@ impl GeneratorMetrics {
     }
 }
 
+/// A filler given these series with
+/// [`CachedBuilder::record_stats`](crate::CachedBuilder::record_stats) records them itself.
+impl StatsSink for GeneratorMetrics {
+    fn record(&self, stats: &Stats) {
+        GeneratorMetrics::record(self, stats);
+    }
+}
+
 /// Where a reporter learns how many worker ids are left.
 type RemainingSource = Box<dyn Fn() -> Option<u64> + Send + Sync>;
 
 struct Inner {
     series: GeneratorMetrics,
-    generator: Weak<CachedUidGenerator>,
+    generator: Weak<dyn StatsSource>,
     worker_ids_remaining: Option<RemainingSource>,
 }
 
@@ -356,7 +355,7 @@ impl Inner {
 #[must_use = "a reporter builder does nothing until `start` is called"]
 pub struct ReporterBuilder {
     name: String,
-    generator: Weak<CachedUidGenerator>,
+    generator: Weak<dyn StatsSource>,
     interval: Duration,
     worker_ids_remaining: Option<RemainingSource>,
 }
@@ -479,7 +478,7 @@ impl ReporterBuilder {
     }
 }
 
-/// Samples a [`CachedUidGenerator`]'s [`stats`](CachedUidGenerator::stats) from its own thread on
+/// Samples a [`CachedUidGenerator`](crate::CachedUidGenerator)'s [`stats`](crate::CachedUidGenerator::stats) from its own thread on
 /// an interval and sets the `ringflake_*` series through the `metrics` facade, labelled
 /// `generator="<name>"`.
 ///
@@ -537,10 +536,11 @@ impl MetricsReporter {
     /// assert_eq!(reporter.interval(), DEFAULT_SAMPLE_INTERVAL);
     /// # Ok::<(), ringflake::Error>(())
     /// ```
-    pub fn builder(name: &str, generator: &Arc<CachedUidGenerator>) -> ReporterBuilder {
+    pub fn builder<G: StatsSource>(name: &str, generator: &Arc<G>) -> ReporterBuilder {
+        let generator: Arc<dyn StatsSource> = Arc::clone(generator) as Arc<dyn StatsSource>;
         ReporterBuilder {
             name: name.to_owned(),
-            generator: Arc::downgrade(generator),
+            generator: Arc::downgrade(&generator),
             interval: DEFAULT_SAMPLE_INTERVAL,
             worker_ids_remaining: None,
         }

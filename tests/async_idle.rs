@@ -6,6 +6,12 @@ use ringflake::{CachedUidGenerator, Layout, LeadPolicy, ManualClock};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// 13 sequence bits (8,192 IDs a second): the pre-2026 default, small enough to go through many
+/// seconds quickly. Tests that depend on the sequence width say so with this layout.
+fn layout13() -> Layout {
+    Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).unwrap()
+}
+
 /// CPU time this process has used (user + system), from /proc/self/stat, in clock ticks.
 fn cpu_ticks() -> u64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
@@ -19,7 +25,7 @@ fn cpu_ticks() -> u64 {
 async fn waiting_tasks_do_not_spin() {
     let clock = ManualClock::from_seconds(1_800_000_000);
     let g = Arc::new(
-        CachedUidGenerator::builder(Layout::default())
+        CachedUidGenerator::builder(layout13())
             .worker_id(3)
             .clock(clock.clone())
             .max_lead(Duration::from_secs(0), LeadPolicy::Wait)
@@ -53,7 +59,7 @@ async fn waiting_tasks_do_not_spin() {
             .unwrap()
             .unwrap();
         assert_eq!(
-            Layout::default().parse(id).unwrap().unix_seconds,
+            layout13().parse(id).unwrap().unix_seconds,
             1_800_000_001
         );
     }

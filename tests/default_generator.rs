@@ -4,10 +4,16 @@
 use ringflake::{ClockBackwards, DefaultUidGenerator, Error, Layout, ManualClock};
 use std::time::Duration;
 
+/// 13 sequence bits (8,192 IDs a second): the pre-2026 default, small enough to go through many
+/// seconds quickly. Tests that depend on the sequence width say so with this layout.
+fn layout13() -> Layout {
+    Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).unwrap()
+}
+
 const T: i64 = 1_800_000_000;
 
 fn gen_with(clock: &ManualClock, policy: ClockBackwards) -> DefaultUidGenerator {
-    DefaultUidGenerator::builder(Layout::default())
+    DefaultUidGenerator::builder(layout13())
         .worker_id(9)
         .clock(clock.clone())
         .on_clock_backwards(policy)
@@ -19,7 +25,7 @@ fn gen_with(clock: &ManualClock, policy: ClockBackwards) -> DefaultUidGenerator 
 fn sequence_counts_up_then_resets_each_second() {
     let clock = ManualClock::from_seconds(T);
     let g = gen_with(&clock, ClockBackwards::Refuse);
-    let l = Layout::default();
+    let l = layout13();
     let delta = (T - l.epoch_seconds()) as u64;
     for seq in 0..100 {
         assert_eq!(g.next_id().unwrap(), l.compose(delta, 9, seq).unwrap());
@@ -44,7 +50,7 @@ fn sequence_wrap_waits_for_the_next_second() {
     };
     let id = g.next_id().unwrap();
     mover.join().unwrap();
-    let p = Layout::default().parse(id).unwrap();
+    let p = layout13().parse(id).unwrap();
     assert_eq!((p.unix_seconds, p.sequence), (T + 1, 0));
 }
 

@@ -414,9 +414,14 @@ fn default_layout_lifetime() {
     let layout = Layout::default();
     assert_eq!(
         (layout.time_bits(), layout.worker_bits(), layout.seq_bits()),
-        (30, 20, 13)
+        (31, 10, 22)
     );
     assert_eq!(layout.epoch_seconds(), 1_735_689_600);
-    assert_eq!(layout.last_valid_date(), "2059-01-10T13:37:03Z");
+    assert_eq!(layout.last_valid_date(), "2093-01-19T03:14:07Z");
+    // The three requirements: 60 years, 4 M IDs a second without borrowing, 1,024 workers.
+    let years = (layout.last_valid_second() - layout.epoch_seconds()) as f64 / 31_557_600.0;
+    assert!(years >= 60.0, "{years}");
+    assert!(layout.max_sequence() + 1 >= 4_000_000);
+    assert!(layout.max_worker_id() + 1 >= 1_024);
     assert!(layout.check_alive_at(now_seconds()).is_ok());
 }

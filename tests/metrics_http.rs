@@ -19,6 +19,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+/// 13 sequence bits (8,192 IDs a second): the pre-2026 default, small enough to go through many
+/// seconds quickly. Tests that depend on the sequence width say so with this layout.
+fn layout13() -> Layout {
+    Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).unwrap()
+}
+
 /// Every series the reporter exports, with its Prometheus type.
 const SERIES: [(&str, &str); 13] = [
     ("ringflake_ring_capacity", "gauge"),
@@ -119,8 +125,10 @@ fn install_on_free_port() -> SocketAddr {
 /// The deterministic generator: frozen manual clock, filled only by `pad()` and by takes that
 /// find the ring empty.
 fn manual() -> CachedUidGenerator {
-    CachedUidGenerator::builder(Layout::default())
+    CachedUidGenerator::builder(layout13())
         .worker_id(7)
+        .boost_power(0)
+        .unbounded_lead()
         .clock(ManualClock::from_seconds(T))
         .background_filler(false)
         .build()
@@ -134,11 +142,11 @@ fn take(g: &CachedUidGenerator, n: u64) {
 }
 
 /// Two rings' worth as fast as possible drain the ring: issued follows exactly (from `before`),
-/// and the ring is seen refilled. Then overload on the real clock: 20 rings (160 seconds of IDs)
-/// push the lead well past the ring's span of 8 seconds. Each seen through scrapes alone.
+/// and the ring is seen refilled. Then overload on the real clock, borrowing without a cap: 20
+/// rings (20 seconds of IDs) push the lead well past 16 s. Each seen through scrapes alone.
 fn burst_then_overload(addr: SocketAddr, g: &CachedUidGenerator, generator: &str, before: u64) {
-    take(g, 2 * 65_536);
-    let expected = (before + 2 * 65_536) as f64;
+    take(g, 2 * 8_192);
+    let expected = (before + 2 * 8_192) as f64;
     scrape_until(
         addr,
         "ringflake_ids_issued_total",
@@ -151,9 +159,9 @@ fn burst_then_overload(addr: SocketAddr, g: &CachedUidGenerator, generator: &str
         "ringflake_ring_available",
         generator,
         "the ring refilled",
-        |v| v >= 0.9 * 65_536.0,
+        |v| v >= 0.9 * 8_192.0,
     );
-    take(g, 20 * 65_536);
+    take(g, 20 * 8_192);
     scrape_until(
         addr,
         "ringflake_time_lead_seconds",
@@ -175,7 +183,7 @@ fn exporter_tracks_generators_over_http() {
         .expect("reporter");
     let text = scrape(addr);
     let cap = get(&text, "ringflake_ring_capacity", "manual");
-    assert_eq!(cap, 65_536.0);
+    assert_eq!(cap, 8_192.0);
     assert_eq!(get(&text, "ringflake_ring_available", "manual"), cap);
     assert_eq!(get(&text, "ringflake_ring_fill_ratio", "manual"), 1.0);
     assert_eq!(get(&text, "ringflake_ids_issued_total", "manual"), 0.0);
@@ -184,8 +192,8 @@ fn exporter_tracks_generators_over_http() {
     assert_eq!(get(&text, "ringflake_filler_up", "manual"), 1.0);
     assert_eq!(get(&text, "ringflake_time_lag_seconds", "manual"), 0.0);
     let remaining = get(&text, "ringflake_time_remaining_seconds", "manual");
-    let max_delta = Layout::default().max_delta_seconds() as f64;
-    let now_delta = (T - Layout::default().epoch_seconds()) as f64;
+    let max_delta = layout13().max_delta_seconds() as f64;
+    let now_delta = (T - layout13().epoch_seconds()) as f64;
     assert!(
         remaining <= max_delta - now_delta && remaining > max_delta - now_delta - 60.0,
         "remaining {remaining}"
@@ -196,13 +204,13 @@ fn exporter_tracks_generators_over_http() {
         None
     );
     // A burst drains the ring: available falls...
-    take(&g, 65_536 - 100);
+    take(&g, 8_192 - 100);
     reporter.sample();
     let text = scrape(addr);
     assert_eq!(get(&text, "ringflake_ring_available", "manual"), 100.0);
     assert_eq!(
         get(&text, "ringflake_ring_fill_ratio", "manual"),
-        100.0 / 65_536.0
+        100.0 / 8_192.0
     );
     assert_eq!(
         get(&text, "ringflake_ids_issued_total", "manual"),
@@ -243,25 +251,28 @@ fn exporter_tracks_generators_over_http() {
     let text = scrape(addr);
     assert_eq!(get(&text, "ringflake_take_waits_total", "manual"), 1.0);
 
-    // Lead rises under overload: ten rings' worth at a frozen clock borrow ~80 seconds.
+    // Lead rises under overload (unbounded borrowing): 100 rings' worth at a frozen clock borrow
+    // 100 seconds.
     let lead_before = get(&text, "ringflake_time_lead_seconds", "manual");
     let remaining_before = get(&text, "ringflake_time_remaining_seconds", "manual");
-    take(&g, 10 * 65_536);
+    take(&g, 100 * 8_192);
     reporter.sample();
     let text = scrape(addr);
     let lead = get(&text, "ringflake_time_lead_seconds", "manual");
     assert!(
         lead >= lead_before + 70.0,
-        "lead {lead_before} -> {lead} s after 10 rings at a frozen clock"
+        "lead {lead_before} -> {lead} s after 100 rings at a frozen clock"
     );
     // Borrowed seconds count as used.
     assert!(get(&text, "ringflake_time_remaining_seconds", "manual") <= remaining_before - 70.0);
 
     // --- A live generator: real clock, background filler, sampled by the reporter's thread. ---
-    let layout = Layout::default();
+    let layout = layout13();
     let live = Arc::new(
         CachedUidGenerator::builder(layout)
             .worker_id(8)
+            .boost_power(0)
+            .unbounded_lead()
             .build()
             .expect("live generator"),
     );
@@ -319,17 +330,19 @@ fn exporter_tracks_generators_over_http() {
     drop(live_reporter);
 
     // --- A generator whose filler records its own series: no reporter thread at all. ---
-    let filled = CachedUidGenerator::builder(Layout::default())
+    let filled = CachedUidGenerator::builder(layout13())
         .worker_id(9)
+        .boost_power(0)
+        .unbounded_lead()
         .schedule_interval(Duration::from_millis(20))
-        .metrics(GeneratorMetrics::register("filler"))
+        .record_stats(GeneratorMetrics::register("filler"))
         .build()
         .expect("filler-recorded generator");
     let text = scrape_until(addr, "ringflake_worker_id", "filler", "worker id 9", |v| {
         v == 9.0
     });
     assert_eq!(get(&text, "ringflake_filler_up", "filler"), 1.0);
-    assert_eq!(get(&text, "ringflake_ring_capacity", "filler"), 65_536.0);
+    assert_eq!(get(&text, "ringflake_ring_capacity", "filler"), 8_192.0);
     // With no reporter, the filler's own rounds record all of it.
     burst_then_overload(addr, &filled, "filler", 0);
     // The filler's last record, as its thread ends: filler_up 0 and the final count.

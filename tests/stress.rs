@@ -3,6 +3,12 @@
 
 use ringflake::{CachedUidGenerator, DefaultUidGenerator, Layout};
 
+/// 13 sequence bits (8,192 IDs a second): the pre-2026 default, small enough to go through many
+/// seconds quickly. Tests that depend on the sequence width say so with this layout.
+fn layout13() -> Layout {
+    Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).unwrap()
+}
+
 const TOTAL: usize = if cfg!(debug_assertions) {
     10_000_000
 } else {
@@ -10,7 +16,8 @@ const TOTAL: usize = if cfg!(debug_assertions) {
 };
 
 fn run(threads: usize, mode: usize) {
-    let g = CachedUidGenerator::builder(Layout::default())
+    let g = CachedUidGenerator::builder(layout13())
+        .unbounded_lead()
         .worker_id(11)
         .build()
         .unwrap();
@@ -115,7 +122,7 @@ fn default_generator_threads_unique() {
 /// third that replaces a dropped one) on one thread never hands out another generator's IDs.
 #[test]
 fn interleaved_generators_on_one_thread() {
-    let layout = Layout::default();
+    let layout = layout13();
     let build = |w| {
         CachedUidGenerator::builder(layout)
             .worker_id(w)
@@ -147,7 +154,8 @@ fn interleaved_generators_on_one_thread() {
 /// `issued` counts exactly the IDs taken and the lead stays what the demand requires.
 #[test]
 fn large_batches_waste_nothing() {
-    let g = CachedUidGenerator::builder(Layout::default())
+    let g = CachedUidGenerator::builder(layout13())
+        .unbounded_lead()
         .worker_id(4)
         .build()
         .unwrap();

@@ -5,19 +5,26 @@ use ringflake::{CachedUidGenerator, Error, Layout, LeadPolicy, ManualClock};
 use std::collections::HashSet;
 use std::time::Duration;
 
+/// 13 sequence bits (8,192 IDs a second): the pre-2026 default, small enough to go through many
+/// seconds quickly. Tests that depend on the sequence width say so with this layout.
+fn layout13() -> Layout {
+    Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).unwrap()
+}
+
 const T: i64 = 1_800_000_000;
 
 fn manual(clock: &ManualClock) -> CachedUidGenerator {
-    CachedUidGenerator::builder(Layout::default())
+    CachedUidGenerator::builder(layout13())
         .worker_id(7)
         .clock(clock.clone())
         .background_filler(false)
+        .unbounded_lead()
         .build()
         .expect("valid generator")
 }
 
 fn second_of(id: u64) -> i64 {
-    Layout::default()
+    layout13()
         .parse(id)
         .expect("positive id")
         .unix_seconds
@@ -45,7 +52,7 @@ fn overload_lead_grows_then_returns() {
     let clock = ManualClock::from_seconds(T);
     let g = manual(&clock);
     let cap = g.stats().capacity;
-    let span = cap / (Layout::default().max_sequence() + 1);
+    let span = cap / (layout13().max_sequence() + 1);
     let mut last = 0;
     for _ in 0..10 * cap {
         let id = g.next_id().unwrap();
@@ -80,7 +87,7 @@ fn overload_lead_grows_then_returns() {
 fn full_ring_keeps_the_rest_of_the_second() {
     let clock = ManualClock::from_seconds(T);
     let g = manual(&clock);
-    let layout = Layout::default();
+    let layout = layout13();
     let mut ids = Vec::new();
     for round in 0..300 {
         for _ in 0..(97 + round % 13) {
@@ -106,7 +113,7 @@ fn full_ring_keeps_the_rest_of_the_second() {
 #[test]
 fn stale_ids_are_discarded() {
     let clock = ManualClock::from_seconds(T);
-    let g = CachedUidGenerator::builder(Layout::default())
+    let g = CachedUidGenerator::builder(layout13())
         .worker_id(7)
         .clock(clock.clone())
         .background_filler(false)
@@ -159,7 +166,7 @@ fn clock_backwards_an_hour() {
 #[test]
 fn lead_cap_fail_then_recover() {
     let clock = ManualClock::from_seconds(T);
-    let g = CachedUidGenerator::builder(Layout::default())
+    let g = CachedUidGenerator::builder(layout13())
         .worker_id(7)
         .clock(clock.clone())
         .background_filler(false)
@@ -204,7 +211,7 @@ fn clock_seconds(c: &ManualClock) -> i64 {
 #[test]
 fn lead_cap_wait_blocks_until_the_clock_moves() {
     let clock = ManualClock::from_seconds(T);
-    let g = CachedUidGenerator::builder(Layout::default())
+    let g = CachedUidGenerator::builder(layout13())
         .worker_id(7)
         .clock(clock.clone())
         .max_lead(Duration::from_secs(1), LeadPolicy::Wait)
@@ -275,7 +282,7 @@ fn exhaustion_is_an_error_not_a_negative_id() {
 /// Bad settings are typed errors naming the value and the limit.
 #[test]
 fn bad_config_is_refused() {
-    let b = || CachedUidGenerator::builder(Layout::default()).worker_id(1);
+    let b = || CachedUidGenerator::builder(layout13()).worker_id(1);
     let msg = |r: Result<CachedUidGenerator, Error>| r.unwrap_err().to_string();
     assert!(msg(b().boost_power(16).build()).contains("boost_power 16"));
     assert!(msg(b().padding_factor(101).build()).contains("0..=100"));

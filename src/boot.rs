@@ -1,0 +1,56 @@
+//! A generator's start, shared by [`CachedUidGenerator`](crate::CachedUidGenerator) and
+//! [`DefaultUidGenerator`](crate::DefaultUidGenerator): the worker id checked against the layout,
+//! the layout alive at the clock's time, the first second this boot may use, and the lease keeper
+//! running.
+
+use crate::lease::Keeper;
+use crate::reach::ReachFile;
+use crate::{Assignment, Clock, Error, Layout};
+use std::sync::Arc;
+
+/// What a generator holds from its start.
+pub(crate) struct Boot {
+    /// The worker id, checked against the layout.
+    pub(crate) worker_id: u64,
+    /// The first delta second this boot may use: above everything the assignment says an earlier
+    /// holder of the id (or an earlier run on this host) may have used.
+    pub(crate) floor: u64,
+    /// Keeps the worker lease extended, if the assignment has one; releases it when dropped.
+    pub(crate) keeper: Option<Keeper>,
+}
+
+impl Boot {
+    /// Checks `assignment` against `layout` at the clock's time and starts its lease keeper.
+    pub(crate) fn start(
+        assignment: Result<Assignment, Error>,
+        layout: &Layout,
+        clock: &Arc<dyn Clock>,
+        state: Option<&ReachFile>,
+    ) -> Result<Boot, Error> {
+        let assignment = assignment?;
+        let worker_id = crate::worker::check_fits(assignment.worker_id, layout)?;
+        layout.check_alive_at(clock.now_seconds())?;
+        // Above the assignment's floor and above whatever an earlier run recorded locally.
+        let recorded = match state {
+            Some(file) => file.read()?,
+            None => None,
+        };
+        let floor = assignment
+            .not_before
+            .max(recorded)
+            .map_or(0, |s| {
+                s.saturating_add(1)
+                    .saturating_sub(layout.epoch_seconds())
+                    .max(0) as u64
+            });
+        let keeper = match assignment.lease {
+            Some(lease) => Some(Keeper::start(lease, Arc::clone(clock))?),
+            None => None,
+        };
+        Ok(Boot {
+            worker_id,
+            floor,
+            keeper,
+        })
+    }
+}

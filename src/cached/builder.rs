@@ -1,0 +1,470 @@
+//! The settings of a [`CachedUidGenerator`] and its start: checks, the first fill, the filler
+//! thread.
+
+use super::filler::filler_loop;
+use super::{
+    CachedUidGenerator, Counters, FillerState, NEXT_GENERATOR_ID, Reach, Shared, StatsSink,
+};
+use crate::reach::ReachFile;
+use std::sync::atomic::AtomicI64;
+use crate::boot::Boot;
+use crate::ring::Ring;
+use crate::{Assignment, Clock, Error, Layout, SystemClock, WorkerIdAssigner};
+use crossbeam_utils::CachePadded;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How far ahead of the clock a [`CachedUidGenerator`] may borrow unless told otherwise: 10 s.
+///
+/// IDs then never carry a second more than 10 s ahead of the clock, a restart never starts more
+/// than 10 s ahead, and a burst of up to `10 x 2^seq_bits` IDs above the sustained rate (42
+/// million with the default layout) is absorbed without waiting.
+///
+/// ```
+/// use ringflake::{CachedUidGenerator, DEFAULT_MAX_LEAD, Layout};
+/// assert_eq!(DEFAULT_MAX_LEAD.as_secs(), 10);
+/// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?;
+/// assert_eq!(g.max_lead(), Some(DEFAULT_MAX_LEAD));
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+pub const DEFAULT_MAX_LEAD: Duration = Duration::from_secs(10);
+
+/// What to do when the filler reaches the `max_lead` cap and the ring runs dry.
+///
+/// ```
+/// use ringflake::LeadPolicy;
+/// assert_ne!(LeadPolicy::Wait, LeadPolicy::Fail);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeadPolicy {
+    /// Takes wait until the clock catches up: about a second at most, unless the clock was set
+    /// back, in which case they wait until it is past the cap again.
+    Wait,
+    /// Takes fail with [`Error::LeadLimitReached`].
+    Fail,
+}
+
+/// Settings for a [`CachedUidGenerator`]; see [`CachedUidGenerator::builder`].
+///
+/// ```
+/// use ringflake::{CachedUidGenerator, Layout};
+///
+/// // A ring of 2^13 << 2 slots, refilled when less than 30% of it is left.
+/// let ids = CachedUidGenerator::builder(Layout::default())
+///     .worker_id(7)
+///     .boost_power(2)
+///     .padding_factor(30)
+///     .build()?;
+/// assert_eq!(ids.worker_id(), 7);
+/// assert_eq!(ids.stats().capacity, 8192 << 2);
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+pub struct CachedBuilder {
+    layout: Layout,
+    assignment: Result<Assignment, Error>,
+    clock: Arc<dyn Clock>,
+    boost_power: u32,
+    padding_factor: u32,
+    schedule_interval: Duration,
+    max_lag: Duration,
+    max_lead: Option<(Duration, LeadPolicy)>,
+    state_file: Option<PathBuf>,
+    background: bool,
+    sink: Option<Box<dyn StatsSink>>,
+}
+
+impl std::fmt::Debug for CachedBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CachedBuilder")
+            .field("layout", &self.layout)
+            .field("assignment", &self.assignment)
+            .field("boost_power", &self.boost_power)
+            .field("padding_factor", &self.padding_factor)
+            .field("max_lag", &self.max_lag)
+            .field("max_lead", &self.max_lead)
+            .field("state_file", &self.state_file)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The largest ring: 2^28 IDs.
+const MAX_RING_BITS: u32 = 28;
+
+/// The largest chunk: 2^10 consecutive IDs per ring slot.
+const CHUNK_BITS: u32 = 10;
+
+impl CachedBuilder {
+    /// Uses worker id `id` (checked against the layout at [`build`](Self::build)).
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(9).build()?;
+    /// assert_eq!(g.worker_id(), 9);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn worker_id(mut self, id: u64) -> Self {
+        self.assignment = Ok(Assignment::fixed(id));
+        self
+    }
+
+    /// Asks `assigner` for the worker id now; its error, if any, is returned by `build`.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, FixedWorkerId, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default())
+    ///     .worker_id_from(&FixedWorkerId(3))
+    ///     .build()?;
+    /// assert_eq!(g.worker_id(), 3);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn worker_id_from(mut self, assigner: &dyn WorkerIdAssigner) -> Self {
+        self.assignment = assigner.assign(&self.layout);
+        self
+    }
+
+    /// Reads time from `clock` instead of the system clock.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout, ManualClock};
+    /// let clock = ManualClock::from_seconds(1_800_000_000);
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).clock(clock).build()?;
+    /// let parsed = Layout::default().parse(g.next_id()?)?;
+    /// assert_eq!(parsed.unix_seconds, 1_800_000_000);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// The ring holds `2^seq_bits << boost_power` IDs (default 3: eight seconds' worth).
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).boost_power(1).build()?;
+    /// assert_eq!(g.stats().capacity, 16_384);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn boost_power(mut self, boost_power: u32) -> Self {
+        self.boost_power = boost_power;
+        self
+    }
+
+    /// The filler is woken when the fill level drops below this percentage (0 to 100, default 50).
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let err = CachedUidGenerator::builder(Layout::default()).worker_id(1).padding_factor(101).build();
+    /// assert!(err.unwrap_err().to_string().contains("padding_factor 101"));
+    /// ```
+    pub fn padding_factor(mut self, percent: u32) -> Self {
+        self.padding_factor = percent;
+        self
+    }
+
+    /// How often the filler wakes on its own to top up the ring and sweep stale IDs (default
+    /// 250 ms; never longer than a quarter of `max_lag`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default())
+    ///     .worker_id(1)
+    ///     .schedule_interval(Duration::from_millis(100))
+    ///     .build()?;
+    /// assert!(g.next_id()? > 0);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn schedule_interval(mut self, interval: Duration) -> Self {
+        self.schedule_interval = interval;
+        self
+    }
+
+    /// IDs that waited in the ring longer than this are discarded, never handed out (default
+    /// 5 s, at least 1 s).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let err = CachedUidGenerator::builder(Layout::default())
+    ///     .worker_id(1)
+    ///     .max_lag(Duration::from_millis(10))
+    ///     .build();
+    /// assert!(err.is_err());
+    /// ```
+    pub fn max_lag(mut self, max_lag: Duration) -> Self {
+        self.max_lag = max_lag;
+        self
+    }
+
+    /// Caps how far ahead of the clock the filler may borrow (whole seconds; default
+    /// [`DEFAULT_MAX_LEAD`], 10 s, with [`LeadPolicy::Wait`]). At the cap, takes wait for the clock
+    /// or fail, as `policy` says; batches that the cap can never hold are refused at once
+    /// ([`Error::BatchTooLarge`]). The cap holds at any load, right after boot and after the
+    /// clock is set back (the generator then waits or fails until the clock is within `max_lead`
+    /// of the last second it used).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ringflake::{CachedUidGenerator, Layout, LeadPolicy};
+    /// let g = CachedUidGenerator::builder(Layout::default())
+    ///     .worker_id(1)
+    ///     .max_lead(Duration::from_secs(60), LeadPolicy::Fail)
+    ///     .build()?;
+    /// assert_eq!(g.max_lead(), Some(Duration::from_secs(60)));
+    /// assert!(g.stats().lead_seconds <= 60);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn max_lead(mut self, max_lead: Duration, policy: LeadPolicy) -> Self {
+        self.max_lead = Some((max_lead, policy));
+        self
+    }
+
+    /// Lets the filler borrow as far ahead of the clock as demand takes it, as Java's
+    /// `CachedUidGenerator` does: only for parity with Java. Flat out, a generator then borrows
+    /// thousands of seconds per second and uses up the layout's lifetime that fast; restarts
+    /// start above everything borrowed.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).unbounded_lead().build()?;
+    /// assert_eq!(g.max_lead(), None);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn unbounded_lead(mut self) -> Self {
+        self.max_lead = None;
+        self
+    }
+
+    /// Records in `path`, durably and before use, the highest second this generator may use, and
+    /// starts above what the file already records: a restart of the same worker id on this host
+    /// (a fixed id, a StatefulSet ordinal, a recycled row, a recreated worker table) never repeats
+    /// an ID of an earlier run, even one killed with SIGKILL. The file only grows and may be
+    /// shared by every generator of a host (they then start above each other's reach). The filler
+    /// writes it about once a second under load (write, sync, rename); if it cannot, no ID past
+    /// what it records is made and takes fail with [`Error::StateFile`] once the ring is empty.
+    /// A file that exists but holds no state is an error at build, never ignored.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout, ManualClock};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let state = dir.path().join("ringflake.state");
+    /// let clock = ManualClock::from_seconds(1_800_000_000);
+    /// let build = || {
+    ///     CachedUidGenerator::builder(Layout::default())
+    ///         .worker_id(7)
+    ///         .clock(clock.clone())
+    ///         .state_file(&state)
+    ///         .build()
+    /// };
+    /// let first = build()?;
+    /// let last_of_first = first.next_id()?;
+    /// std::mem::forget(first); // as if killed: nothing is released
+    /// let second = build()?; // same worker id, same second on the clock
+    /// assert!(second.next_id()? > last_of_first);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn state_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.state_file = Some(path.into());
+        self
+    }
+
+    /// Has the filler thread hand its [`Stats`](crate::Stats) to `sink` itself: after each of its
+    /// rounds (a refill woken by a take at the threshold, or its `schedule_interval` tick), at most
+    /// once per [`FILLER_RECORD_INTERVAL`](crate::FILLER_RECORD_INTERVAL), and once more as its
+    /// thread ends, with `filler_up` false, even when it ends by a panic. With a
+    /// [`GeneratorMetrics`](crate::GeneratorMetrics) as the sink (feature `metrics`), scrapes see
+    /// the fill level as of the filler's last round with no reporter thread, and
+    /// `ringflake_filler_up` drops to 0 when the filler ends; a
+    /// [`MetricsReporter`](crate::MetricsReporter) is still the way to sample on a fixed interval
+    /// and to report `ringflake_worker_ids_remaining`. Nothing is recorded by takes, and nothing
+    /// without a background filler.
+    ///
+    /// ```
+    /// use metrics_exporter_prometheus::PrometheusBuilder;
+    /// use ringflake::{CachedUidGenerator, GeneratorMetrics, Layout};
+    ///
+    /// let recorder = PrometheusBuilder::new().build_recorder();
+    /// let series = metrics::with_local_recorder(&recorder, || GeneratorMetrics::register("orders"));
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(4).record_stats(series).build()?;
+    /// drop(g); // the filler records as it stops
+    /// let text = recorder.handle().render();
+    /// assert!(text.contains(r#"ringflake_worker_id{generator="orders"} 4"#));
+    /// assert!(text.contains(r#"ringflake_filler_up{generator="orders"} 0"#));
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn record_stats(mut self, sink: impl StatsSink) -> Self {
+        self.sink = Some(Box::new(sink));
+        self
+    }
+
+    /// Whether a background thread fills the ring (default `true`). Without one, a take that
+    /// finds the ring empty fills it itself: deterministic, for tests with a manual clock.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default())
+    ///     .worker_id(1)
+    ///     .background_filler(false)
+    ///     .build()?;
+    /// let a = g.next_id()?;
+    /// assert!(g.next_id()? > a);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn background_filler(mut self, background: bool) -> Self {
+        self.background = background;
+        self
+    }
+
+    /// Checks the settings, fills the ring once and starts the filler.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TimeBitsExhausted`] if the layout has no seconds left at the clock's time (e.g.
+    /// [`Layout::uid_generator_defaults`] after 2024-11-20), [`Error::WorkerIdOutOfRange`], an
+    /// assigner's error, or [`Error::InvalidConfig`] naming the setting and its range.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let err = CachedUidGenerator::builder(Layout::uid_generator_defaults())
+    ///     .worker_id(1)
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert!(err.to_string().contains("2024-11-20T13:24:15Z"));
+    /// ```
+    pub fn build(self) -> Result<CachedUidGenerator, Error> {
+        let layout = self.layout;
+        if self
+            .boost_power
+            .checked_add(layout.seq_bits())
+            .is_none_or(|bits| bits > MAX_RING_BITS)
+        {
+            return Err(Error::InvalidConfig {
+                name: "boost_power",
+                value: u64::from(self.boost_power),
+                allowed: "such that seq_bits + boost_power <= 28",
+            });
+        }
+        if self.padding_factor > 100 {
+            return Err(Error::InvalidConfig {
+                name: "padding_factor",
+                value: u64::from(self.padding_factor),
+                allowed: "0..=100 percent",
+            });
+        }
+        if self.max_lag < Duration::from_secs(1) {
+            return Err(Error::InvalidConfig {
+                name: "max_lag (ms)",
+                value: self.max_lag.as_millis() as u64,
+                allowed: "at least 1000 ms",
+            });
+        }
+        if self.schedule_interval.is_zero() {
+            return Err(Error::InvalidConfig {
+                name: "schedule_interval (ms)",
+                value: 0,
+                allowed: "at least 1 ms",
+            });
+        }
+        let max_lead = self.max_lead.map(|(d, p)| (d.as_secs(), p));
+        let reach = self.state_file.map(|path| Reach {
+            file: ReachFile::new(path),
+            reserved: AtomicI64::new(i64::MIN),
+            error: Mutex::new(None),
+        });
+        let Boot {
+            worker_id,
+            floor,
+            keeper,
+        } = Boot::start(
+            self.assignment,
+            &layout,
+            &self.clock,
+            reach.as_ref().map(|r| &r.file),
+        )?;
+        let capacity = 1u64 << (layout.seq_bits() + self.boost_power);
+        // Chunks of up to 1024 IDs, and at least two chunks in the ring.
+        let chunk_bits = layout
+            .seq_bits()
+            .min(CHUNK_BITS)
+            .min(layout.seq_bits() + self.boost_power - 1);
+        let shared = Arc::new(Shared {
+            id: NEXT_GENERATOR_ID.fetch_add(1, Ordering::Relaxed),
+            ring: Ring::new(capacity, chunk_bits),
+            layout,
+            worker_id,
+            clock: Arc::clone(&self.clock),
+            // Rule 3: of one second's IDs, or of the ring if it holds less.
+            threshold: capacity.min(layout.max_sequence() + 1) * u64::from(self.padding_factor)
+                / 100,
+            max_lag_secs: self.max_lag.as_secs(),
+            max_lead,
+            tick: self.schedule_interval.min(self.max_lag / 4),
+            background: self.background,
+            filler: Mutex::new(FillerState {
+                next_delta: floor,
+                next_seq: 0,
+                tail: 0,
+            }),
+            #[cfg(feature = "tokio")]
+            async_waiters: std::sync::atomic::AtomicUsize::new(0),
+            #[cfg(feature = "tokio")]
+            notify: tokio::sync::Notify::new(),
+            keeper,
+            reach,
+            #[cfg(feature = "tokio")]
+            batch_turn: tokio::sync::Mutex::new(()),
+            counters: CachePadded::new(Counters::default()),
+            filler_thread: OnceLock::new(),
+            sink: self.sink,
+        });
+        shared.pump();
+        let handle = if self.background {
+            let s = Arc::clone(&shared);
+            shared.counters.filler_up.store(true, Ordering::SeqCst);
+            let handle = std::thread::Builder::new()
+                .name("ringflake-filler".into())
+                .spawn(move || filler_loop(&s))
+                .map_err(|e| {
+                    shared.counters.filler_up.store(false, Ordering::SeqCst);
+                    Error::WorkerAssignment(format!("cannot start the filler thread: {e}"))
+                })?;
+            let _ = shared.filler_thread.set(handle.thread().clone());
+            Some(handle)
+        } else {
+            None
+        };
+        Ok(CachedUidGenerator { shared, handle })
+    }
+}
+
+impl CachedUidGenerator {
+    /// Starts configuring a generator for `layout`. Defaults: system clock, boost power 3,
+    /// padding factor 50, `max_lag` 5 s, `max_lead` 10 s with [`LeadPolicy::Wait`], no state
+    /// file, a background filler. A worker id is required.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// assert!(CachedUidGenerator::builder(Layout::default()).build().is_err()); // no worker id
+    /// ```
+    pub fn builder(layout: Layout) -> CachedBuilder {
+        CachedBuilder {
+            layout,
+            assignment: Err(Error::WorkerAssignment(
+                "no worker id: call worker_id or worker_id_from on the builder".into(),
+            )),
+            clock: Arc::new(SystemClock),
+            boost_power: 3,
+            padding_factor: 50,
+            schedule_interval: Duration::from_millis(250),
+            max_lag: Duration::from_secs(5),
+            max_lead: Some((DEFAULT_MAX_LEAD, LeadPolicy::Wait)),
+            state_file: None,
+            background: true,
+            sink: None,
+        }
+    }
+}

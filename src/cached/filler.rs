@@ -1,0 +1,222 @@
+//! The filler: the only writer of the ring, and the only place the time rules live.
+
+use super::{FillerState, Shared, lock};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// Why a filler round stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Round {
+    /// The ring is full.
+    Full,
+    /// The lead cap is reached: wait for the next second.
+    LeadCapped,
+    /// The time bits are used up.
+    Exhausted,
+    /// The worker lease's horizon is reached: wait for its extension.
+    LeaseCapped,
+    /// The state file cannot be written: try again next tick.
+    StateCapped,
+    /// The ring holds enough, and the next second is ahead of the clock (rule 3).
+    Enough,
+}
+
+impl Shared {
+    /// One filler round: sweep stale IDs, then fill the ring up to full, the threshold (for
+    /// seconds ahead of the clock), the lead cap, the lease or state horizon, or the end of the
+    /// time bits. The rules are numbered in the [module docs](super).
+    pub(super) fn pump(&self) -> Round {
+        let mut st = lock(&self.filler);
+        let now = self.now_delta();
+        self.sweep_stale(&st, now);
+        // Rule 1 (and the tail of rule 2): never start below the clock.
+        if st.next_delta < now {
+            st.next_delta = now;
+            st.next_seq = 0;
+        }
+        let cap = self.ring.capacity();
+        let k = self.ring.chunk();
+        let max_delta = self.layout.max_delta_seconds();
+        let max_seq = self.layout.max_sequence();
+        // The one chunk whose first taker wakes us when the ring fills up in this round: where the
+        // fill level crosses the threshold.
+        let full_wake = (self.ring.cursor() + cap - self.threshold).max(st.tail) / k;
+        let mut wrote = false;
+        let outcome = 'round: loop {
+            if st.next_delta > max_delta {
+                // Rule 7: no ID beyond the time bits, ever.
+                self.counters.exhausted.store(true, Ordering::Release);
+                break Round::Exhausted;
+            }
+            if st.next_delta > now && st.next_seq == 0 {
+                // Rule 3: a second ahead of the clock only while the ring runs low.
+                let ready = st.tail.saturating_sub(self.ring.cursor());
+                if ready >= self.threshold {
+                    break Round::Enough;
+                }
+                // Rule 4: never beyond the lead cap.
+                if let Some((lead, _)) = self.max_lead
+                    && st.next_delta > now.saturating_add(lead)
+                {
+                    self.counters.lead_capped.store(true, Ordering::Release);
+                    break Round::LeadCapped;
+                }
+            }
+            self.counters.lead_capped.store(false, Ordering::Relaxed);
+            // Rule 5: within the lease and the state file.
+            if let Some(keeper) = &self.keeper {
+                let horizon = keeper.horizon().saturating_sub(self.layout.epoch_seconds());
+                if st.next_delta as i64 > horizon {
+                    self.counters.lease_capped.store(true, Ordering::Release);
+                    keeper.request_extension();
+                    break Round::LeaseCapped;
+                }
+                keeper.note_used(self.layout.epoch_seconds() + st.next_delta as i64);
+            }
+            self.counters.lease_capped.store(false, Ordering::Relaxed);
+            if !self.reserve(st.next_delta, now) {
+                break Round::StateCapped;
+            }
+            // Each second's own wake-up: where, once it is all written, fewer than the threshold
+            // of its IDs are left, so that the next second is borrowed in time (rule 3).
+            let second_end = st.tail + (max_seq + 1 - st.next_seq);
+            let second_wake = second_end.saturating_sub(self.threshold).max(st.tail) / k;
+            while st.next_seq <= max_seq {
+                let chunk = st.tail / k;
+                let base =
+                    self.layout
+                        .compose_unchecked(st.next_delta, self.worker_id, st.next_seq);
+                let wake = chunk == full_wake || chunk == second_wake;
+                if !self.ring.put(chunk, base, wake) {
+                    // Rule 2: keep the rest of this second for the next round.
+                    break 'round Round::Full;
+                }
+                wrote = true;
+                st.tail += k;
+                st.next_seq += k;
+                self.counters
+                    .last_delta
+                    .store(st.next_delta + 1, Ordering::Relaxed);
+            }
+            self.ring.publish_tail(st.tail);
+            st.next_delta += 1;
+            st.next_seq = 0;
+        };
+        self.ring.publish_tail(st.tail);
+        if wrote {
+            self.counters.paddings.fetch_add(1, Ordering::Relaxed);
+        }
+        drop(st);
+        // Async takes look again only when there is something new: IDs, or a final answer.
+        if wrote || self.failure().is_some() {
+            self.notify_async_waiters();
+        }
+        outcome
+    }
+
+    /// Rule 5: makes sure the state file (if any) records `delta` before an ID of it exists,
+    /// raising it a little further than needed so that it is written about once a second.
+    /// `false` if it cannot be written: nothing past what it records may be made.
+    fn reserve(&self, delta: u64, now: u64) -> bool {
+        let Some(reach) = &self.reach else {
+            return true;
+        };
+        let epoch = self.layout.epoch_seconds();
+        let second = epoch.saturating_add(delta as i64);
+        if second <= reach.reserved.load(Ordering::Relaxed) {
+            return true;
+        }
+        let now = epoch.saturating_add(now as i64);
+        let target = match self.max_lead {
+            // The current second exactly (a restart then starts right after it); one more when
+            // borrowing, within the cap, to write it about once a second under load.
+            Some(_) if second <= now => second,
+            Some((lead, _)) => (second + 1).min(now.saturating_add(lead as i64)),
+            // Unbounded borrowing runs through seconds fast: double the distance ahead.
+            None => second.saturating_add((second - now).max(1)),
+        };
+        match reach.file.raise(target) {
+            Ok(recorded) => {
+                reach.reserved.store(recorded, Ordering::Relaxed);
+                *lock(&reach.error) = None;
+                self.counters.state_capped.store(false, Ordering::Release);
+                true
+            }
+            Err(e) => {
+                *lock(&reach.error) = Some(e);
+                self.counters.state_capped.store(true, Ordering::Release);
+                false
+            }
+        }
+    }
+
+    /// Rule 6: claims and drops ready IDs older than `max_lag`. Runs at least every `tick`, which
+    /// is at most a quarter of `max_lag`, so an ID is never taken more than `max_lag` seconds
+    /// after its own second.
+    fn sweep_stale(&self, st: &FillerState, now: u64) {
+        // Keep IDs of second >= now + 1 - max_lag: until the next sweep (< 1 s away) the clock
+        // stays below now + 1, so their lag stays <= max_lag.
+        let Some(min_ok) = (now + 1).checked_sub(self.max_lag_secs) else {
+            return;
+        };
+        let shift = self.layout.time_shift();
+        let k = self.ring.chunk();
+        loop {
+            let c = self.ring.cursor();
+            // Stale IDs form a prefix: find where it ends, a chunk at a time.
+            let mut end = c;
+            while end < st.tail {
+                match self.ring.read(end) {
+                    Ok((id, _)) if id >> shift < min_ok => end = (end / k + 1) * k,
+                    _ => break,
+                }
+            }
+            let end = end.min(st.tail);
+            if end <= c {
+                return;
+            }
+            if self.ring.claim_at(c, end - c) {
+                self.counters
+                    .discarded
+                    .fetch_add(end - c, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Marks the filler down when its thread ends, even by a panic.
+struct FillerUp<'a>(&'a Shared);
+
+impl Drop for FillerUp<'_> {
+    fn drop(&mut self) {
+        self.0.counters.filler_up.store(false, Ordering::SeqCst);
+        self.0.notify_async_waiters();
+        if let Some(sink) = &self.0.sink {
+            sink.record(&self.0.stats());
+        }
+    }
+}
+
+pub(super) fn filler_loop(shared: &Shared) {
+    let _up = FillerUp(shared);
+    let mut recorded: Option<std::time::Instant> = None;
+    while !shared.counters.shutdown.load(Ordering::Acquire) {
+        let round = shared.pump();
+        if let Some(sink) = &shared.sink
+            && recorded.is_none_or(|t| t.elapsed() >= super::FILLER_RECORD_INTERVAL)
+        {
+            sink.record(&shared.stats());
+            recorded = Some(std::time::Instant::now());
+        }
+        let timeout = match round {
+            Round::LeadCapped => {
+                // Wake when the next second starts, when the cap moves.
+                let ms = 1000 - shared.clock.now_millis().rem_euclid(1000);
+                Duration::from_millis(ms as u64).min(shared.tick)
+            }
+            Round::LeaseCapped => Duration::from_millis(10),
+            Round::Full | Round::Exhausted | Round::StateCapped | Round::Enough => shared.tick,
+        };
+        std::thread::park_timeout(timeout);
+    }
+}
