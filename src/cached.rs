@@ -14,8 +14,8 @@
 //! 4. The lead over the clock can be capped (`max_lead`), waiting or failing at the cap.
 //! 5. When the time bits run out, takes fail with [`Error::TimeBitsExhausted`].
 
-use crate::lease::Keeper;
 use crate::ring::{Miss, Ring};
+use crate::worker::lease::Keeper;
 use crate::{Assignment, Clock, Error, Layout, SystemClock, WorkerIdAssigner};
 use crossbeam_utils::{Backoff, CachePadded};
 use std::cell::Cell;

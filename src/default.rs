@@ -1,7 +1,7 @@
 //! `DefaultUidGenerator`: one ID at a time under a lock, as UidGenerator's synchronized
 //! `DefaultUidGenerator`, with the clock injectable and no wrapped IDs ever.
 
-use crate::lease::Keeper;
+use crate::worker::lease::Keeper;
 use crate::{Assignment, Clock, Error, Layout, SystemClock, WorkerIdAssigner};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

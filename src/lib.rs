@@ -64,7 +64,6 @@ mod clock;
 mod default;
 mod error;
 mod layout;
-mod lease;
 #[cfg(feature = "metrics")]
 mod metrics;
 pub mod plan;

@@ -14,7 +14,9 @@ pub(crate) mod postgres;
 pub(crate) mod sqlite;
 pub(crate) mod table;
 
-pub use crate::lease::{Assignment, Lease};
+pub(crate) mod lease;
+
+pub use lease::Lease;
 
 /// A source of worker ids, asked once per generator boot.
 ///
@@ -174,6 +176,39 @@ impl WorkerIdAssigner for StatefulSetOrdinal {
                 max: layout.max_worker_id(),
             })?;
         check_fits(id, layout)
+    }
+}
+
+/// What a boot gets from a [`WorkerIdAssigner`].
+///
+/// ```
+/// use ringflake::Assignment;
+/// let a = Assignment::fixed(4);
+/// assert_eq!((a.worker_id, a.not_before, a.lease.is_none()), (4, None, true));
+/// ```
+#[derive(Debug)]
+pub struct Assignment {
+    /// The worker id.
+    pub worker_id: u64,
+    /// IDs of this boot must carry seconds strictly after this unix second: the lease of this
+    /// host's previous run (monotonic restarts) or of the recycled id's previous holder.
+    pub not_before: Option<i64>,
+    /// The lease to keep extended while running, if the assigner uses leases.
+    pub lease: Option<Box<dyn Lease>>,
+}
+
+impl Assignment {
+    /// A bare worker id: no floor, no lease.
+    ///
+    /// ```
+    /// assert_eq!(ringflake::Assignment::fixed(1).worker_id, 1);
+    /// ```
+    pub fn fixed(worker_id: u64) -> Self {
+        Assignment {
+            worker_id,
+            not_before: None,
+            lease: None,
+        }
     }
 }
 

@@ -1,8 +1,8 @@
 //! The worker table algorithm shared by every database: UidGenerator's "insert a row, use its
 //! auto-increment id", plus leases, monotonic restarts and recycling.
 
+use super::lease::{DEFAULT_WINDOW_SECS, Lease};
 use super::{Assignment, WorkerIdAssigner};
-use crate::lease::{DEFAULT_WINDOW_SECS, Lease};
 use crate::{Error, Layout};
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -645,13 +645,7 @@ mod tests {
     }
 
     /// A leased row on a real SQLite file behind [`LostReply`]: (file, table, lease).
-    fn leased(
-        node: &NodeInfo,
-    ) -> (
-        tempfile::TempDir,
-        Arc<LostReply>,
-        Box<dyn crate::lease::Lease>,
-    ) {
+    fn leased(node: &NodeInfo) -> (tempfile::TempDir, Arc<LostReply>, Box<dyn Lease>) {
         let dir = tempfile::tempdir().unwrap();
         let real = DatabaseAssigner::sqlite(dir.path().join("w.db")).unwrap();
         let table = Arc::new(LostReply {
