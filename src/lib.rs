@@ -83,9 +83,10 @@ pub use jiff::tz::TimeZone;
 pub use layout::{
     DEFAULT_EPOCH_SECONDS, Layout, ParsedId, Parts, UID_GENERATOR_EPOCH_SECONDS, epoch_from_date,
 };
+pub use worker::node::NodeInfo;
 #[cfg(feature = "sqlite")]
 pub use worker::sqlite::DEFAULT_SQLITE_PATH;
-pub use worker::table::{DatabaseAssigner, NodeInfo, WorkerRow};
+pub use worker::table::{DatabaseAssigner, WorkerRow};
 pub use worker::{Assignment, FixedWorkerId, Lease, StatefulSetOrdinal, WorkerIdAssigner};
 
 #[doc = include_str!("../README.md")]

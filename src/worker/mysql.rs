@@ -5,8 +5,10 @@
 //! still starting is retried for [`DatabaseAssigner::retry_for`] like any other transient
 //! failure; a connection that breaks is reopened on the next operation.
 
-use super::table::{DatabaseAssigner, NodeInfo, WorkerRow, WorkerTable};
-use super::{connect_timeout, no_answer, redact, url_passwords};
+use super::node::NodeInfo;
+use super::secrets::{redact, url_passwords};
+use super::table::{DatabaseAssigner, WorkerRow, WorkerTable};
+use super::{connect_timeout, no_answer};
 use crate::Error;
 use mysql::consts::CapabilityFlags;
 use mysql::prelude::Queryable;

@@ -9,8 +9,10 @@
 //! generator built in `async fn main`), they run on a short-lived helper thread instead of
 //! panicking.
 
-use super::table::{DatabaseAssigner, NodeInfo, WorkerRow, WorkerTable};
-use super::{connect_timeout, no_answer, redact, url_passwords};
+use super::node::NodeInfo;
+use super::secrets::{redact, url_passwords};
+use super::table::{DatabaseAssigner, WorkerRow, WorkerTable};
+use super::{connect_timeout, no_answer};
 use crate::Error;
 use std::future::Future;
 use std::sync::{Arc, Mutex};

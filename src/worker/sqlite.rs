@@ -1,7 +1,8 @@
 //! The embedded default: the worker table in a SQLite file (rusqlite with bundled SQLite), created
 //! on first use from `schema/sqlite.sql`.
 
-use super::table::{DatabaseAssigner, NodeInfo, WorkerRow, WorkerTable};
+use super::node::NodeInfo;
+use super::table::{DatabaseAssigner, WorkerRow, WorkerTable};
 use crate::Error;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 use std::path::{Path, PathBuf};
