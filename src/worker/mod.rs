@@ -7,7 +7,8 @@
 //! - `fixed`: ids that need no database (configuration, a StatefulSet ordinal);
 //! - `table`: the worker-table algorithm every database shares ([`DatabaseAssigner`]), with
 //!   `row_lease` (the lease in a row) and `node` (what a row says about its node);
-//! - `sqlite`, `mysql`, `postgres`: one database each; the two server clients share `secrets`
+//! - `sqlite`, `mysql`, `postgres`: one database each; the two server clients share `server`
+//!   (connecting, reconnecting, probing the table, timeouts, error hints) and `secrets`
 //!   (passwords kept out of messages);
 //! - `lease`: the [`Lease`] trait and the generator's thread that keeps one extended.
 //!
@@ -25,6 +26,8 @@ pub(crate) mod postgres;
 pub(crate) mod row_lease;
 #[cfg(any(feature = "mysql", feature = "postgres"))]
 pub(crate) mod secrets;
+#[cfg(any(feature = "mysql", feature = "postgres"))]
+pub(crate) mod server;
 #[cfg(feature = "sqlite")]
 pub(crate) mod sqlite;
 pub(crate) mod table;
@@ -122,20 +125,4 @@ pub(crate) fn check_fits(worker_id: u64, layout: &Layout) -> Result<u64, Error> 
         });
     }
     Ok(worker_id)
-}
-
-/// How long a server client waits for a TCP connection: the URL's own setting if it has one, else
-/// the call timeout but at most 10 s.
-#[cfg(any(feature = "mysql", feature = "postgres"))]
-pub(crate) fn connect_timeout(
-    from_url: Option<std::time::Duration>,
-    timeout: std::time::Duration,
-) -> std::time::Duration {
-    from_url.unwrap_or(timeout.min(std::time::Duration::from_secs(10)))
-}
-
-/// The message of a call that timed out: `what` failed, after `timeout`, the connection dropped.
-#[cfg(any(feature = "mysql", feature = "postgres"))]
-pub(crate) fn no_answer(what: &str, timeout: std::time::Duration) -> String {
-    format!("{what}: no answer within {timeout:?}, connection dropped")
 }

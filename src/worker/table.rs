@@ -70,6 +70,15 @@ pub(crate) trait WorkerTable: Send + Sync + 'static {
     /// Bounds every later call (connecting included) to about `timeout`: past it the call fails
     /// as a transient error and the connection is dropped.
     fn set_timeout(&self, timeout: Duration);
+    /// Whether connecting creates the table when it is missing; `None` where that is not a
+    /// choice (SQLite creates it on open).
+    fn creates_table(&self) -> Option<bool> {
+        None
+    }
+    /// Makes later connections create the table when it is missing, or not; ignored where that
+    /// is not a choice.
+    #[cfg(any(feature = "mysql", feature = "postgres"))]
+    fn set_create_table(&self, _on: bool) {}
 }
 
 /// Worker ids from a database table, one new row per boot, as UidGenerator's
@@ -115,9 +124,12 @@ pub struct DatabaseAssigner {
 
 impl fmt::Debug for DatabaseAssigner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DatabaseAssigner")
-            .field("table", &self.table.describe())
-            .field("recycle", &self.recycle)
+        let mut d = f.debug_struct("DatabaseAssigner");
+        d.field("table", &self.table.describe());
+        if let Some(create_table) = self.table.creates_table() {
+            d.field("create_table", &create_table);
+        }
+        d.field("recycle", &self.recycle)
             .field("lease_window", &Duration::from_secs(self.window as u64))
             .field("retry_for", &self.retry_for)
             .field("timeout", &self.timeout)
