@@ -78,7 +78,7 @@ pub use self::metrics::{
 pub use cached::{CachedBuilder, CachedUidGenerator, LeadPolicy, Stats};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use default::{ClockBackwards, DefaultBuilder, DefaultUidGenerator};
-pub use error::Error;
+pub use error::{Error, IoError};
 pub use jiff::tz::TimeZone;
 pub use layout::{
     DEFAULT_EPOCH_SECONDS, Layout, ParsedId, Parts, UID_GENERATOR_EPOCH_SECONDS, epoch_from_date,

@@ -231,7 +231,7 @@ impl Keeper {
                     std::thread::park_timeout(s.renew);
                 }
             })
-            .map_err(|e| Error::WorkerAssignment(format!("cannot start the lease thread: {e}")))?;
+            .map_err(|e| Error::thread_spawn("ringflake-lease", e))?;
         *shared.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle.thread().clone());
         Ok(Keeper {
             shared,
