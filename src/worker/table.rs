@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 /// # Ok::<(), ringflake::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WorkerRow {
     /// `ID`: the worker id.
     pub id: u64,
