@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Every column ringflake reads or writes: the probe that tells a missing table or column.
-pub(crate) const PROBE: &str = "SELECT ID, HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED, \
+const PROBE: &str = "SELECT ID, HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED, \
                                 LEASE_UNTIL FROM WORKER_NODE LIMIT 0";
 
 /// How long a call may take until [`DatabaseAssigner::timeout`] says otherwise (the assigner sets
@@ -243,11 +243,9 @@ impl<D: Driver> Server<D> {
         f: impl FnOnce(&mut D::Conn) -> Result<T, D::Error>,
     ) -> Result<T, Error> {
         let mut guard = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        if guard.as_ref().is_none_or(D::is_closed) {
-            *guard = Some(self.connect()?);
-        }
-        let Some(conn) = guard.as_mut() else {
-            unreachable!("a connection was just opened")
+        let conn = match guard.take() {
+            Some(conn) if !D::is_closed(&conn) => guard.insert(conn),
+            _ => guard.insert(self.connect()?),
         };
         f(conn).map_err(|e| {
             let err = self.error(&e, what);
