@@ -151,10 +151,6 @@ fn describe(opts: &Opts) -> String {
 }
 
 impl WorkerTable for MysqlTable {
-    fn describe(&self) -> String {
-        self.database()
-    }
-
     fn insert(&self, node: &NodeInfo, lease_until: i64) -> Result<u64, Error> {
         self.with_conn("cannot insert into WORKER_NODE", |c| {
             c.exec_drop(
@@ -247,18 +243,6 @@ impl WorkerTable for MysqlTable {
             )
         })
     }
-
-    fn set_timeout(&self, timeout: Duration) {
-        Server::set_timeout(self, timeout);
-    }
-
-    fn creates_table(&self) -> Option<bool> {
-        Some(Server::creates_table(self))
-    }
-
-    fn set_create_table(&self, on: bool) {
-        Server::set_create_table(self, on);
-    }
 }
 
 impl DatabaseAssigner {
@@ -284,19 +268,6 @@ impl DatabaseAssigner {
     /// let shown = format!("{assigner:?}");
     /// assert!(shown.contains("mysql://app@db.internal:3306/ids"));
     /// assert!(!shown.contains("s3cret"));
-    /// # Ok::<(), ringflake::Error>(())
-    /// ```
-    ///
-    /// Creating the table when it is missing:
-    ///
-    /// ```no_run
-    /// use ringflake::{CachedUidGenerator, DatabaseAssigner, Layout};
-    ///
-    /// let assigner = DatabaseAssigner::mysql("mysql://app:pw@127.0.0.1:3306/ids")?.create_table(true);
-    /// let generator = CachedUidGenerator::builder(Layout::default())
-    ///     .worker_id_from(&assigner)
-    ///     .build()?;
-    /// println!("worker {}", generator.worker_id());
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn mysql(url: &str) -> Result<DatabaseAssigner, Error> {
@@ -327,6 +298,7 @@ impl DatabaseAssigner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::worker::table::TableSetup;
 
     #[test]
     fn urls_are_described_without_password() {

@@ -279,10 +279,6 @@ fn describe(config: &Config) -> String {
 }
 
 impl WorkerTable for PostgresTable {
-    fn describe(&self) -> String {
-        self.database()
-    }
-
     fn insert(&self, node: &NodeInfo, lease_until: i64) -> Result<u64, Error> {
         self.with_client("cannot insert into WORKER_NODE", |c| async move {
             // RETURNING gives this statement's own row: concurrent boots each get their id.
@@ -393,18 +389,6 @@ impl WorkerTable for PostgresTable {
             })
         })
     }
-
-    fn set_timeout(&self, timeout: Duration) {
-        Server::set_timeout(self, timeout);
-    }
-
-    fn creates_table(&self) -> Option<bool> {
-        Some(Server::creates_table(self))
-    }
-
-    fn set_create_table(&self, on: bool) {
-        Server::set_create_table(self, on);
-    }
 }
 
 impl DatabaseAssigner {
@@ -430,20 +414,6 @@ impl DatabaseAssigner {
     /// let shown = format!("{assigner:?}");
     /// assert!(shown.contains("postgres://app@db.internal:5432/ids"));
     /// assert!(!shown.contains("s3cret"));
-    /// # Ok::<(), ringflake::Error>(())
-    /// ```
-    ///
-    /// Creating the table when it is missing:
-    ///
-    /// ```no_run
-    /// use ringflake::{CachedUidGenerator, DatabaseAssigner, Layout};
-    ///
-    /// let assigner =
-    ///     DatabaseAssigner::postgres("postgres://app:pw@127.0.0.1:5432/ids")?.create_table(true);
-    /// let generator = CachedUidGenerator::builder(Layout::default())
-    ///     .worker_id_from(&assigner)
-    ///     .build()?;
-    /// println!("worker {}", generator.worker_id());
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn postgres(url: &str) -> Result<DatabaseAssigner, Error> {
@@ -475,6 +445,7 @@ impl DatabaseAssigner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::worker::table::TableSetup;
 
     #[test]
     fn urls_are_described_without_password() {

@@ -145,7 +145,7 @@ impl Lease for RowLease {
 mod tests {
     use super::*;
     use crate::Layout;
-    use crate::worker::table::{DatabaseAssigner, WorkerRow};
+    use crate::worker::table::{DatabaseAssigner, TableSetup, WorkerRow};
     use std::sync::atomic::AtomicBool;
     use std::time::Duration;
 
@@ -156,10 +156,16 @@ mod tests {
         lose: AtomicBool,
     }
 
-    impl WorkerTable for LostReply {
+    impl TableSetup for LostReply {
         fn describe(&self) -> String {
             self.inner.describe()
         }
+        fn set_timeout(&self, timeout: Duration) {
+            self.inner.set_timeout(timeout);
+        }
+    }
+
+    impl WorkerTable for LostReply {
         fn insert(&self, node: &NodeInfo, lease_until: i64) -> Result<u64, Error> {
             self.inner.insert(node, lease_until)
         }
@@ -194,9 +200,6 @@ mod tests {
         }
         fn list(&self) -> Result<Vec<WorkerRow>, Error> {
             self.inner.list()
-        }
-        fn set_timeout(&self, timeout: Duration) {
-            self.inner.set_timeout(timeout);
         }
     }
 

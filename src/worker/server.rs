@@ -5,7 +5,7 @@
 //! in its own module.
 
 use super::secrets::redact;
-use super::table::DatabaseAssigner;
+use super::table::{DatabaseAssigner, TableSetup};
 use crate::Error;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -184,33 +184,9 @@ impl<D: Driver> Server<D> {
         }
     }
 
-    /// The database without its password.
-    pub(crate) fn database(&self) -> String {
-        self.database.clone()
-    }
-
     /// The longest one call may take.
     pub(crate) fn timeout(&self) -> Duration {
         *self.timeout.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Bounds the calls from now on by `timeout`.
-    pub(crate) fn set_timeout(&self, timeout: Duration) {
-        *self.timeout.lock().unwrap_or_else(|e| e.into_inner()) = timeout;
-        if D::TIMEOUT_SET_AT_CONNECT {
-            // The next call opens a connection with the new timeout.
-            *self.conn.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        }
-    }
-
-    /// Whether connecting creates the table when it is missing.
-    pub(crate) fn creates_table(&self) -> bool {
-        self.create_table.load(Ordering::Relaxed)
-    }
-
-    /// Makes connections from now on create the table when it is missing, or not.
-    pub(crate) fn set_create_table(&self, on: bool) {
-        self.create_table.store(on, Ordering::Relaxed);
     }
 
     /// Opens a connection and checks (or creates) the table.
@@ -220,7 +196,7 @@ impl<D: Driver> Server<D> {
             .driver
             .open(connect_timeout(self.url_connect_timeout, timeout), timeout)
             .map_err(|e| self.error(&e, "cannot connect"))?;
-        if self.creates_table() {
+        if self.create_table.load(Ordering::Relaxed) {
             self.driver.create_table(&mut conn, timeout).map_err(|e| {
                 self.error(
                     &e,
@@ -287,6 +263,28 @@ impl<D: Driver> Server<D> {
             message: redact(&message, &self.secrets),
             transient,
         }
+    }
+}
+
+impl<D: Driver> TableSetup for Server<D> {
+    fn describe(&self) -> String {
+        self.database.clone()
+    }
+
+    fn set_timeout(&self, timeout: Duration) {
+        *self.timeout.lock().unwrap_or_else(|e| e.into_inner()) = timeout;
+        if D::TIMEOUT_SET_AT_CONNECT {
+            // The next call opens a connection with the new timeout.
+            *self.conn.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+    }
+
+    fn creates_table(&self) -> Option<bool> {
+        Some(self.create_table.load(Ordering::Relaxed))
+    }
+
+    fn set_create_table(&self, on: bool) {
+        self.create_table.store(on, Ordering::Relaxed);
     }
 }
 

@@ -44,10 +44,27 @@ pub struct WorkerRow {
 /// How long one database call may take unless [`DatabaseAssigner::timeout`] says otherwise.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The operations one database provides; the algorithm in this module does the rest.
-pub(crate) trait WorkerTable: Send + Sync + 'static {
+/// Where a table is and how calls to it are bounded: the part of a [`WorkerTable`] that is not a
+/// statement (the server clients share one implementation of it).
+pub(crate) trait TableSetup {
     /// Where the table is, without secrets: "sqlite file x.db", "mysql://u@h:3306/db".
     fn describe(&self) -> String;
+    /// Bounds every later call (connecting included) to about `timeout`: past it the call fails
+    /// as a transient error and the connection is dropped.
+    fn set_timeout(&self, timeout: Duration);
+    /// Whether connecting creates the table when it is missing; `None` where that is not a
+    /// choice (SQLite creates it on open).
+    fn creates_table(&self) -> Option<bool> {
+        None
+    }
+    /// Makes later connections create the table when it is missing, or not; ignored where that
+    /// is not a choice.
+    #[cfg(any(feature = "mysql", feature = "postgres"))]
+    fn set_create_table(&self, _on: bool) {}
+}
+
+/// The statements one database provides; the algorithm in this module does the rest.
+pub(crate) trait WorkerTable: TableSetup + Send + Sync + 'static {
     /// Inserts a row for `node` and returns its auto-increment id.
     fn insert(&self, node: &NodeInfo, lease_until: i64) -> Result<u64, Error>;
     /// Deletes a row.
@@ -68,18 +85,6 @@ pub(crate) trait WorkerTable: Send + Sync + 'static {
     fn set_lease(&self, id: u64, expected: i64, lease_until: i64) -> Result<bool, Error>;
     /// Every row, by id.
     fn list(&self) -> Result<Vec<WorkerRow>, Error>;
-    /// Bounds every later call (connecting included) to about `timeout`: past it the call fails
-    /// as a transient error and the connection is dropped.
-    fn set_timeout(&self, timeout: Duration);
-    /// Whether connecting creates the table when it is missing; `None` where that is not a
-    /// choice (SQLite creates it on open).
-    fn creates_table(&self) -> Option<bool> {
-        None
-    }
-    /// Makes later connections create the table when it is missing, or not; ignored where that
-    /// is not a choice.
-    #[cfg(any(feature = "mysql", feature = "postgres"))]
-    fn set_create_table(&self, _on: bool) {}
 }
 
 /// Worker ids from a database table, one new row per boot, as UidGenerator's
