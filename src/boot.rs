@@ -3,8 +3,8 @@
 //! the layout alive at the clock's time, the first second this boot may use, and the lease keeper
 //! running.
 
-use crate::lease::Keeper;
 use crate::reach::ReachFile;
+use crate::worker::lease::Keeper;
 use crate::{Assignment, Clock, Error, Layout};
 use std::sync::Arc;
 
@@ -35,14 +35,11 @@ impl Boot {
             Some(file) => file.read()?,
             None => None,
         };
-        let floor = assignment
-            .not_before
-            .max(recorded)
-            .map_or(0, |s| {
-                s.saturating_add(1)
-                    .saturating_sub(layout.epoch_seconds())
-                    .max(0) as u64
-            });
+        let floor = assignment.not_before.max(recorded).map_or(0, |s| {
+            s.saturating_add(1)
+                .saturating_sub(layout.epoch_seconds())
+                .max(0) as u64
+        });
         let keeper = match assignment.lease {
             Some(lease) => Some(Keeper::start(lease, Arc::clone(clock))?),
             None => None,

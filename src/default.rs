@@ -2,7 +2,7 @@
 //! `DefaultUidGenerator`, with the clock injectable and no wrapped IDs ever.
 
 use crate::boot::Boot;
-use crate::lease::Keeper;
+use crate::worker::lease::Keeper;
 use crate::{Assignment, Clock, Error, Layout, SystemClock, WorkerIdAssigner};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

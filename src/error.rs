@@ -1,6 +1,7 @@
 //! The one error type of the crate.
 
 use std::fmt;
+use std::io;
 
 /// Everything that can go wrong in ringflake, each variant carrying the value that was refused and
 /// the limit it broke, so that the message alone tells what to fix.
@@ -140,6 +141,26 @@ pub enum Error {
         /// Why the lease could not be extended.
         reason: String,
     },
+    /// A thread ringflake needs could not be started: the operating system refused it (too many
+    /// threads, no memory). Its error is the [`source`](std::error::Error::source).
+    ///
+    /// ```
+    /// use ringflake::Error;
+    /// use std::error::Error as _;
+    /// use std::io;
+    ///
+    /// let refused = io::Error::new(io::ErrorKind::OutOfMemory, "no memory for a stack");
+    /// let err = Error::ThreadSpawn { thread: "ringflake-lease".into(), source: refused.into() };
+    /// assert_eq!(err.to_string(), "cannot start thread ringflake-lease: no memory for a stack");
+    /// let source = err.source().and_then(|s| s.downcast_ref::<ringflake::IoError>()).unwrap();
+    /// assert_eq!(source.kind(), io::ErrorKind::OutOfMemory);
+    /// ```
+    ThreadSpawn {
+        /// The thread's name, e.g. `ringflake-lease`.
+        thread: String,
+        /// Why the operating system refused.
+        source: IoError,
+    },
     /// The Prometheus exporter could not be started (feature `metrics`).
     Exporter {
         /// Where it was to serve `/metrics`, e.g. `127.0.0.1:9464`; `recorder` when only the
@@ -240,8 +261,87 @@ impl fmt::Display for Error {
             Error::Exporter { address, message } => {
                 write!(f, "metrics exporter on {address}: {message}")
             }
+            Error::ThreadSpawn { thread, source } => {
+                write!(f, "cannot start thread {thread}: {source}")
+            }
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl Error {
+    /// The error for the thread named `thread` that could not be started.
+    pub(crate) fn thread_spawn(thread: &str, source: io::Error) -> Error {
+        Error::ThreadSpawn {
+            thread: thread.to_string(),
+            source: source.into(),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    /// The underlying error where there is one: what the operating system said for
+    /// [`Error::ThreadSpawn`]. The other variants carry their cause in their message.
+    ///
+    /// ```
+    /// use ringflake::{Error, Layout};
+    /// use std::error::Error as _;
+    ///
+    /// let err = Layout::new(30, 20, 12, 0).unwrap_err();
+    /// assert!(err.source().is_none());
+    /// ```
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::ThreadSpawn { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// What a [`std::io::Error`] said, kept inside an [`Error`]: its kind and its message, so that
+/// `Error` stays `Clone`, `PartialEq` and unwind-safe (an `io::Error` is none of these).
+///
+/// ```
+/// use ringflake::IoError;
+/// use std::io;
+///
+/// let e = IoError::from(io::Error::new(io::ErrorKind::OutOfMemory, "no memory"));
+/// assert_eq!(e.kind(), io::ErrorKind::OutOfMemory);
+/// assert_eq!(e.to_string(), "no memory");
+/// assert_ne!(e, IoError::from(io::Error::other("no memory")));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IoError {
+    kind: io::ErrorKind,
+    message: String,
+}
+
+impl IoError {
+    /// The error's kind.
+    ///
+    /// ```
+    /// use std::io;
+    ///
+    /// let e = ringflake::IoError::from(io::Error::from(io::ErrorKind::WouldBlock));
+    /// assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+    /// ```
+    pub fn kind(&self) -> io::ErrorKind {
+        self.kind
+    }
+}
+
+impl From<io::Error> for IoError {
+    fn from(e: io::Error) -> Self {
+        IoError {
+            kind: e.kind(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for IoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for IoError {}

@@ -107,6 +107,7 @@ pub struct Parts {
 /// # Ok::<(), ringflake::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct ParsedId {
     /// The ID itself.
     pub id: u64,

@@ -65,7 +65,6 @@ mod clock;
 mod default;
 mod error;
 mod layout;
-mod lease;
 #[cfg(feature = "metrics")]
 mod metrics;
 pub mod plan;
@@ -79,19 +78,20 @@ pub use self::metrics::{
     install_prometheus, install_prometheus_recorder,
 };
 pub use cached::{
-    CachedBuilder, DEFAULT_MAX_LEAD, CachedUidGenerator, FILLER_RECORD_INTERVAL, LeadPolicy, Stats, StatsSink,
-    StatsSource,
+    CachedBuilder, CachedUidGenerator, DEFAULT_MAX_LEAD, FILLER_RECORD_INTERVAL, LeadPolicy, Stats,
+    StatsSink, StatsSource,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use default::{ClockBackwards, DefaultBuilder, DefaultUidGenerator};
-pub use error::Error;
+pub use error::{Error, IoError};
 pub use jiff::tz::TimeZone;
 pub use layout::{
     DEFAULT_EPOCH_SECONDS, Layout, ParsedId, Parts, UID_GENERATOR_EPOCH_SECONDS, epoch_from_date,
 };
+pub use worker::node::NodeInfo;
 #[cfg(feature = "sqlite")]
 pub use worker::sqlite::DEFAULT_SQLITE_PATH;
-pub use worker::table::{DatabaseAssigner, NodeInfo, WorkerRow};
+pub use worker::table::{DatabaseAssigner, WorkerRow};
 pub use worker::{Assignment, FixedWorkerId, Lease, StatefulSetOrdinal, WorkerIdAssigner};
 
 #[doc = include_str!("../README.md")]

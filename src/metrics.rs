@@ -426,8 +426,8 @@ impl ReporterBuilder {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidConfig`] for a zero interval; [`Error::Exporter`] if the thread cannot be
-    /// spawned.
+    /// [`Error::InvalidConfig`] for a zero interval; [`Error::ThreadSpawn`] if the thread cannot
+    /// be spawned.
     ///
     /// ```
     /// use ringflake::{CachedUidGenerator, Layout, MetricsReporter};
@@ -465,10 +465,7 @@ impl ReporterBuilder {
                     }
                 }
             })
-            .map_err(|e| Error::Exporter {
-                address: format!("reporter {:?}", self.name),
-                message: format!("cannot spawn the sampling thread: {e}"),
-            })?;
+            .map_err(|e| Error::thread_spawn(&format!("ringflake-metrics-{}", self.name), e))?;
         Ok(MetricsReporter {
             inner,
             interval,
@@ -693,7 +690,7 @@ pub fn install_prometheus(addr: impl Into<SocketAddr>) -> Result<PrometheusHandl
             // scraper sees the target down.
             let _ = runtime.block_on(exporter);
         })
-        .map_err(|e| fail(format!("cannot spawn the HTTP listener thread: {e}")))?;
+        .map_err(|e| Error::thread_spawn("ringflake-metrics-http", e))?;
     Ok(handle)
 }
 

@@ -138,7 +138,10 @@ mod tests {
         assert_eq!(f.read().unwrap(), None);
         assert_eq!(f.raise(100).unwrap(), 100);
         assert_eq!(f.raise(50).unwrap(), 100, "never lowered");
-        assert_eq!(ReachFile::new(dir.path().join("state")).read().unwrap(), Some(100));
+        assert_eq!(
+            ReachFile::new(dir.path().join("state")).read().unwrap(),
+            Some(100)
+        );
         assert_eq!(f.raise(101).unwrap(), 101);
         let text = std::fs::read_to_string(dir.path().join("state")).unwrap();
         assert_eq!(text, "ringflake-reach 1\n101\n");

@@ -58,9 +58,6 @@ async fn waiting_tasks_do_not_spin() {
             .expect("woken once the clock moved")
             .unwrap()
             .unwrap();
-        assert_eq!(
-            layout13().parse(id).unwrap().unix_seconds,
-            1_800_000_001
-        );
+        assert_eq!(layout13().parse(id).unwrap().unix_seconds, 1_800_000_001);
     }
 }

@@ -58,9 +58,17 @@ fn the_default_lead_is_bounded_at_any_load() {
     // Demand far beyond 8,192 IDs a second: everything the cap allows, with the clock stopped.
     let ids = drain(&g);
     let lead = DEFAULT_MAX_LEAD.as_secs() as i64;
-    assert_eq!(ids.len() as u64, (lead as u64 + 1) * 8192, "seconds T0..=T0+10");
+    assert_eq!(
+        ids.len() as u64,
+        (lead as u64 + 1) * 8192,
+        "seconds T0..=T0+10"
+    );
     let last = second_of(&layout, *ids.last().unwrap());
-    assert_eq!(last, T0 + lead, "borrowed up to the cap and not one second further");
+    assert_eq!(
+        last,
+        T0 + lead,
+        "borrowed up to the cap and not one second further"
+    );
     assert_eq!(g.stats().lead_seconds, lead as u64);
     // Each second on the clock lets exactly one more second in.
     for step in 1..=5 {
@@ -86,7 +94,10 @@ fn unbounded_borrowing_only_when_asked() {
     for _ in 0..(30 * 8192) {
         last = g.next_id().unwrap();
     }
-    assert!(second_of(&layout, last) >= T0 + 29, "Java's behaviour: borrows without bound");
+    assert!(
+        second_of(&layout, last) >= T0 + 29,
+        "Java's behaviour: borrows without bound"
+    );
 }
 
 #[test]
@@ -101,17 +112,28 @@ fn light_load_tells_the_time_whatever_the_ring_size() {
             .background_filler(false)
             .build()
             .unwrap();
-        assert_eq!(g.stats().lead_seconds, 0, "boost {boost_power}: nothing borrowed at boot");
+        assert_eq!(
+            g.stats().lead_seconds,
+            0,
+            "boost {boost_power}: nothing borrowed at boot"
+        );
         // 90% of the sustained rate, in ten bursts a second, for 30 seconds.
         for s in 0..30 {
             for _ in 0..10 {
                 for _ in 0..737 {
                     let id = g.next_id().unwrap();
                     let lead = second_of(&layout, id) - (T0 + s);
-                    assert!(lead <= 1, "boost {boost_power}, second {s}: an ID {lead} s ahead");
+                    assert!(
+                        lead <= 1,
+                        "boost {boost_power}, second {s}: an ID {lead} s ahead"
+                    );
                 }
                 g.pad();
-                assert!(g.stats().lead_seconds <= 1, "boost {boost_power}: {:?}", g.stats());
+                assert!(
+                    g.stats().lead_seconds <= 1,
+                    "boost {boost_power}: {:?}",
+                    g.stats()
+                );
             }
             clock.advance_seconds(1);
         }
@@ -174,11 +196,17 @@ fn restarts_with_a_fixed_id_never_repeat_and_never_push_time_ahead() {
             assert!(seen.insert(id), "run {run} repeated {id}");
         }
         if let Some(&first) = ids.first() {
-            assert!(first > last_of_previous, "run {run} started below the previous run");
+            assert!(
+                first > last_of_previous,
+                "run {run} started below the previous run"
+            );
         }
         if let Some(&last) = ids.last() {
             let ahead = second_of(&layout, last) - clock.now_seconds();
-            assert!(ahead <= lead, "run {run}: last ID {ahead} s ahead of the clock");
+            assert!(
+                ahead <= lead,
+                "run {run}: last ID {ahead} s ahead of the clock"
+            );
             last_of_previous = last;
         }
         if run % 3 != 0 {
@@ -197,7 +225,11 @@ fn a_light_restart_starts_at_the_clock() {
     clock.advance_seconds(1);
     let second = run_and_kill(&state, &clock, false);
     assert!(second[0] > *first.last().unwrap());
-    assert_eq!(second_of(&small(), second[0]), T0 + 1, "no lead from a restart at light load");
+    assert_eq!(
+        second_of(&small(), second[0]),
+        T0 + 1,
+        "no lead from a restart at light load"
+    );
 }
 
 #[test]
@@ -249,9 +281,15 @@ fn a_batch_the_cap_can_never_hold_is_refused_at_once() {
         .build()
         .unwrap();
     let err = rt.block_on(g.next_ids_async(&mut ids)).unwrap_err();
-    assert!(err.to_string().contains("24577") && err.to_string().contains("24576"), "{err}");
+    assert!(
+        err.to_string().contains("24577") && err.to_string().contains("24576"),
+        "{err}"
+    );
     let after = g.stats();
-    assert_eq!((after.issued, after.discarded), (before.issued, before.discarded));
+    assert_eq!(
+        (after.issued, after.discarded),
+        (before.issued, before.discarded)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -293,12 +331,19 @@ async fn concurrent_batches_at_the_cap_each_complete_in_turn() {
         }
         assert!(clock.now_seconds() < T0 + 60, "batches stalled: {order:?}");
     }
-    assert_eq!(order, (0..16).collect::<Vec<_>>(), "first come, first served");
+    assert_eq!(
+        order,
+        (0..16).collect::<Vec<_>>(),
+        "first come, first served"
+    );
     let mut all = HashSet::new();
     for t in tasks {
         for id in t.await.unwrap() {
             assert!(all.insert(id));
-            assert!(second_of(&layout, id) <= clock.now_seconds() + 1, "beyond the cap");
+            assert!(
+                second_of(&layout, id) <= clock.now_seconds() + 1,
+                "beyond the cap"
+            );
         }
     }
     assert_eq!(all.len(), 16 * 6000);
@@ -324,7 +369,10 @@ async fn a_batch_whose_client_went_away_takes_nothing() {
     let waited = tokio::time::timeout(Duration::from_millis(200), g.next_ids_async(&mut ids)).await;
     assert!(waited.is_err(), "no ID may exist past the cap");
     let after = g.stats();
-    assert_eq!(after.issued, before.issued, "nothing taken for a client that has gone");
+    assert_eq!(
+        after.issued, before.issued,
+        "nothing taken for a client that has gone"
+    );
     assert_eq!(after.discarded, before.discarded);
     clock.advance_seconds(1);
     let mut next = vec![0u64; 5000];

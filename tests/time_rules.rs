@@ -24,10 +24,7 @@ fn manual(clock: &ManualClock) -> CachedUidGenerator {
 }
 
 fn second_of(id: u64) -> i64 {
-    layout13()
-        .parse(id)
-        .expect("positive id")
-        .unix_seconds
+    layout13().parse(id).expect("positive id").unix_seconds
 }
 
 /// Rule 1: under low load the IDs carry the current second, however long the pause.

@@ -5,15 +5,15 @@ use super::filler::filler_loop;
 use super::{
     CachedUidGenerator, Counters, FillerState, NEXT_GENERATOR_ID, Reach, Shared, StatsSink,
 };
-use crate::reach::ReachFile;
-use std::sync::atomic::AtomicI64;
 use crate::boot::Boot;
+use crate::reach::ReachFile;
 use crate::ring::Ring;
 use crate::{Assignment, Clock, Error, Layout, SystemClock, WorkerIdAssigner};
 use crossbeam_utils::CachePadded;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicI64;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// How far ahead of the clock a [`CachedUidGenerator`] may borrow unless told otherwise: 10 s.
@@ -430,7 +430,7 @@ impl CachedBuilder {
                 .spawn(move || filler_loop(&s))
                 .map_err(|e| {
                     shared.counters.filler_up.store(false, Ordering::SeqCst);
-                    Error::WorkerAssignment(format!("cannot start the filler thread: {e}"))
+                    Error::thread_spawn("ringflake-filler", e)
                 })?;
             let _ = shared.filler_thread.set(handle.thread().clone());
             Some(handle)

@@ -37,9 +37,9 @@ mod take;
 pub use builder::{CachedBuilder, DEFAULT_MAX_LEAD, LeadPolicy};
 pub use stats::{FILLER_RECORD_INTERVAL, Stats, StatsSink, StatsSource};
 
-use crate::lease::Keeper;
 use crate::reach::ReachFile;
 use crate::ring::Ring;
+use crate::worker::lease::Keeper;
 use crate::{Clock, Error, Layout};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -24,7 +24,10 @@ impl Shared {
     /// The most IDs there can be at once under the lead cap: seconds `now..=now + max_lead`.
     fn max_batch(&self) -> Option<u64> {
         let (lead, _) = self.max_lead?;
-        Some(lead.saturating_add(1).saturating_mul(self.layout.max_sequence() + 1))
+        Some(
+            lead.saturating_add(1)
+                .saturating_mul(self.layout.max_sequence() + 1),
+        )
     }
 
     /// The slow path of a take: the ring had nothing at `index` yet. `Ok(None)`: the index was

@@ -1,68 +1,45 @@
 //! The worker table in MariaDB or MySQL (crate `mysql`, synchronous, no TLS): UidGenerator's own
 //! `WORKER_NODE` table, shared with Java nodes, defined by `schema/mysql.sql`.
 //!
-//! The connection is opened on first use, not by the constructor, so that a database that is
-//! still starting is retried for [`DatabaseAssigner::retry_for`] like any other transient
-//! failure; a connection that breaks is reopened on the next operation.
+//! Only what is MariaDB's own: the URL, the driver calls, the error codes and the statements;
+//! connecting, reconnecting and messages are `server`'s.
 
-use super::table::{DatabaseAssigner, NodeInfo, WorkerRow, WorkerTable};
-use super::{connect_timeout, no_answer, redact, url_passwords};
+use super::node::NodeInfo;
+use super::secrets::url_passwords;
+use super::server::{Driver, Failure, Problem, Server, incomplete_url, invalid_url};
+use super::table::{DatabaseAssigner, WorkerRow, WorkerTable};
 use crate::Error;
 use mysql::consts::CapabilityFlags;
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The table definition: applied when creating the table is requested, and the file to apply by
 /// hand otherwise.
 pub(crate) const SCHEMA: &str = include_str!("../../schema/mysql.sql");
 
-/// Where the schema lives in ringflake's sources, for error messages.
-const SCHEMA_FILE: &str = "schema/mysql.sql";
-
-/// Every column ringflake reads or writes: the probe that tells a missing table or column.
-const PROBE: &str = "SELECT ID, HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED, LEASE_UNTIL \
-                     FROM WORKER_NODE LIMIT 0";
-
 /// Server error codes worth retrying: too many connections, shutdown in progress, lock wait
 /// timeout, deadlock, connection killed, network read/write errors, inactivity disconnect.
 const TRANSIENT_CODES: &[u16] = &[1040, 1053, 1158, 1159, 1160, 1161, 1205, 1213, 1927, 4031];
 
-struct MysqlTable {
+/// The MariaDB/MySQL client: the options from the URL.
+pub(crate) struct Mysql {
     opts: Opts,
-    /// `tcp_connect_timeout_ms` from the URL (see [`connect_timeout`]).
-    url_connect_timeout: Option<Duration>,
-    create_table: bool,
-    database: String,
-    secrets: Vec<String>,
-    /// Socket read and write timeout of the connections opened from now on.
-    timeout: Mutex<Duration>,
-    conn: Mutex<Option<Conn>>,
 }
 
+/// The worker table on a MariaDB or MySQL server.
+type MysqlTable = Server<Mysql>;
+
 impl MysqlTable {
-    fn new(url: &str, create_table: bool) -> Result<MysqlTable, Error> {
-        let secrets = url_passwords(url);
-        let parsed = Opts::from_url(url).map_err(|e| Error::Database {
-            database: "mysql (URL not understood)".into(),
-            message: redact(
-                &format!("invalid URL, expected mysql://user:password@host:port/database: {e}"),
-                &secrets,
-            ),
-            transient: false,
-        })?;
+    fn from_url(url: &str) -> Result<MysqlTable, Error> {
+        let mut secrets = url_passwords(url);
+        let parsed =
+            Opts::from_url(url).map_err(|e| invalid_url::<Mysql>(&e.to_string(), &secrets))?;
         let database = describe(&parsed);
         if parsed.get_db_name().is_none_or(str::is_empty) {
-            return Err(Error::Database {
-                database,
-                message:
-                    "the URL names no database: expected mysql://user:password@host:port/database"
-                        .into(),
-                transient: false,
-            });
+            return Err(incomplete_url::<Mysql>(database, "database"));
         }
-        let mut secrets = secrets;
         secrets.extend(parsed.get_pass().map(str::to_string));
         let builder = OptsBuilder::from_opts(parsed.clone())
             // UPDATE reports matched rows, not changed ones: a compare-and-set that matches
@@ -70,68 +47,47 @@ impl MysqlTable {
             .additional_capabilities(
                 parsed.get_additional_capabilities() | CapabilityFlags::CLIENT_FOUND_ROWS,
             );
-        Ok(MysqlTable {
-            url_connect_timeout: parsed.get_tcp_connect_timeout(),
+        let driver = Mysql {
             opts: builder.into(),
-            create_table,
+        };
+        Ok(Server::new(
+            driver,
             database,
             secrets,
-            timeout: Mutex::new(Duration::from_secs(30)),
-            conn: Mutex::new(None),
-        })
+            parsed.get_tcp_connect_timeout(),
+        ))
     }
+}
 
-    /// Opens a connection and checks (or creates) the table.
-    fn connect(&self) -> Result<Conn, Error> {
-        let timeout = *self.timeout.lock().unwrap_or_else(|e| e.into_inner());
+impl Driver for Mysql {
+    type Conn = Conn;
+    type Error = mysql::Error;
+
+    const NAME: &'static str = "mysql";
+    const SCHEMA_FILE: &'static str = "schema/mysql.sql";
+    const CREDENTIALS_REFUSED: &'static str = "access denied";
+    // The socket timeouts are set at connect.
+    const TIMEOUT_SET_AT_CONNECT: bool = true;
+
+    fn open(&self, connect_timeout: Duration, timeout: Duration) -> mysql::Result<Conn> {
         let opts = OptsBuilder::from_opts(self.opts.clone())
-            .tcp_connect_timeout(Some(connect_timeout(self.url_connect_timeout, timeout)))
+            .tcp_connect_timeout(Some(connect_timeout))
             .read_timeout(Some(timeout))
             .write_timeout(Some(timeout));
-        let mut conn = Conn::new(opts).map_err(|e| self.error(e, "cannot connect"))?;
-        if self.create_table {
-            conn.query_drop(SCHEMA).map_err(|e| {
-                self.error(
-                    e,
-                    &format!("cannot create table WORKER_NODE from {SCHEMA_FILE}"),
-                )
-            })?;
-        }
-        conn.query_drop(PROBE)
-            .map_err(|e| self.error(e, "cannot read table WORKER_NODE"))?;
-        Ok(conn)
+        Conn::new(opts)
     }
 
-    /// Runs `f` on the connection, opening it first if needed; drops it after a transient
-    /// failure so the next attempt reconnects.
-    fn with_conn<T>(
-        &self,
-        what: &str,
-        f: impl FnOnce(&mut Conn) -> mysql::Result<T>,
-    ) -> Result<T, Error> {
-        let mut guard = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        let conn = match guard.as_mut() {
-            Some(conn) => conn,
-            None => guard.insert(self.connect()?),
-        };
-        f(conn).map_err(|e| {
-            let err = self.error(e, what);
-            if matches!(
-                err,
-                Error::Database {
-                    transient: true,
-                    ..
-                }
-            ) {
-                *guard = None;
-            }
-            err
-        })
+    fn create_table(&self, conn: &mut Conn, _timeout: Duration) -> mysql::Result<()> {
+        conn.query_drop(SCHEMA)
     }
 
-    fn error(&self, e: mysql::Error, what: &str) -> Error {
+    fn execute(&self, conn: &mut Conn, sql: &str, _timeout: Duration) -> mysql::Result<()> {
+        conn.query_drop(sql)
+    }
+
+    fn classify(&self, e: &mysql::Error) -> Failure {
         // A socket read or write timeout: the server did not answer in time.
-        let io = match &e {
+        let io = match e {
             mysql::Error::IoError(io) => Some(io),
             mysql::Error::CodecError(c) => {
                 std::error::Error::source(c).and_then(|s| s.downcast_ref::<std::io::Error>())
@@ -144,33 +100,27 @@ impl MysqlTable {
                 std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
             )
         }) {
-            let timeout = *self.timeout.lock().unwrap_or_else(|e| e.into_inner());
-            return Error::Database {
-                database: self.database.clone(),
-                message: format!("{} ({io})", no_answer(what, timeout)),
-                transient: true,
-            };
+            return Failure::NoAnswer(Some(io.to_string()));
         }
-        let (message, transient) = match &e {
-            mysql::Error::MySqlError(m) => {
-                let hint = match m.code {
-                    1146 => format!(
-                        "table WORKER_NODE not found: apply {SCHEMA_FILE} to the database or enable create_table (DatabaseAssigner::mysql_with(url, true)); "
-                    ),
-                    1054 => "table WORKER_NODE lacks ringflake's column: ALTER TABLE WORKER_NODE ADD COLUMN LEASE_UNTIL BIGINT NOT NULL DEFAULT 0 (see schema/mysql.sql); ".to_string(),
-                    1044 | 1045 | 1698 => {
-                        "access denied: check the user and password in the URL; ".to_string()
-                    }
-                    1049 => "unknown database: create it or fix the URL; ".to_string(),
-                    _ => String::new(),
-                };
-                (
-                    format!("{what}: {hint}{m}"),
-                    TRANSIENT_CODES.contains(&m.code),
-                )
-            }
-            mysql::Error::IoError(io) => (format!("{what}: {io}"), true),
-            mysql::Error::CodecError(c) => (format!("{what}: {c}"), true),
+        let failed = |message: String, transient: bool| Failure::Failed {
+            message,
+            transient,
+            problem: None,
+        };
+        match e {
+            mysql::Error::MySqlError(m) => Failure::Failed {
+                message: m.to_string(),
+                transient: TRANSIENT_CODES.contains(&m.code),
+                problem: match m.code {
+                    1146 => Some(Problem::MissingTable),
+                    1054 => Some(Problem::MissingColumn),
+                    1044 | 1045 | 1698 => Some(Problem::Credentials),
+                    1049 => Some(Problem::UnknownDatabase),
+                    _ => None,
+                },
+            },
+            mysql::Error::IoError(io) => failed(io.to_string(), true),
+            mysql::Error::CodecError(c) => failed(c.to_string(), true),
             mysql::Error::DriverError(d) => {
                 use mysql::DriverError as D;
                 let transient = matches!(
@@ -181,15 +131,10 @@ impl MysqlTable {
                         | D::PacketOutOfSync
                         | D::UnexpectedPacket
                 );
-                (format!("{what}: {d}"), transient)
+                failed(d.to_string(), transient)
             }
-            mysql::Error::UrlError(u) => (format!("{what}: {u}"), false),
-            _ => (format!("{what}: {e}"), false),
-        };
-        Error::Database {
-            database: self.database.clone(),
-            message: redact(&message, &self.secrets),
-            transient,
+            mysql::Error::UrlError(u) => failed(u.to_string(), false),
+            _ => failed(e.to_string(), false),
         }
     }
 }
@@ -206,10 +151,6 @@ fn describe(opts: &Opts) -> String {
 }
 
 impl WorkerTable for MysqlTable {
-    fn describe(&self) -> String {
-        self.database.clone()
-    }
-
     fn insert(&self, node: &NodeInfo, lease_until: i64) -> Result<u64, Error> {
         self.with_conn("cannot insert into WORKER_NODE", |c| {
             c.exec_drop(
@@ -302,19 +243,13 @@ impl WorkerTable for MysqlTable {
             )
         })
     }
-
-    fn set_timeout(&self, timeout: Duration) {
-        *self.timeout.lock().unwrap_or_else(|e| e.into_inner()) = timeout;
-        // The socket timeouts are set at connect: the next call opens a connection with these.
-        *self.conn.lock().unwrap_or_else(|e| e.into_inner()) = None;
-    }
 }
 
 impl DatabaseAssigner {
     /// Worker ids from the `WORKER_NODE` table of a MariaDB or MySQL database, the table a Java
     /// UidGenerator uses: `mysql://user:password@host:3306/database`. The table must exist
     /// (apply `schema/mysql.sql`, or add the `LEASE_UNTIL` column to Java's table as that file
-    /// shows); [`mysql_with`](Self::mysql_with) can create it instead.
+    /// shows), unless [`create_table`](Self::create_table) is on.
     ///
     /// Nothing is connected until the first assignment, which retries an unreachable server
     /// for [`retry_for`](Self::retry_for). A wrong password or a missing table fails at once.
@@ -336,49 +271,45 @@ impl DatabaseAssigner {
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn mysql(url: &str) -> Result<DatabaseAssigner, Error> {
-        DatabaseAssigner::mysql_with(url, false)
+        Ok(DatabaseAssigner::with_table(Arc::new(
+            MysqlTable::from_url(url)?,
+        )))
     }
 
-    /// As [`mysql`](Self::mysql); with `create_table` true, the table is created from
-    /// `schema/mysql.sql` when missing (`CREATE TABLE IF NOT EXISTS`, which needs the CREATE
-    /// privilege).
+    /// `mysql(url)?.create_table(create_table)`: the same assigner, built in one call; prefer
+    /// [`mysql`](Self::mysql) and [`create_table`](Self::create_table).
     ///
     /// # Errors
     ///
     /// As [`mysql`](Self::mysql).
     ///
-    /// ```no_run
-    /// use ringflake::{CachedUidGenerator, DatabaseAssigner, Layout};
+    /// ```
+    /// use ringflake::DatabaseAssigner;
     ///
     /// let assigner = DatabaseAssigner::mysql_with("mysql://app:pw@127.0.0.1:3306/ids", true)?;
-    /// let generator = CachedUidGenerator::builder(Layout::default())
-    ///     .worker_id_from(&assigner)
-    ///     .build()?;
-    /// println!("worker {}", generator.worker_id());
+    /// assert!(format!("{assigner:?}").contains("create_table: true"));
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn mysql_with(url: &str, create_table: bool) -> Result<DatabaseAssigner, Error> {
-        Ok(DatabaseAssigner::with_table(Arc::new(MysqlTable::new(
-            url,
-            create_table,
-        )?)))
+        Ok(DatabaseAssigner::mysql(url)?.create_table(create_table))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::worker::table::TableSetup;
 
     #[test]
     fn urls_are_described_without_password() {
-        let t = MysqlTable::new("mysql://app:pa%3Ass@db:3307/ids", false)
+        let t = MysqlTable::from_url("mysql://app:pa%3Ass@db:3307/ids")
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(t.describe(), "mysql://app@db:3307/ids");
-        let e = MysqlTable::new("mysql://app:pw@db:3307", false)
+        let e = MysqlTable::from_url("mysql://app:pw@db:3307")
             .err()
             .unwrap();
         assert!(e.to_string().contains("names no database"), "{e}");
-        let e = MysqlTable::new("postgres://app:pw9@db/ids", false)
+        let e = MysqlTable::from_url("postgres://app:pw9@db/ids")
             .err()
             .unwrap();
         assert!(!e.to_string().contains("pw9"), "{e}");

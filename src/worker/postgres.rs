@@ -2,18 +2,18 @@
 //! single-threaded Tokio runtime so that every call is bounded by [`DatabaseAssigner::timeout`]):
 //! UidGenerator's `WORKER_NODE` table, defined by `schema/postgres.sql`.
 //!
-//! The connection is opened on first use, not by the constructor, so that a database that is
-//! still starting is retried for [`DatabaseAssigner::retry_for`] like any other transient
-//! failure; a connection that breaks or does not answer in time is dropped and reopened on the
-//! next operation. The calls block the calling thread; called from inside a Tokio runtime (a
-//! generator built in `async fn main`), they run on a short-lived helper thread instead of
-//! panicking.
+//! Only what is PostgreSQL's own: the URL, the runtime, the driver calls, the error codes and the
+//! statements; connecting, reconnecting and messages are `server`'s. The calls block the calling
+//! thread; called from inside a Tokio runtime (a generator built in `async fn main`), they run
+//! on a short-lived helper thread instead of panicking.
 
-use super::table::{DatabaseAssigner, NodeInfo, WorkerRow, WorkerTable};
-use super::{connect_timeout, no_answer, redact, url_passwords};
+use super::node::NodeInfo;
+use super::secrets::url_passwords;
+use super::server::{Driver, Failure, Problem, Server, incomplete_url, invalid_url};
+use super::table::{DatabaseAssigner, WorkerRow, WorkerTable};
 use crate::Error;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_postgres::config::Host;
 use tokio_postgres::{Client, Config, NoTls};
@@ -22,21 +22,14 @@ use tokio_postgres::{Client, Config, NoTls};
 /// hand otherwise.
 pub(crate) const SCHEMA: &str = include_str!("../../schema/postgres.sql");
 
-/// Where the schema lives in ringflake's sources, for error messages.
-const SCHEMA_FILE: &str = "schema/postgres.sql";
-
-/// Every column ringflake reads or writes: the probe that tells a missing table or column.
-const PROBE: &str = "SELECT ID, HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED, LEASE_UNTIL \
-                     FROM WORKER_NODE LIMIT 0";
-
 /// The advisory lock that serializes concurrent `CREATE TABLE IF NOT EXISTS` (which can
 /// otherwise fail with a duplicate key in the catalog): "ringflak" in ASCII.
 const CREATE_LOCK: i64 = 0x7269_6e67_666c_616b;
 
 /// A failure inside one bounded call: the driver's error, or no answer in time.
-enum CallError {
+pub(crate) enum CallError {
     Driver(tokio_postgres::Error),
-    TimedOut(Duration),
+    TimedOut,
     /// Called inside a Tokio runtime, and no helper thread could be started.
     NoThread(std::io::Error),
 }
@@ -59,45 +52,26 @@ impl Drop for Runtime {
     }
 }
 
-struct PostgresTable {
+/// The PostgreSQL client: the configuration from the URL and the runtime that drives it.
+pub(crate) struct Postgres {
     config: Config,
-    /// `connect_timeout` from the URL (see [`connect_timeout`]).
-    url_connect_timeout: Option<Duration>,
-    create_table: bool,
-    database: String,
-    secrets: Vec<String>,
-    timeout: Mutex<Duration>,
     runtime: Runtime,
-    client: Mutex<Option<Arc<Client>>>,
 }
 
+/// The worker table on a PostgreSQL server.
+type PostgresTable = Server<Postgres>;
+
 impl PostgresTable {
-    fn new(url: &str, create_table: bool) -> Result<PostgresTable, Error> {
+    fn from_url(url: &str) -> Result<PostgresTable, Error> {
         let mut secrets = url_passwords(url);
-        let mut config: Config =
-            url.parse()
-                .map_err(|e: tokio_postgres::Error| Error::Database {
-                    database: "postgres (URL not understood)".into(),
-                    message: redact(
-                        &format!(
-                            "invalid URL, expected postgres://user:password@host:port/database: {}",
-                            chain(&e)
-                        ),
-                        &secrets,
-                    ),
-                    transient: false,
-                })?;
+        let mut config: Config = url
+            .parse()
+            .map_err(|e: tokio_postgres::Error| invalid_url::<Postgres>(&chain(&e), &secrets))?;
         if let Some(pass) = config.get_password() {
             secrets.push(String::from_utf8_lossy(pass).into_owned());
         }
         if config.get_hosts().is_empty() {
-            return Err(Error::Database {
-                database: describe(&config),
-                message:
-                    "the URL names no host: expected postgres://user:password@host:port/database"
-                        .into(),
-                transient: false,
-            });
+            return Err(incomplete_url::<Postgres>(describe(&config), "host"));
         }
         if config.get_application_name().is_none() {
             config.application_name("ringflake");
@@ -111,22 +85,32 @@ impl PostgresTable {
                 message: format!("cannot start the PostgreSQL client's Tokio runtime: {e}"),
                 transient: false,
             })?;
-        Ok(PostgresTable {
-            url_connect_timeout: config.get_connect_timeout().copied(),
-            database: describe(&config),
+        let database = describe(&config);
+        let url_connect_timeout = config.get_connect_timeout().copied();
+        let driver = Postgres {
             config,
-            create_table,
-            secrets,
-            timeout: Mutex::new(Duration::from_secs(30)),
             runtime: Runtime(Some(runtime)),
-            client: Mutex::new(None),
+        };
+        Ok(Server::new(driver, database, secrets, url_connect_timeout))
+    }
+
+    /// Runs the call `f` makes on the connection (see [`Server::with_conn`]), bounded by the
+    /// timeout.
+    fn with_client<T: Send, Fut>(
+        &self,
+        what: &str,
+        f: impl FnOnce(Arc<Client>) -> Fut,
+    ) -> Result<T, Error>
+    where
+        Fut: Future<Output = Result<T, tokio_postgres::Error>> + Send,
+    {
+        self.with_conn(what, |client| {
+            self.driver.block(self.timeout(), f(Arc::clone(client)))
         })
     }
+}
 
-    fn timeout(&self) -> Duration {
-        *self.timeout.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
+impl Postgres {
     fn runtime(&self) -> &tokio::runtime::Runtime {
         match self.runtime.0.as_ref() {
             Some(rt) => rt,
@@ -134,18 +118,18 @@ impl PostgresTable {
         }
     }
 
-    /// Runs `call` on the private runtime, bounded by the timeout; on a helper thread when the
+    /// Runs `call` on the private runtime, bounded by `timeout`; on a helper thread when the
     /// calling thread is itself inside a Tokio runtime (where blocking on another one panics).
     fn block<T: Send>(
         &self,
+        timeout: Duration,
         call: impl Future<Output = Result<T, tokio_postgres::Error>> + Send,
     ) -> Result<T, CallError> {
         let rt = self.runtime();
-        let timeout = self.timeout();
         let bounded = async move {
             match tokio::time::timeout(timeout, call).await {
                 Ok(r) => r.map_err(CallError::Driver),
-                Err(_) => Err(CallError::TimedOut(timeout)),
+                Err(_) => Err(CallError::TimedOut),
             }
         };
         if tokio::runtime::Handle::try_current().is_err() {
@@ -163,122 +147,98 @@ impl PostgresTable {
             }
         })
     }
+}
 
-    /// Opens a connection and checks (or creates) the table.
-    fn connect(&self) -> Result<Arc<Client>, Error> {
+impl Driver for Postgres {
+    type Conn = Arc<Client>;
+    type Error = CallError;
+
+    const NAME: &'static str = "postgres";
+    const SCHEMA_FILE: &'static str = "schema/postgres.sql";
+    const CREDENTIALS_REFUSED: &'static str = "authentication failed";
+    // Every call is bounded by the timeout in force when it starts.
+    const TIMEOUT_SET_AT_CONNECT: bool = false;
+
+    fn open(&self, connect_timeout: Duration, timeout: Duration) -> Result<Arc<Client>, CallError> {
         let mut config = self.config.clone();
-        config.connect_timeout(connect_timeout(self.url_connect_timeout, self.timeout()));
-        let (mut client, connection) = self
-            .block(async move { config.connect(NoTls).await })
-            .map_err(|e| self.error(&e, "cannot connect"))?;
+        config.connect_timeout(connect_timeout);
+        let (client, connection) =
+            self.block(timeout, async move { config.connect(NoTls).await })?;
         // Runs while the runtime runs (during calls); ends when the client is dropped.
         self.runtime().spawn(connection);
-        if self.create_table {
-            self.block(async {
-                let tx = client.transaction().await?;
-                tx.execute("SELECT pg_advisory_xact_lock($1)", &[&CREATE_LOCK])
-                    .await?;
-                tx.batch_execute(SCHEMA).await?;
-                tx.commit().await
-            })
-            .map_err(|e| {
-                self.error(
-                    &e,
-                    &format!("cannot create table WORKER_NODE from {SCHEMA_FILE}"),
-                )
-            })?;
-        }
-        self.block(client.batch_execute(PROBE))
-            .map_err(|e| self.error(&e, "cannot read table WORKER_NODE"))?;
         Ok(Arc::new(client))
     }
 
-    /// Runs the call `f` makes on the connection, opening it first if needed; drops the
-    /// connection after a transient failure (a timeout included) so the next attempt reconnects.
-    fn with_client<T: Send, Fut>(
-        &self,
-        what: &str,
-        f: impl FnOnce(Arc<Client>) -> Fut,
-    ) -> Result<T, Error>
-    where
-        Fut: Future<Output = Result<T, tokio_postgres::Error>> + Send,
-    {
-        let mut guard = self.client.lock().unwrap_or_else(|e| e.into_inner());
-        let client = match guard.as_ref() {
-            Some(client) if !client.is_closed() => Arc::clone(client),
-            _ => Arc::clone(guard.insert(self.connect()?)),
-        };
-        self.block(f(client)).map_err(|e| {
-            let err = self.error(&e, what);
-            if matches!(
-                err,
-                Error::Database {
-                    transient: true,
-                    ..
-                }
-            ) {
-                *guard = None;
-            }
-            err
+    fn create_table(&self, client: &mut Arc<Client>, timeout: Duration) -> Result<(), CallError> {
+        // The statements `Client::transaction` sends, on the shared client: a failure leaves the
+        // transaction open, and the connection is then dropped (which ends it) with the error.
+        self.block(timeout, async {
+            client.batch_execute("BEGIN").await?;
+            client
+                .execute("SELECT pg_advisory_xact_lock($1)", &[&CREATE_LOCK])
+                .await?;
+            client.batch_execute(SCHEMA).await?;
+            client.batch_execute("COMMIT").await
         })
     }
 
-    fn error(&self, e: &CallError, what: &str) -> Error {
+    fn execute(
+        &self,
+        client: &mut Arc<Client>,
+        sql: &str,
+        timeout: Duration,
+    ) -> Result<(), CallError> {
+        self.block(timeout, client.batch_execute(sql))
+    }
+
+    fn is_closed(client: &Arc<Client>) -> bool {
+        client.is_closed()
+    }
+
+    fn classify(&self, e: &CallError) -> Failure {
         let e = match e {
             CallError::Driver(e) => e,
-            CallError::TimedOut(t) => {
-                return Error::Database {
-                    database: self.database.clone(),
-                    message: no_answer(what, *t),
-                    transient: true,
-                };
-            }
+            CallError::TimedOut => return Failure::NoAnswer(None),
             CallError::NoThread(e) => {
-                return Error::Database {
-                    database: self.database.clone(),
+                return Failure::Failed {
                     message: format!(
-                        "{what}: called inside a Tokio runtime, and cannot start a thread to block on: {e}"
+                        "called inside a Tokio runtime, and cannot start a thread to block on: {e}"
                     ),
                     transient: true,
+                    problem: None,
                 };
             }
         };
-        let (message, transient) = match e.as_db_error() {
+        match e.as_db_error() {
             Some(db) => {
                 let code = db.code().code();
-                let hint = match code {
-                    "42P01" => format!(
-                        "table WORKER_NODE not found: apply {SCHEMA_FILE} to the database or enable create_table (DatabaseAssigner::postgres_with(url, true)); "
-                    ),
-                    "42703" => "table WORKER_NODE lacks ringflake's column: ALTER TABLE WORKER_NODE ADD COLUMN LEASE_UNTIL BIGINT NOT NULL DEFAULT 0 (see schema/postgres.sql); ".to_string(),
-                    "28P01" | "28000" => {
-                        "authentication failed: check the user and password in the URL; ".to_string()
-                    }
-                    "3D000" => "unknown database: create it or fix the URL; ".to_string(),
-                    _ => String::new(),
-                };
                 let transient = code.starts_with("08")
                     || code.starts_with("53")
                     || matches!(
                         code,
                         "57P01" | "57P02" | "57P03" | "57014" | "40001" | "40P01"
                     );
-                (
-                    format!("{what}: {hint}{} {code}: {}", db.severity(), db.message()),
+                Failure::Failed {
+                    message: format!("{} {code}: {}", db.severity(), db.message()),
                     transient,
-                )
+                    problem: match code {
+                        "42P01" => Some(Problem::MissingTable),
+                        "42703" => Some(Problem::MissingColumn),
+                        "28P01" | "28000" => Some(Problem::Credentials),
+                        "3D000" => Some(Problem::UnknownDatabase),
+                        _ => None,
+                    },
+                }
             }
             None => {
                 let io = std::error::Error::source(e)
                     .is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some());
-                let transient = io || e.is_closed() || e.to_string().starts_with("timeout");
-                (format!("{what}: {}", chain(e)), transient)
+                Failure::Failed {
+                    message: chain(e),
+                    transient: io || e.is_closed() || e.to_string().starts_with("timeout"),
+                    problem: None,
+                }
             }
-        };
-        Error::Database {
-            database: self.database.clone(),
-            message: redact(&message, &self.secrets),
-            transient,
         }
     }
 }
@@ -319,10 +279,6 @@ fn describe(config: &Config) -> String {
 }
 
 impl WorkerTable for PostgresTable {
-    fn describe(&self) -> String {
-        self.database.clone()
-    }
-
     fn insert(&self, node: &NodeInfo, lease_until: i64) -> Result<u64, Error> {
         self.with_client("cannot insert into WORKER_NODE", |c| async move {
             // RETURNING gives this statement's own row: concurrent boots each get their id.
@@ -433,17 +389,13 @@ impl WorkerTable for PostgresTable {
             })
         })
     }
-
-    fn set_timeout(&self, timeout: Duration) {
-        *self.timeout.lock().unwrap_or_else(|e| e.into_inner()) = timeout;
-    }
 }
 
 impl DatabaseAssigner {
     /// Worker ids from the `WORKER_NODE` table of a PostgreSQL database, without TLS:
     /// `postgres://user:password@host:5432/database` (or the `host=… user=…` key-value form).
-    /// The table must exist (apply `schema/postgres.sql`); [`postgres_with`](Self::postgres_with)
-    /// can create it instead.
+    /// The table must exist (apply `schema/postgres.sql`), unless
+    /// [`create_table`](Self::create_table) is on.
     ///
     /// Nothing is connected until the first assignment, which retries an unreachable server
     /// for [`retry_for`](Self::retry_for). A wrong password or a missing table fails at once.
@@ -465,49 +417,45 @@ impl DatabaseAssigner {
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn postgres(url: &str) -> Result<DatabaseAssigner, Error> {
-        DatabaseAssigner::postgres_with(url, false)
+        Ok(DatabaseAssigner::with_table(Arc::new(
+            PostgresTable::from_url(url)?,
+        )))
     }
 
-    /// As [`postgres`](Self::postgres); with `create_table` true, the table is created from
-    /// `schema/postgres.sql` when missing (`CREATE TABLE IF NOT EXISTS`, serialized between
-    /// nodes booting at once by an advisory lock).
+    /// `postgres(url)?.create_table(create_table)`: the same assigner, built in one call; prefer
+    /// [`postgres`](Self::postgres) and [`create_table`](Self::create_table).
     ///
     /// # Errors
     ///
     /// As [`postgres`](Self::postgres).
     ///
-    /// ```no_run
-    /// use ringflake::{CachedUidGenerator, DatabaseAssigner, Layout};
+    /// ```
+    /// use ringflake::DatabaseAssigner;
     ///
     /// let assigner =
     ///     DatabaseAssigner::postgres_with("postgres://app:pw@127.0.0.1:5432/ids", true)?;
-    /// let generator = CachedUidGenerator::builder(Layout::default())
-    ///     .worker_id_from(&assigner)
-    ///     .build()?;
-    /// println!("worker {}", generator.worker_id());
+    /// assert!(format!("{assigner:?}").contains("create_table: true"));
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn postgres_with(url: &str, create_table: bool) -> Result<DatabaseAssigner, Error> {
-        Ok(DatabaseAssigner::with_table(Arc::new(PostgresTable::new(
-            url,
-            create_table,
-        )?)))
+        Ok(DatabaseAssigner::postgres(url)?.create_table(create_table))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::worker::table::TableSetup;
 
     #[test]
     fn urls_are_described_without_password() {
-        let t = PostgresTable::new("postgres://app:pa%3Ass@db:5433/ids", false)
+        let t = PostgresTable::from_url("postgres://app:pa%3Ass@db:5433/ids")
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(t.describe(), "postgres://app@db:5433/ids");
-        let t = PostgresTable::new("host=db user=app password=kv9 dbname=ids", false)
+        let t = PostgresTable::from_url("host=db user=app password=kv9 dbname=ids")
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(t.describe(), "postgres://app@db:5432/ids");
-        let e = PostgresTable::new("postgres://app:pw7@db:notaport/ids", false)
+        let e = PostgresTable::from_url("postgres://app:pw7@db:notaport/ids")
             .err()
             .unwrap();
         assert!(e.to_string().contains("invalid URL"), "{e}");

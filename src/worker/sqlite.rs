@@ -1,7 +1,8 @@
 //! The embedded default: the worker table in a SQLite file (rusqlite with bundled SQLite), created
 //! on first use from `schema/sqlite.sql`.
 
-use super::table::{DatabaseAssigner, NodeInfo, WorkerRow, WorkerTable};
+use super::node::NodeInfo;
+use super::table::{DatabaseAssigner, TableSetup, WorkerRow, WorkerTable};
 use crate::Error;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 use std::path::{Path, PathBuf};
@@ -69,11 +70,19 @@ fn to_error(path: &Path, e: rusqlite::Error) -> Error {
     }
 }
 
-impl WorkerTable for SqliteTable {
+impl TableSetup for SqliteTable {
     fn describe(&self) -> String {
         format!("sqlite file {}", self.path.display())
     }
 
+    fn set_timeout(&self, timeout: Duration) {
+        let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        // Cannot fail for a positive duration (it installs SQLite's default busy handler).
+        let _ = conn.busy_timeout(timeout);
+    }
+}
+
+impl WorkerTable for SqliteTable {
     fn insert(&self, node: &NodeInfo, lease_until: i64) -> Result<u64, Error> {
         self.write(|tx| {
             tx.execute(
@@ -169,12 +178,6 @@ impl WorkerTable for SqliteTable {
             })?
             .collect()
         })
-    }
-
-    fn set_timeout(&self, timeout: Duration) {
-        let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        // Cannot fail for a positive duration (it installs SQLite's default busy handler).
-        let _ = conn.busy_timeout(timeout);
     }
 }
 

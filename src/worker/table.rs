@@ -1,107 +1,14 @@
 //! The worker table algorithm shared by every database: UidGenerator's "insert a row, use its
 //! auto-increment id", plus leases, monotonic restarts and recycling.
 
+use super::lease::DEFAULT_WINDOW_SECS;
+use super::node::NodeInfo;
+use super::row_lease::RowLease;
 use super::{Assignment, WorkerIdAssigner};
-use crate::lease::{DEFAULT_WINDOW_SECS, Lease};
-use crate::{Error, Layout};
+use crate::{Clock, Error, Layout, SystemClock};
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// How a node describes itself in a row, as UidGenerator does.
-///
-/// ```
-/// use ringflake::NodeInfo;
-///
-/// let node = NodeInfo::detect();
-/// if node.node_type == 2 {
-///     // ACTUAL: PORT is `<epoch millis>-<random>`, different at every boot.
-///     let (millis, random) = node.port.split_once('-').unwrap();
-///     assert!(millis.parse::<i64>().unwrap() > 1_700_000_000_000);
-///     assert!(random.parse::<u32>().unwrap() < 100_000);
-/// }
-/// assert_eq!(node.launch_date.len(), "yyyy-MM-dd".len());
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NodeInfo {
-    /// `HOST_NAME`: `JPAAS_HOST` in a container, else the host's address.
-    pub host_name: String,
-    /// `PORT`: `JPAAS_HTTP_PORT` (or `JPAAS_HOST_PORT_8080`) in a container, else
-    /// `<epoch millis>-<random 0..99999>`.
-    pub port: String,
-    /// `TYPE`: 1 = CONTAINER, 2 = ACTUAL.
-    pub node_type: i32,
-    /// `LAUNCH_DATE`, `yyyy-MM-dd` in the local time zone.
-    pub launch_date: String,
-}
-
-impl NodeInfo {
-    /// Describes this process as UidGenerator's `DisposableWorkerIdAssigner` does.
-    ///
-    /// ```
-    /// let node = ringflake::NodeInfo::detect();
-    /// assert!(node.node_type == 1 || node.node_type == 2);
-    /// assert_eq!(node.launch_date.len(), 10);
-    /// ```
-    pub fn detect() -> NodeInfo {
-        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        let launch_date = jiff::Zoned::now().date().to_string();
-        if let Some(host) = env("JPAAS_HOST") {
-            let port = env("JPAAS_HTTP_PORT")
-                .or_else(|| env("JPAAS_HOST_PORT_8080"))
-                .unwrap_or_default();
-            return NodeInfo {
-                host_name: host,
-                port,
-                node_type: 1,
-                launch_date,
-            };
-        }
-        let millis = crate::SystemClock.now_millis_for_port();
-        NodeInfo {
-            host_name: local_address(),
-            port: format!("{millis}-{}", random_below(100_000)),
-            node_type: 2,
-            launch_date,
-        }
-    }
-}
-
-impl crate::SystemClock {
-    fn now_millis_for_port(&self) -> i64 {
-        use crate::Clock;
-        self.now_millis()
-    }
-}
-
-/// The first non-loopback address of this host's name, else the name itself.
-fn local_address() -> String {
-    use std::net::ToSocketAddrs;
-    let name = std::env::var("HOSTNAME")
-        .ok()
-        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "localhost".to_string());
-    (name.as_str(), 0)
-        .to_socket_addrs()
-        .ok()
-        .and_then(|mut addrs| addrs.find(|a| !a.ip().is_loopback() && a.is_ipv4()))
-        .map(|a| a.ip().to_string())
-        .unwrap_or(name)
-}
-
-/// A random number below `n`, from the standard library's randomly seeded hasher.
-fn random_below(n: u64) -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    h.finish() % n
-}
 
 /// One row of the worker table, as [`DatabaseAssigner::list`] reads it.
 ///
@@ -118,6 +25,7 @@ fn random_below(n: u64) -> u64 {
 /// # Ok::<(), ringflake::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WorkerRow {
     /// `ID`: the worker id.
     pub id: u64,
@@ -136,10 +44,27 @@ pub struct WorkerRow {
 /// How long one database call may take unless [`DatabaseAssigner::timeout`] says otherwise.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The operations one database provides; the algorithm in this module does the rest.
-pub(crate) trait WorkerTable: Send + Sync + 'static {
+/// Where a table is and how calls to it are bounded: the part of a [`WorkerTable`] that is not a
+/// statement (the server clients share one implementation of it).
+pub(crate) trait TableSetup {
     /// Where the table is, without secrets: "sqlite file x.db", "mysql://u@h:3306/db".
     fn describe(&self) -> String;
+    /// Bounds every later call (connecting included) to about `timeout`: past it the call fails
+    /// as a transient error and the connection is dropped.
+    fn set_timeout(&self, timeout: Duration);
+    /// Whether connecting creates the table when it is missing; `None` where that is not a
+    /// choice (SQLite creates it on open).
+    fn creates_table(&self) -> Option<bool> {
+        None
+    }
+    /// Makes later connections create the table when it is missing, or not; ignored where that
+    /// is not a choice.
+    #[cfg(any(feature = "mysql", feature = "postgres"))]
+    fn set_create_table(&self, _on: bool) {}
+}
+
+/// The statements one database provides; the algorithm in this module does the rest.
+pub(crate) trait WorkerTable: TableSetup + Send + Sync + 'static {
     /// Inserts a row for `node` and returns its auto-increment id.
     fn insert(&self, node: &NodeInfo, lease_until: i64) -> Result<u64, Error>;
     /// Deletes a row.
@@ -160,9 +85,6 @@ pub(crate) trait WorkerTable: Send + Sync + 'static {
     fn set_lease(&self, id: u64, expected: i64, lease_until: i64) -> Result<bool, Error>;
     /// Every row, by id.
     fn list(&self) -> Result<Vec<WorkerRow>, Error>;
-    /// Bounds every later call (connecting included) to about `timeout`: past it the call fails
-    /// as a transient error and the connection is dropped.
-    fn set_timeout(&self, timeout: Duration);
 }
 
 /// Worker ids from a database table, one new row per boot, as UidGenerator's
@@ -199,7 +121,7 @@ pub(crate) trait WorkerTable: Send + Sync + 'static {
 /// # Ok::<(), ringflake::Error>(())
 /// ```
 pub struct DatabaseAssigner {
-    table: Arc<dyn WorkerTable>,
+    pub(super) table: Arc<dyn WorkerTable>,
     recycle: bool,
     window: i64,
     retry_for: Duration,
@@ -208,9 +130,12 @@ pub struct DatabaseAssigner {
 
 impl fmt::Debug for DatabaseAssigner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DatabaseAssigner")
-            .field("table", &self.table.describe())
-            .field("recycle", &self.recycle)
+        let mut d = f.debug_struct("DatabaseAssigner");
+        d.field("table", &self.table.describe());
+        if let Some(create_table) = self.table.creates_table() {
+            d.field("create_table", &create_table);
+        }
+        d.field("recycle", &self.recycle)
             .field("lease_window", &Duration::from_secs(self.window as u64))
             .field("retry_for", &self.retry_for)
             .field("timeout", &self.timeout)
@@ -382,7 +307,11 @@ impl DatabaseAssigner {
         }
     }
 
-    fn assign_with(&self, layout: &Layout, node: &NodeInfo) -> Result<Assignment, Error> {
+    pub(super) fn assign_with(
+        &self,
+        layout: &Layout,
+        node: &NodeInfo,
+    ) -> Result<Assignment, Error> {
         let max = layout.max_worker_id();
         if !self.recycle {
             let id = self.retrying(|| self.table.insert(node, 0))?;
@@ -392,7 +321,7 @@ impl DatabaseAssigner {
             }
             return Ok(Assignment::fixed(id));
         }
-        let now = crate::SystemClock.now_millis_for_port().div_euclid(1000);
+        let now = SystemClock.now_seconds();
         let floor = self.retrying(|| self.table.max_lease_for_host(&node.host_name))?;
         let start = floor.map_or(now, |f| f.saturating_add(1).max(now));
         let id = self.retrying(|| self.table.insert(node, start + self.window))?;
@@ -402,7 +331,7 @@ impl DatabaseAssigner {
         self.retrying(|| self.table.delete(id))?;
         let started = Instant::now();
         loop {
-            let now = crate::SystemClock.now_millis_for_port().div_euclid(1000);
+            let now = SystemClock.now_seconds();
             let candidates = self.retrying(|| self.table.recyclable(max, now, 16))?;
             if candidates.is_empty() {
                 // Every id is leased: wait for the earliest lease to run out, within retry_for.
@@ -436,16 +365,13 @@ impl DatabaseAssigner {
         Assignment {
             worker_id: id,
             not_before,
-            lease: Some(Box::new(RowLease {
-                table: Arc::clone(&self.table),
+            lease: Some(Box::new(RowLease::new(
+                Arc::clone(&self.table),
                 id,
-                until: std::sync::atomic::AtomicI64::new(until),
-                window: self.window,
-                // TYPE 2 rows name the boot alone: PORT is `<millis>-<random>`. A container's
-                // JPAAS host and port repeat across boots, so they prove nothing.
-                boot: (node.node_type == 2).then(|| (node.host_name.clone(), node.port.clone())),
-                unconfirmed: Mutex::new(Vec::new()),
-            })),
+                until,
+                self.window,
+                node,
+            ))),
         }
     }
 }
@@ -460,276 +386,8 @@ impl WorkerIdAssigner for DatabaseAssigner {
     }
 }
 
-/// A lease held in a row's `LEASE_UNTIL`, moved by compare-and-set so a node that lost its row
-/// to a recycler finds out instead of overwriting.
-#[derive(Debug)]
-struct RowLease {
-    table: Arc<dyn WorkerTable>,
-    id: u64,
-    until: std::sync::atomic::AtomicI64,
-    window: i64,
-    /// This boot's `HOST_NAME` and `PORT` where they name this boot alone (TYPE 2 rows).
-    boot: Option<(String, String)>,
-    /// Leases a failed call may have written after all (the reply was lost, not the update),
-    /// since the last confirmed one; at most [`MAX_UNCONFIRMED`], newest last.
-    unconfirmed: Mutex<Vec<i64>>,
-}
-
-/// How many unconfirmed lease values a [`RowLease`] remembers (one attempt a second at most).
-const MAX_UNCONFIRMED: usize = 1024;
-
-impl RowLease {
-    fn confirm(&self, until: i64) {
-        self.until.store(until, std::sync::atomic::Ordering::SeqCst);
-        self.unconfirmed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
-    }
-
-    fn remember(&self, until: i64) {
-        let mut pending = self.unconfirmed.lock().unwrap_or_else(|e| e.into_inner());
-        if pending.len() == MAX_UNCONFIRMED {
-            pending.remove(0);
-        }
-        pending.push(until);
-    }
-
-    /// After a failed compare-and-set: the row's lease, if it is one this boot tried to write
-    /// in a call that failed, and the row still names this boot. Then the earlier update did
-    /// land and only its reply was lost. A recycler always writes its own `HOST_NAME` and
-    /// `PORT`, so a row taken over never matches.
-    fn landed(&self) -> Result<Option<i64>, Error> {
-        let Some((host, port)) = &self.boot else {
-            return Ok(None);
-        };
-        let pending = self
-            .unconfirmed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        if pending.is_empty() {
-            return Ok(None);
-        }
-        let row = self.table.list()?.into_iter().find(|r| r.id == self.id);
-        Ok(row
-            .filter(|r| &r.host_name == host && &r.port == port && pending.contains(&r.lease_until))
-            .map(|r| r.lease_until))
-    }
-}
-
 impl fmt::Debug for dyn WorkerTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.describe())
-    }
-}
-
-impl Lease for RowLease {
-    fn until(&self) -> i64 {
-        self.until.load(std::sync::atomic::Ordering::SeqCst)
-    }
-
-    fn extend(&self, until: i64) -> Result<(), Error> {
-        let expected = self.until();
-        match self.table.set_lease(self.id, expected, until) {
-            Ok(true) => {
-                self.confirm(until);
-                Ok(())
-            }
-            Ok(false) => match self.landed()? {
-                // An earlier extension landed: continue from it (once: `landed` is now empty).
-                Some(landed) => {
-                    self.confirm(landed);
-                    if landed >= until {
-                        Ok(())
-                    } else {
-                        self.extend(until)
-                    }
-                }
-                None => Err(Error::LeaseExpired {
-                    until: expected,
-                    reason: format!(
-                        "worker id {} in {} was taken over by another node",
-                        self.id,
-                        self.table.describe()
-                    ),
-                }),
-            },
-            Err(e) => {
-                self.remember(until);
-                Err(e)
-            }
-        }
-    }
-
-    fn window(&self) -> i64 {
-        self.window
-    }
-
-    fn release(&self, last_second: i64) -> Result<(), Error> {
-        let expected = self.until();
-        if !self
-            .table
-            .set_lease(self.id, expected, last_second.max(1))?
-            && let Some(landed) = self.landed()?
-        {
-            self.table.set_lease(self.id, landed, last_second.max(1))?;
-        }
-        Ok(())
-    }
-}
-
-#[cfg(all(test, feature = "sqlite"))]
-mod tests {
-    use super::*;
-    use std::sync::atomic::{AtomicBool, Ordering};
-
-    /// A real SQLite worker table whose next `set_lease` commits, then fails as if the reply had
-    /// been lost on the way back.
-    struct LostReply {
-        inner: Arc<dyn WorkerTable>,
-        lose: AtomicBool,
-    }
-
-    impl WorkerTable for LostReply {
-        fn describe(&self) -> String {
-            self.inner.describe()
-        }
-        fn insert(&self, node: &NodeInfo, lease_until: i64) -> Result<u64, Error> {
-            self.inner.insert(node, lease_until)
-        }
-        fn delete(&self, id: u64) -> Result<(), Error> {
-            self.inner.delete(id)
-        }
-        fn max_lease_for_host(&self, host: &str) -> Result<Option<i64>, Error> {
-            self.inner.max_lease_for_host(host)
-        }
-        fn recyclable(&self, max: u64, before: i64, limit: u32) -> Result<Vec<(u64, i64)>, Error> {
-            self.inner.recyclable(max, before, limit)
-        }
-        fn claim(
-            &self,
-            id: u64,
-            expected: i64,
-            node: &NodeInfo,
-            until: i64,
-        ) -> Result<bool, Error> {
-            self.inner.claim(id, expected, node, until)
-        }
-        fn set_lease(&self, id: u64, expected: i64, until: i64) -> Result<bool, Error> {
-            let done = self.inner.set_lease(id, expected, until)?;
-            if self.lose.swap(false, Ordering::SeqCst) {
-                return Err(Error::Database {
-                    database: self.describe(),
-                    message: "connection reset after the commit (injected)".into(),
-                    transient: true,
-                });
-            }
-            Ok(done)
-        }
-        fn list(&self) -> Result<Vec<WorkerRow>, Error> {
-            self.inner.list()
-        }
-        fn set_timeout(&self, timeout: Duration) {
-            self.inner.set_timeout(timeout);
-        }
-    }
-
-    fn node(node_type: i32, port: &str) -> NodeInfo {
-        NodeInfo {
-            host_name: "10.1.2.3".into(),
-            port: port.into(),
-            node_type,
-            launch_date: "2026-11-23".into(),
-        }
-    }
-
-    /// A leased row on a real SQLite file behind [`LostReply`]: (file, table, lease).
-    fn leased(
-        node: &NodeInfo,
-    ) -> (
-        tempfile::TempDir,
-        Arc<LostReply>,
-        Box<dyn crate::lease::Lease>,
-    ) {
-        let dir = tempfile::tempdir().unwrap();
-        let real = DatabaseAssigner::sqlite(dir.path().join("w.db")).unwrap();
-        let table = Arc::new(LostReply {
-            inner: Arc::clone(&real.table),
-            lose: AtomicBool::new(false),
-        });
-        let assigner = DatabaseAssigner::with_table(table.clone()).recycle(true);
-        let lease = assigner
-            .assign_with(&Layout::default(), node)
-            .unwrap()
-            .lease
-            .expect("a lease with recycling on");
-        (dir, table, lease)
-    }
-
-    fn row_lease(table: &LostReply) -> (i64, String) {
-        let rows = table.list().unwrap();
-        assert_eq!(rows.len(), 1);
-        (rows[0].lease_until, rows[0].port.clone())
-    }
-
-    #[test]
-    fn an_extension_whose_reply_was_lost_is_recovered() {
-        let (_dir, table, lease) = leased(&node(2, "1763900000000-4711"));
-        let u0 = lease.until();
-        table.lose.store(true, Ordering::SeqCst);
-        assert!(matches!(
-            lease.extend(u0 + 100),
-            Err(Error::Database {
-                transient: true,
-                ..
-            })
-        ));
-        // The update landed; the node does not know it yet.
-        assert_eq!(row_lease(&table).0, u0 + 100);
-        assert_eq!(lease.until(), u0);
-        // The next extension finds its own earlier write and continues from it.
-        lease.extend(u0 + 200).unwrap();
-        assert_eq!(lease.until(), u0 + 200);
-        assert_eq!(row_lease(&table).0, u0 + 200);
-        // The same after a lost reply, then a release.
-        table.lose.store(true, Ordering::SeqCst);
-        assert!(lease.extend(u0 + 300).is_err());
-        lease.release(u0 + 7).unwrap();
-        assert_eq!(row_lease(&table).0, u0 + 7);
-    }
-
-    #[test]
-    fn a_row_taken_over_is_never_adopted() {
-        let ours = node(2, "1763900000000-4711");
-        let (_dir, table, lease) = leased(&ours);
-        let u0 = lease.until();
-        table.lose.store(true, Ordering::SeqCst);
-        assert!(lease.extend(u0 + 100).is_err());
-        // A recycler takes the row over and, as bad luck has it, writes the very lease value
-        // this node's lost update wrote.
-        let id = table.list().unwrap()[0].id;
-        let theirs = node(2, "1763900099999-1");
-        assert!(table.claim(id, u0 + 100, &theirs, u0 + 100).unwrap());
-        let err = lease.extend(u0 + 200).unwrap_err();
-        assert!(matches!(err, Error::LeaseExpired { .. }), "{err}");
-        assert!(err.to_string().contains("taken over"), "{err}");
-        assert_eq!(row_lease(&table), (u0 + 100, theirs.port));
-        assert_eq!(lease.until(), u0);
-    }
-
-    #[test]
-    fn a_container_row_names_no_boot_and_is_not_adopted() {
-        // JPAAS host and port repeat across boots of a container: a lost reply there still
-        // ends in a lost lease (the generator stops at its horizon), never in an adoption.
-        let (_dir, table, lease) = leased(&node(1, "8080"));
-        let u0 = lease.until();
-        table.lose.store(true, Ordering::SeqCst);
-        assert!(lease.extend(u0 + 100).is_err());
-        assert!(matches!(
-            lease.extend(u0 + 200),
-            Err(Error::LeaseExpired { .. })
-        ));
-        assert_eq!(row_lease(&table).0, u0 + 100);
     }
 }

@@ -1,6 +1,9 @@
 //! Worker leases: the highest second a node may issue, recorded in the worker table ahead of use
 //! and extended in the background, so that a worker id can be recycled provably safely and a
 //! restarted node can start above everything its previous run issued, even after SIGKILL.
+//!
+//! [`Lease`] is what an assigner hands out; [`Keeper`] is the generator's thread that keeps one
+//! extended and releases it at shutdown.
 
 use crate::{Clock, Error};
 use std::fmt;
@@ -11,8 +14,8 @@ use std::time::Duration;
 
 /// A worker id's lease in its table: the node may issue IDs whose second is at most the lease.
 ///
-/// Implemented by the database assigners; a generator given an [`Assignment`] with a lease keeps
-/// it extended from a background thread and never issues past it.
+/// Implemented by the database assigners; a generator given an [`Assignment`](crate::Assignment)
+/// with a lease keeps it extended from a background thread and never issues past it.
 ///
 /// ```
 /// use ringflake::{Error, Lease};
@@ -99,39 +102,6 @@ pub trait Lease: Send + Sync + fmt::Debug + 'static {
     /// ```
     fn window(&self) -> i64 {
         DEFAULT_WINDOW_SECS
-    }
-}
-
-/// What a boot gets from a [`WorkerIdAssigner`](crate::WorkerIdAssigner).
-///
-/// ```
-/// use ringflake::Assignment;
-/// let a = Assignment::fixed(4);
-/// assert_eq!((a.worker_id, a.not_before, a.lease.is_none()), (4, None, true));
-/// ```
-#[derive(Debug)]
-pub struct Assignment {
-    /// The worker id.
-    pub worker_id: u64,
-    /// IDs of this boot must carry seconds strictly after this unix second: the lease of this
-    /// host's previous run (monotonic restarts) or of the recycled id's previous holder.
-    pub not_before: Option<i64>,
-    /// The lease to keep extended while running, if the assigner uses leases.
-    pub lease: Option<Box<dyn Lease>>,
-}
-
-impl Assignment {
-    /// A bare worker id: no floor, no lease.
-    ///
-    /// ```
-    /// assert_eq!(ringflake::Assignment::fixed(1).worker_id, 1);
-    /// ```
-    pub fn fixed(worker_id: u64) -> Self {
-        Assignment {
-            worker_id,
-            not_before: None,
-            lease: None,
-        }
     }
 }
 
@@ -261,7 +231,7 @@ impl Keeper {
                     std::thread::park_timeout(s.renew);
                 }
             })
-            .map_err(|e| Error::WorkerAssignment(format!("cannot start the lease thread: {e}")))?;
+            .map_err(|e| Error::thread_spawn("ringflake-lease", e))?;
         *shared.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle.thread().clone());
         Ok(Keeper {
             shared,
