@@ -11,7 +11,8 @@ use metrics::{
 };
 use metrics_exporter_prometheus::PrometheusBuilder;
 use ringflake::{
-    CachedUidGenerator, GeneratorMetrics, Layout, ManualClock, MetricsReporter, install_prometheus,
+    CachedUidGenerator, GeneratorMetrics, Layout, LeadPolicy, ManualClock, MetricsReporter,
+    install_prometheus,
 };
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -36,8 +37,18 @@ const SERIES: [(&str, &str); 13] = [
     ("ringflake_filler_up", "gauge"),
 ];
 
-/// A frozen clock for the deterministic generator (2027-01-15).
+/// A frozen clock for every generator here (2027-01-15).
 const T: i64 = 1_800_000_000;
+
+/// 13 sequence bits and the default boost power: rings of 65,536 IDs, 8 seconds' worth, whatever
+/// `Layout::default()` becomes (the counts below depend on it).
+fn layout() -> Layout {
+    Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).expect("valid layout")
+}
+
+/// A lead cap no test here reaches (a century), set explicitly: they borrow up to ~170 seconds
+/// at a frozen clock. At `Fail`, so that reaching it would fail instead of waiting forever.
+const NO_LEAD_CAP: Duration = Duration::from_secs(100 * 365 * 86_400);
 
 /// How long to wait for the background filler or the reporter's thread before failing.
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -119,10 +130,11 @@ fn install_on_free_port() -> SocketAddr {
 /// The deterministic generator: frozen manual clock, filled only by `pad()` and by takes that
 /// find the ring empty.
 fn manual() -> CachedUidGenerator {
-    CachedUidGenerator::builder(Layout::default())
+    CachedUidGenerator::builder(layout())
         .worker_id(7)
         .clock(ManualClock::from_seconds(T))
         .background_filler(false)
+        .max_lead(NO_LEAD_CAP, LeadPolicy::Fail)
         .build()
         .expect("manual generator")
 }
@@ -134,8 +146,9 @@ fn take(g: &CachedUidGenerator, n: u64) {
 }
 
 /// Two rings' worth as fast as possible drain the ring: issued follows exactly (from `before`),
-/// and the ring is seen refilled. Then overload on the real clock: 20 rings (160 seconds of IDs)
-/// push the lead well past the ring's span of 8 seconds. Each seen through scrapes alone.
+/// and the ring is seen refilled. Then overload: 20 rings (160 seconds of IDs) at a frozen clock
+/// push the lead well past the ring's span of 8 seconds however long the machine takes for them.
+/// Each seen through scrapes alone.
 fn burst_then_overload(addr: SocketAddr, g: &CachedUidGenerator, generator: &str, before: u64) {
     take(g, 2 * 65_536);
     let expected = (before + 2 * 65_536) as f64;
@@ -184,8 +197,8 @@ fn exporter_tracks_generators_over_http() {
     assert_eq!(get(&text, "ringflake_filler_up", "manual"), 1.0);
     assert_eq!(get(&text, "ringflake_time_lag_seconds", "manual"), 0.0);
     let remaining = get(&text, "ringflake_time_remaining_seconds", "manual");
-    let max_delta = Layout::default().max_delta_seconds() as f64;
-    let now_delta = (T - Layout::default().epoch_seconds()) as f64;
+    let max_delta = layout().max_delta_seconds() as f64;
+    let now_delta = (T - layout().epoch_seconds()) as f64;
     assert!(
         remaining <= max_delta - now_delta && remaining > max_delta - now_delta - 60.0,
         "remaining {remaining}"
@@ -257,11 +270,14 @@ fn exporter_tracks_generators_over_http() {
     // Borrowed seconds count as used.
     assert!(get(&text, "ringflake_time_remaining_seconds", "manual") <= remaining_before - 70.0);
 
-    // --- A live generator: real clock, background filler, sampled by the reporter's thread. ---
-    let layout = Layout::default();
+    // --- A live generator: background filler, sampled by the reporter's thread. Its clock is
+    // frozen too: the overload below must borrow ahead however slowly this machine takes IDs. ---
+    let layout = layout();
     let live = Arc::new(
         CachedUidGenerator::builder(layout)
             .worker_id(8)
+            .clock(ManualClock::from_seconds(T))
+            .max_lead(NO_LEAD_CAP, LeadPolicy::Fail)
             .build()
             .expect("live generator"),
     );
@@ -319,8 +335,10 @@ fn exporter_tracks_generators_over_http() {
     drop(live_reporter);
 
     // --- A generator whose filler records its own series: no reporter thread at all. ---
-    let filled = CachedUidGenerator::builder(Layout::default())
+    let filled = CachedUidGenerator::builder(layout)
         .worker_id(9)
+        .clock(ManualClock::from_seconds(T))
+        .max_lead(NO_LEAD_CAP, LeadPolicy::Fail)
         .schedule_interval(Duration::from_millis(20))
         .metrics(GeneratorMetrics::register("filler"))
         .build()
