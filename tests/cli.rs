@@ -1031,6 +1031,7 @@ fn tcp_table() -> Vec<TcpEntry> {
 }
 
 /// Polls `done` until it holds; fails, naming `what`, after 30 s.
+#[cfg(target_os = "linux")]
 fn wait_for(what: &str, done: impl Fn() -> bool) {
     let start = Instant::now();
     while !done() {
