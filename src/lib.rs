@@ -5,6 +5,9 @@
 //!
 //! An ID is `[sign 1][delta seconds][worker id][sequence]` ([`Layout`]), bit-exact with
 //! UidGenerator for the same widths and epoch, and parsed into UidGenerator's `parseUID` string.
+//! The [README] has the whole story: the [`ringflake` command], [layouts], [how the cached generator
+//! treats time], [benchmarks], [worker ids], [databases], [monitoring] and [migrating from Java
+//! UidGenerator].
 //!
 //! ## Getting started
 //!
@@ -20,20 +23,116 @@
 //!
 //! ## Which generator
 //!
-//! - [`CachedUidGenerator`]: a background filler pre-generates IDs into a ring by borrowing
-//!   future seconds; takes cost one atomic read-modify-write. Hundreds of millions of IDs a second.
-//! - [`DefaultUidGenerator`]: one ID at a time under a mutex, at most `2^seq_bits` a second.
+//! Both make the same IDs for the same [`Layout`] and worker id; they differ in how.
+//!
+//! - [`CachedUidGenerator`]: pick this one unless you have a reason not to. A background filler
+//!   thread pre-generates IDs into a ring by borrowing future seconds; a take costs one atomic
+//!   read-modify-write, hundreds of millions of IDs a second, from any number of threads. Under
+//!   sustained demand above `2^seq_bits` IDs a second its IDs run ahead of the clock (cap it with
+//!   [`CachedBuilder::max_lead`]); it never lags more than `max_lag` behind it. Its rules are in
+//!   [how the cached generator treats time].
+//! - [`DefaultUidGenerator`]: UidGenerator's `DefaultUidGenerator`: no thread and no ring, one ID
+//!   at a time under a mutex, each carrying the second it was made in, at most `2^seq_bits` a
+//!   second (then it waits for the next second). A clock that goes backwards is refused with Java's
+//!   message or waited out ([`ClockBackwards`]). For low rates, or where IDs must never be ahead of
+//!   the clock.
+//!
+//! ```
+//! use ringflake::{CachedUidGenerator, DefaultUidGenerator, Layout};
+//!
+//! let layout = Layout::default();
+//! let cached = CachedUidGenerator::builder(layout).worker_id(1).build()?;
+//! let plain = DefaultUidGenerator::builder(layout).worker_id(2).build()?;
+//! assert_eq!(layout.parse(cached.next_id()?)?.worker_id, 1);
+//! assert_eq!(layout.parse(plain.next_id()?)?.worker_id, 2);
+//! # Ok::<(), ringflake::Error>(())
+//! ```
+//!
+//! ## Taking IDs
+//!
+//! [`CachedUidGenerator`] has four ways to take; IDs one thread takes are strictly increasing,
+//! whichever it uses.
+//!
+//! - [`next_id`](CachedUidGenerator::next_id): one ID; on an empty ring it waits for the filler
+//!   (spinning, then yielding, then sleeping).
+//! - [`next_ids`](CachedUidGenerator::next_ids): fills a slice with consecutive IDs, one atomic
+//!   claim per chunk of up to 1,024 of them: the way to take many at once.
+//! - [`next_id_async`](CachedUidGenerator::next_id_async) (feature `tokio`): for async code. On an
+//!   empty ring the task awaits the filler's notification instead of spinning, so many tasks can
+//!   wait without keeping a runtime thread busy; otherwise it is `next_id`.
+//! - [`try_next_id`](CachedUidGenerator::try_next_id): an ID only if one is ready now; never waits.
+//!
+//! ```
+//! use ringflake::{CachedUidGenerator, Layout};
+//!
+//! let generator = CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?;
+//! let mut batch = [0u64; 500];
+//! generator.next_ids(&mut batch)?;
+//! assert!(batch.windows(2).all(|w| w[0] < w[1]));
+//!
+//! # #[cfg(feature = "tokio")] {
+//! // In async code (here on a runtime of our own; in a handler, just `.await` it).
+//! let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+//! let id = runtime.block_on(generator.next_id_async())?;
+//! assert!(id > batch[499]);
+//! # }
+//! # Ok::<(), ringflake::Error>(())
+//! ```
+//!
+//! ## Worker ids
+//!
+//! Every running generator needs a worker id that no other live node holds. A
+//! [`WorkerIdAssigner`] gives each boot one, through [`CachedBuilder::worker_id_from`] (or
+//! [`DefaultBuilder::worker_id_from`]).
+//!
+//! The default source, the one the `ringflake` command uses, is [`DatabaseAssigner`] on a SQLite
+//! file ([`DatabaseAssigner::sqlite`], by default [`DEFAULT_SQLITE_PATH`], `ringflake.db`; feature
+//! `sqlite`): like UidGenerator's `DisposableWorkerIdAssigner`, each boot inserts a row into the
+//! `WORKER_NODE` table and uses its auto-increment id, so processes booting at once on one machine
+//! each get their own. With [`recycle(true)`](DatabaseAssigner::recycle) the row also holds a
+//! lease: expired ids are reused, and restarts are monotonic even after SIGKILL ([worker ids]).
+//!
+//! ```
+//! # #[cfg(feature = "sqlite")] {
+//! use ringflake::{CachedUidGenerator, DatabaseAssigner, Layout};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! // A service would use DatabaseAssigner::sqlite(ringflake::DEFAULT_SQLITE_PATH).
+//! let assigner = DatabaseAssigner::sqlite(dir.path().join("ringflake.db"))?;
+//! let first = CachedUidGenerator::builder(Layout::default()).worker_id_from(&assigner).build()?;
+//! let second = CachedUidGenerator::builder(Layout::default()).worker_id_from(&assigner).build()?;
+//! assert_eq!((first.worker_id(), second.worker_id()), (1, 2)); // a new row per boot
+//! # }
+//! # Ok::<(), ringflake::Error>(())
+//! ```
+//!
+//! The same table can live in MariaDB/MySQL (`DatabaseAssigner::mysql`, feature `mysql`) or
+//! PostgreSQL (`DatabaseAssigner::postgres`, feature `postgres`), shared with Java nodes
+//! ([databases]). Without a database: [`FixedWorkerId`] from configuration, or
+//! [`StatefulSetOrdinal`] from a Kubernetes pod name.
+//!
+//! ## Cargo features
+//!
+//! | feature | default | what it brings |
+//! |---|---|---|
+//! | `sqlite` | yes | [`DatabaseAssigner::sqlite`] and [`DEFAULT_SQLITE_PATH`]: worker ids from a SQLite file (`rusqlite` with SQLite bundled, compiled from C) |
+//! | `mysql` | no | `DatabaseAssigner::mysql` and `mysql_with`: worker ids from a MariaDB/MySQL table (the `mysql` crate, blocking, no TLS) |
+//! | `postgres` | no | `DatabaseAssigner::postgres` and `postgres_with`: worker ids from a PostgreSQL table (`tokio-postgres` on a private runtime, no TLS) |
+//! | `metrics` | yes | [`MetricsReporter`], [`GeneratorMetrics`], [`CachedBuilder::metrics`], [`install_prometheus`] and [`install_prometheus_recorder`]: Prometheus series ([monitoring]) |
+//! | `tokio` | yes | [`CachedUidGenerator::next_id_async`] |
+//! | `cli` | yes | the `ringflake` binary (HTTP service, `gen`, `parse`, `layout`, `workers`; needs `sqlite`, `metrics`, `tokio`, and brings `clap` and `hyper`) |
+//!
+//! A library that wants none of the binary's dependencies leaves the defaults out and names what
+//! it uses, e.g. `ringflake = { version = "0.1", default-features = false, features = ["sqlite",
+//! "tokio"] }`. With no feature at all the crate still has both generators, [`Layout`], [`plan`]
+//! and the assigners that need no database.
 //!
 //! ## What ringflake fixes in UidGenerator
 //!
 //! No negative IDs when the time bits run out; IDs that tell the time (no unbounded lag, bounded
 //! lead); no dropped half-seconds when the ring is full; no exception when the ring is empty; no
-//! take race; the filler thread never keeps the process alive.
-//!
-//! ## Worker ids
-//!
-//! A [`WorkerIdAssigner`] gives each boot its worker id: [`FixedWorkerId`] from configuration,
-//! [`StatefulSetOrdinal`] from a Kubernetes pod name.
+//! take race; the filler thread never keeps the process alive. Details in [how the cached
+//! generator treats time] and [migrating from Java UidGenerator].
 //!
 //! ## Monitoring (feature `metrics`, on by default)
 //!
@@ -42,20 +141,33 @@
 //! the `metrics` facade; nothing on the per-ID path calls metrics. The application installs the
 //! recorder: [`install_prometheus`] serves `/metrics` on an address, or
 //! [`install_prometheus_recorder`] leaves serving [`PrometheusHandle::render`] to its own HTTP
-//! server. The README's Monitoring section lists the series, a Grafana dashboard and alert rules.
+//! server. The README's [monitoring] section lists the series, a Grafana dashboard and alert
+//! rules.
 //!
 //! ## Planning a layout
 //!
 //! [`plan::propose`] turns a demand (IDs per second, restarts per day, years) into bit widths and
 //! tells, for any layout, how long it lasts at that rate and how fast borrowing eats its time
-//! bits ([`plan::Assessment`]); the `ringflake layout` command prints the same.
+//! bits ([`plan::Assessment`]); the `ringflake layout` command prints the same ([planning a
+//! layout], [layouts]).
 //!
 //! ## The `ringflake` command (feature `cli`, on by default)
 //!
 //! A thin binary over this library: `ringflake serve` is an HTTP ID service (`/id`,
 //! `/ids?count=N`, `/parse/{id}`, `/metrics`, `/healthz`), `gen` and `parse` print IDs and
 //! `parseUID` JSON for scripts and Java migrators, `layout` plans a layout, `workers` lists the
-//! worker table. The README's "The `ringflake` command" section documents it.
+//! worker table. The README's [`ringflake` command] section documents it.
+//!
+//! [README]: https://github.com/ringflake/ringflake#ringflake
+//! [`ringflake` command]: https://github.com/ringflake/ringflake#the-ringflake-command
+//! [layouts]: https://github.com/ringflake/ringflake#layouts
+//! [how the cached generator treats time]: https://github.com/ringflake/ringflake#how-the-cached-generator-treats-time
+//! [benchmarks]: https://github.com/ringflake/ringflake#benchmarks
+//! [worker ids]: https://github.com/ringflake/ringflake#worker-ids
+//! [databases]: https://github.com/ringflake/ringflake#databases
+//! [monitoring]: https://github.com/ringflake/ringflake#monitoring
+//! [migrating from Java UidGenerator]: https://github.com/ringflake/ringflake#migrating-from-java-uidgenerator
+//! [planning a layout]: https://github.com/ringflake/ringflake#planning-a-layout
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

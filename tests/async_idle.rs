@@ -6,12 +6,6 @@ use ringflake::{CachedUidGenerator, Layout, LeadPolicy, ManualClock};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// 13 sequence bits (8,192 IDs a second): the pre-2026 default, small enough to go through many
-/// seconds quickly. Tests that depend on the sequence width say so with this layout.
-fn layout13() -> Layout {
-    Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).unwrap()
-}
-
 /// CPU time this process has used (user + system), from /proc/self/stat, in clock ticks.
 fn cpu_ticks() -> u64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
@@ -23,9 +17,11 @@ fn cpu_ticks() -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waiting_tasks_do_not_spin() {
+    // 13 sequence bits: 8,192 IDs a second, all of them in the ring under a lead cap of 0.
+    let layout = Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).unwrap();
     let clock = ManualClock::from_seconds(1_800_000_000);
     let g = Arc::new(
-        CachedUidGenerator::builder(layout13())
+        CachedUidGenerator::builder(layout)
             .worker_id(3)
             .clock(clock.clone())
             .max_lead(Duration::from_secs(0), LeadPolicy::Wait)
@@ -42,6 +38,18 @@ async fn waiting_tasks_do_not_spin() {
             tokio::spawn(async move { g.next_id_async().await })
         })
         .collect();
+    // Measure only once every task is waiting: each counts one wait as it finds the ring empty
+    // (the runtime's threads may be slow to start them on a busy machine).
+    let started = std::time::Instant::now();
+    while g.stats().take_waits < 16 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the 16 tasks never reached the empty ring: {:?}",
+            g.stats()
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    assert_eq!(g.stats().take_waits, 16, "one wait per task");
     let before = cpu_ticks();
     tokio::time::sleep(Duration::from_millis(1000)).await;
     let used = cpu_ticks() - before;
@@ -58,6 +66,6 @@ async fn waiting_tasks_do_not_spin() {
             .expect("woken once the clock moved")
             .unwrap()
             .unwrap();
-        assert_eq!(layout13().parse(id).unwrap().unix_seconds, 1_800_000_001);
+        assert_eq!(layout.parse(id).unwrap().unix_seconds, 1_800_000_001);
     }
 }

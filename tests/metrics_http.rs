@@ -11,19 +11,14 @@ use metrics::{
 };
 use metrics_exporter_prometheus::PrometheusBuilder;
 use ringflake::{
-    CachedUidGenerator, GeneratorMetrics, Layout, ManualClock, MetricsReporter, install_prometheus,
+    CachedUidGenerator, GeneratorMetrics, Layout, LeadPolicy, ManualClock, MetricsReporter,
+    install_prometheus,
 };
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-
-/// 13 sequence bits (8,192 IDs a second): the pre-2026 default, small enough to go through many
-/// seconds quickly. Tests that depend on the sequence width say so with this layout.
-fn layout13() -> Layout {
-    Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).unwrap()
-}
 
 /// Every series the reporter exports, with its Prometheus type.
 const SERIES: [(&str, &str); 13] = [
@@ -42,8 +37,18 @@ const SERIES: [(&str, &str); 13] = [
     ("ringflake_filler_up", "gauge"),
 ];
 
-/// A frozen clock for the deterministic generator (2027-01-15).
+/// A frozen clock for every generator here (2027-01-15).
 const T: i64 = 1_800_000_000;
+
+/// 13 sequence bits and the default boost power: rings of 65,536 IDs, 8 seconds' worth, whatever
+/// `Layout::default()` becomes (the counts below depend on it).
+fn layout() -> Layout {
+    Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).expect("valid layout")
+}
+
+/// A lead cap no test here reaches (a century), set explicitly: they borrow up to ~170 seconds
+/// at a frozen clock. At `Fail`, so that reaching it would fail instead of waiting forever.
+const NO_LEAD_CAP: Duration = Duration::from_secs(100 * 365 * 86_400);
 
 /// How long to wait for the background filler or the reporter's thread before failing.
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -125,12 +130,11 @@ fn install_on_free_port() -> SocketAddr {
 /// The deterministic generator: frozen manual clock, filled only by `pad()` and by takes that
 /// find the ring empty.
 fn manual() -> CachedUidGenerator {
-    CachedUidGenerator::builder(layout13())
+    CachedUidGenerator::builder(layout())
         .worker_id(7)
-        .boost_power(0)
-        .unbounded_lead()
         .clock(ManualClock::from_seconds(T))
         .background_filler(false)
+        .max_lead(NO_LEAD_CAP, LeadPolicy::Fail)
         .build()
         .expect("manual generator")
 }
@@ -142,11 +146,12 @@ fn take(g: &CachedUidGenerator, n: u64) {
 }
 
 /// Two rings' worth as fast as possible drain the ring: issued follows exactly (from `before`),
-/// and the ring is seen refilled. Then overload on the real clock, borrowing without a cap: 20
-/// rings (20 seconds of IDs) push the lead well past 16 s. Each seen through scrapes alone.
+/// and the ring is seen refilled. Then overload: 20 rings (160 seconds of IDs) at a frozen clock
+/// push the lead well past the ring's span of 8 seconds however long the machine takes for them.
+/// Each seen through scrapes alone.
 fn burst_then_overload(addr: SocketAddr, g: &CachedUidGenerator, generator: &str, before: u64) {
-    take(g, 2 * 8_192);
-    let expected = (before + 2 * 8_192) as f64;
+    take(g, 2 * 65_536);
+    let expected = (before + 2 * 65_536) as f64;
     scrape_until(
         addr,
         "ringflake_ids_issued_total",
@@ -159,9 +164,9 @@ fn burst_then_overload(addr: SocketAddr, g: &CachedUidGenerator, generator: &str
         "ringflake_ring_available",
         generator,
         "the ring refilled",
-        |v| v >= 0.9 * 8_192.0,
+        |v| v >= 0.9 * 65_536.0,
     );
-    take(g, 20 * 8_192);
+    take(g, 20 * 65_536);
     scrape_until(
         addr,
         "ringflake_time_lead_seconds",
@@ -183,7 +188,7 @@ fn exporter_tracks_generators_over_http() {
         .expect("reporter");
     let text = scrape(addr);
     let cap = get(&text, "ringflake_ring_capacity", "manual");
-    assert_eq!(cap, 8_192.0);
+    assert_eq!(cap, 65_536.0);
     assert_eq!(get(&text, "ringflake_ring_available", "manual"), cap);
     assert_eq!(get(&text, "ringflake_ring_fill_ratio", "manual"), 1.0);
     assert_eq!(get(&text, "ringflake_ids_issued_total", "manual"), 0.0);
@@ -192,8 +197,8 @@ fn exporter_tracks_generators_over_http() {
     assert_eq!(get(&text, "ringflake_filler_up", "manual"), 1.0);
     assert_eq!(get(&text, "ringflake_time_lag_seconds", "manual"), 0.0);
     let remaining = get(&text, "ringflake_time_remaining_seconds", "manual");
-    let max_delta = layout13().max_delta_seconds() as f64;
-    let now_delta = (T - layout13().epoch_seconds()) as f64;
+    let max_delta = layout().max_delta_seconds() as f64;
+    let now_delta = (T - layout().epoch_seconds()) as f64;
     assert!(
         remaining <= max_delta - now_delta && remaining > max_delta - now_delta - 60.0,
         "remaining {remaining}"
@@ -204,13 +209,13 @@ fn exporter_tracks_generators_over_http() {
         None
     );
     // A burst drains the ring: available falls...
-    take(&g, 8_192 - 100);
+    take(&g, 65_536 - 100);
     reporter.sample();
     let text = scrape(addr);
     assert_eq!(get(&text, "ringflake_ring_available", "manual"), 100.0);
     assert_eq!(
         get(&text, "ringflake_ring_fill_ratio", "manual"),
-        100.0 / 8_192.0
+        100.0 / 65_536.0
     );
     assert_eq!(
         get(&text, "ringflake_ids_issued_total", "manual"),
@@ -251,28 +256,28 @@ fn exporter_tracks_generators_over_http() {
     let text = scrape(addr);
     assert_eq!(get(&text, "ringflake_take_waits_total", "manual"), 1.0);
 
-    // Lead rises under overload (unbounded borrowing): 100 rings' worth at a frozen clock borrow
-    // 100 seconds.
+    // Lead rises under overload: ten rings' worth at a frozen clock borrow ~80 seconds.
     let lead_before = get(&text, "ringflake_time_lead_seconds", "manual");
     let remaining_before = get(&text, "ringflake_time_remaining_seconds", "manual");
-    take(&g, 100 * 8_192);
+    take(&g, 10 * 65_536);
     reporter.sample();
     let text = scrape(addr);
     let lead = get(&text, "ringflake_time_lead_seconds", "manual");
     assert!(
         lead >= lead_before + 70.0,
-        "lead {lead_before} -> {lead} s after 100 rings at a frozen clock"
+        "lead {lead_before} -> {lead} s after 10 rings at a frozen clock"
     );
     // Borrowed seconds count as used.
     assert!(get(&text, "ringflake_time_remaining_seconds", "manual") <= remaining_before - 70.0);
 
-    // --- A live generator: real clock, background filler, sampled by the reporter's thread. ---
-    let layout = layout13();
+    // --- A live generator: background filler, sampled by the reporter's thread. Its clock is
+    // frozen too: the overload below must borrow ahead however slowly this machine takes IDs. ---
+    let layout = layout();
     let live = Arc::new(
         CachedUidGenerator::builder(layout)
             .worker_id(8)
-            .boost_power(0)
-            .unbounded_lead()
+            .clock(ManualClock::from_seconds(T))
+            .max_lead(NO_LEAD_CAP, LeadPolicy::Fail)
             .build()
             .expect("live generator"),
     );
@@ -330,10 +335,10 @@ fn exporter_tracks_generators_over_http() {
     drop(live_reporter);
 
     // --- A generator whose filler records its own series: no reporter thread at all. ---
-    let filled = CachedUidGenerator::builder(layout13())
+    let filled = CachedUidGenerator::builder(layout)
         .worker_id(9)
-        .boost_power(0)
-        .unbounded_lead()
+        .clock(ManualClock::from_seconds(T))
+        .max_lead(NO_LEAD_CAP, LeadPolicy::Fail)
         .schedule_interval(Duration::from_millis(20))
         .record_stats(GeneratorMetrics::register("filler"))
         .build()
@@ -342,7 +347,7 @@ fn exporter_tracks_generators_over_http() {
         v == 9.0
     });
     assert_eq!(get(&text, "ringflake_filler_up", "filler"), 1.0);
-    assert_eq!(get(&text, "ringflake_ring_capacity", "filler"), 8_192.0);
+    assert_eq!(get(&text, "ringflake_ring_capacity", "filler"), 65_536.0);
     // With no reporter, the filler's own rounds record all of it.
     burst_then_overload(addr, &filled, "filler", 0);
     // The filler's last record, as its thread ends: filler_up 0 and the final count.

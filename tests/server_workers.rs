@@ -5,8 +5,11 @@
 //!
 //! The servers come from `RINGFLAKE_MYSQL_URL` and `RINGFLAKE_POSTGRES_URL` (`.ci/run` starts
 //! throw-away ones and sets both). These tests DROP and recreate `WORKER_NODE` in those
-//! databases: point them at a throw-away database only. Without a URL a test prints why it is
-//! skipped and passes, unless `CI` is set: CI must never skip silently, so there it fails.
+//! databases: point them at a throw-away database only. The tests that need a server are
+//! `#[ignore]`d, so that a plain `cargo test` reports them as ignored (with the variable they
+//! need) rather than as passed; run them with `cargo test --all-features -- --include-ignored`.
+//! Run so without their URL, they fail, naming it: a test never passes without checking.
+//! (`unreachable_host_names_host_and_cause` needs no server and always runs.)
 //!
 //! Tests of one server share its table, so they run one at a time (a lock per server).
 #![cfg(any(feature = "mysql", feature = "postgres"))]
@@ -24,17 +27,16 @@ fn small_layout() -> Layout {
     Layout::new(40, 3, 20, ringflake::DEFAULT_EPOCH_SECONDS).unwrap()
 }
 
-/// The URL in `var`; `None` (after saying so) when unset outside CI; a failure when unset in CI.
-fn server_url(var: &str) -> Option<String> {
+/// The URL in `var`; a failure naming the variable when it is unset or empty.
+fn server_url(var: &str) -> String {
     match std::env::var(var) {
-        Ok(url) if !url.trim().is_empty() => Some(url),
-        _ if std::env::var_os("CI").is_some() => panic!(
-            "{var} not set, and CI is: CI must run the server tests (.ci/run starts the servers and sets it)"
+        Ok(url) if !url.trim().is_empty() => url,
+        _ => panic!(
+            "{var} is not set: this test needs a real server, and drops and recreates WORKER_NODE \
+             in the database the URL names (give it a throw-away one); `bash .ci/run` starts \
+             throw-away MariaDB and PostgreSQL servers and sets RINGFLAKE_MYSQL_URL and \
+             RINGFLAKE_POSTGRES_URL"
         ),
-        _ => {
-            eprintln!("skipped: {var} not set (start a server; see .ci/run)");
-            None
-        }
     }
 }
 
@@ -250,20 +252,18 @@ CREATED TIMESTAMP NOT NULL
     }
 }
 
-/// Takes the server's lock and drops its table; `None` when the test is skipped.
-fn fresh<S: Server>() -> Option<(MutexGuard<'static, ()>, String)> {
-    let url = server_url(S::VAR)?;
+/// Takes the server's lock and drops its table.
+fn fresh<S: Server>() -> (MutexGuard<'static, ()>, String) {
+    let url = server_url(S::VAR);
     let guard = S::lock();
     S::exec(&url, "DROP TABLE IF EXISTS WORKER_NODE");
-    Some((guard, url))
+    (guard, url)
 }
 
 /// Eight threads, each with its own assigner and connection, boot at once on a missing table
 /// (each creating it if needed): eight distinct ids, eight rows.
 fn eight_concurrent_boots<S: Server>() {
-    let Some((_guard, url)) = fresh::<S>() else {
-        return;
-    };
+    let (_guard, url) = fresh::<S>();
     let barrier = Barrier::new(8);
     let ids: Vec<u64> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..8)
@@ -291,9 +291,7 @@ fn eight_concurrent_boots<S: Server>() {
 /// The table from schema/ is Java's plus LEASE_UNTIL; Java's own INSERT works on it; a row
 /// ringflake wrote has every column Java reads.
 fn java_compatible_rows<S: Server>() {
-    let Some((_guard, url)) = fresh::<S>() else {
-        return;
-    };
+    let (_guard, url) = fresh::<S>();
     let assigner = S::assigner(&url, true).unwrap();
     let id = assigner.assign_worker_id(&Layout::default()).unwrap();
     let columns = S::columns(&url);
@@ -352,9 +350,7 @@ fn java_compatible_rows<S: Server>() {
 
 /// With 3 worker bits the eighth boot's id 8 is refused, as Java does, and its row removed.
 fn id_beyond_the_max<S: Server>() {
-    let Some((_guard, url)) = fresh::<S>() else {
-        return;
-    };
+    let (_guard, url) = fresh::<S>();
     let layout = small_layout();
     let assigner = S::assigner(&url, true).unwrap();
     for expected in 1..=7 {
@@ -387,9 +383,7 @@ struct Run {
 /// assignment and drop its lease without releasing it (as a killed node leaves it). Every boot
 /// gets an id, ids are reused, and one id's holders never overlap in seconds.
 fn recycling_with_leases<S: Server>() {
-    let Some((_guard, url)) = fresh::<S>() else {
-        return;
-    };
+    let (_guard, url) = fresh::<S>();
     let layout = small_layout();
     let assigner = S::assigner(&url, true)
         .unwrap()
@@ -507,9 +501,7 @@ fn unreachable_host<S: Server>(url: &str) {
 
 /// A wrong password fails at once (no retries) with the server's reason, never the password.
 fn wrong_password<S: Server>() {
-    let Some(url) = server_url(S::VAR) else {
-        return;
-    };
+    let url = server_url(S::VAR);
     let _guard = S::lock();
     let bad = with_password(&url, "wrong-pw-5f3a");
     let assigner = S::assigner(&bad, true)
@@ -540,9 +532,7 @@ fn wrong_password<S: Server>() {
 /// A missing table without create_table names the schema file; Java's table without
 /// ringflake's column gets the ALTER to apply; after it, boots work.
 fn missing_table<S: Server>() {
-    let Some((_guard, url)) = fresh::<S>() else {
-        return;
-    };
+    let (_guard, url) = fresh::<S>();
     let assigner = S::assigner(&url, false)
         .unwrap()
         .retry_for(Duration::from_secs(20));
@@ -777,9 +767,7 @@ fn is_transient(err: &Error) -> bool {
 /// transient error within the assigner's timeout, a boot within its retry time, and once the
 /// server answers again the next extension reconnects and lands.
 fn hung_server<S: Server>() {
-    let Some((_guard, url)) = fresh::<S>() else {
-        return;
-    };
+    let (_guard, url) = fresh::<S>();
     let (proxy, proxied) = behind_proxy::<S>(&url);
     let timeout = Duration::from_millis(1500);
     let assigner = S::assigner(&proxied, false)
@@ -844,9 +832,7 @@ fn hung_server<S: Server>() {
 /// fresh connection, misses its compare-and-set, finds the row holding the value it tried under
 /// this boot's HOST_NAME and PORT, and continues from it instead of giving the lease up.
 fn lost_reply<S: Server>() {
-    let Some((_guard, url)) = fresh::<S>() else {
-        return;
-    };
+    let (_guard, url) = fresh::<S>();
     let (proxy, proxied) = behind_proxy::<S>(&url);
     let timeout = Duration::from_millis(1500);
     let assigner = S::assigner(&proxied, false)
@@ -876,9 +862,7 @@ fn lost_reply<S: Server>() {
 /// Tokio runtime, and may drop its assigner there: neither panics, whatever the driver uses
 /// underneath.
 fn inside_a_tokio_runtime<S: Server>() {
-    let Some((_guard, url)) = fresh::<S>() else {
-        return;
-    };
+    let (_guard, url) = fresh::<S>();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -901,26 +885,39 @@ fn inside_a_tokio_runtime<S: Server>() {
 }
 
 macro_rules! server_tests {
-    ($feature:literal, $module:ident, $server:ty, $unreachable:literal) => {
+    ($feature:literal, $module:ident, $server:ty, $needs:literal, $unreachable:literal) => {
         #[cfg(feature = $feature)]
         mod $module {
             use super::*;
 
-            server_tests!(@each $server;
+            // Against the real server: ignored unless asked for, failing without its URL.
+            server_tests!(@each $server; #[ignore = $needs];
                 eight_concurrent_boots_get_distinct_ids => eight_concurrent_boots(),
                 java_insert_and_rows_are_compatible => java_compatible_rows(),
                 id_beyond_the_max_leaves_no_row => id_beyond_the_max(),
                 recycling_with_leases_never_overlaps => recycling_with_leases(),
-                unreachable_host_names_host_and_cause => unreachable_host($unreachable),
                 wrong_password_is_clear_and_secret => wrong_password(),
                 missing_table_names_the_schema_file => missing_table(),
                 hung_server_costs_one_timeout => hung_server(),
                 lost_reply_to_an_extension_is_recovered => lost_reply(),
                 works_inside_a_tokio_runtime => inside_a_tokio_runtime(),
             );
+            // No server needed (a closed port on this machine): always run.
+            server_tests!(@each $server;
+                unreachable_host_names_host_and_cause => unreachable_host($unreachable),
+            );
         }
     };
-    // One #[test] per generic test function, for one server.
+    // One #[test] per generic test function, for one server, each with the attribute given.
+    (@each $server:ty; #[$attr:meta]; $($name:ident => $test:ident($($arg:expr)?)),* $(,)?) => {
+        $(
+            #[test]
+            #[$attr]
+            fn $name() {
+                $test::<$server>($($arg)?);
+            }
+        )*
+    };
     (@each $server:ty; $($name:ident => $test:ident($($arg:expr)?)),* $(,)?) => {
         $(
             #[test]
@@ -935,11 +932,13 @@ server_tests!(
     "mysql",
     mysql_server,
     Mysql,
+    "needs RINGFLAKE_MYSQL_URL (a MariaDB/MySQL server; .ci/run starts one)",
     "mysql://ringflake:unreachable-pw-41@127.0.0.1:1/ringflake"
 );
 server_tests!(
     "postgres",
     postgres_server,
     Postgres,
+    "needs RINGFLAKE_POSTGRES_URL (a PostgreSQL server; .ci/run starts one)",
     "postgres://ringflake:unreachable-pw-41@127.0.0.1:1/ringflake"
 );

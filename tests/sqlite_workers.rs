@@ -3,7 +3,10 @@
 //!
 //! Child processes are this test binary run again with `RF_CHILD` set: see `child_process`.
 
-use ringflake::{CachedUidGenerator, DatabaseAssigner, Error, Layout, WorkerIdAssigner};
+use ringflake::{
+    CachedUidGenerator, Clock, DatabaseAssigner, Error, Layout, LeadPolicy, ManualClock,
+    SystemClock, WorkerIdAssigner,
+};
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -21,7 +24,9 @@ fn layout_from_env() -> Layout {
 }
 
 /// The child side: boot a generator from the SQLite file in RF_DB, take RF_TAKE IDs, write them
-/// to RF_OUT, report on stdout, then exit cleanly or (RF_HANG) wait to be killed.
+/// to RF_OUT, report on stdout, then exit cleanly or (RF_HANG) wait to be killed. RF_FROZEN_CLOCK
+/// stops the generator's clock at the second it boots (its takes then borrow ahead however fast
+/// they are); RF_MAX_LEAD sets a lead cap in seconds (policy `Fail`).
 #[test]
 fn child_process() {
     let Ok(db) = std::env::var("RF_CHILD") else {
@@ -35,11 +40,17 @@ fn child_process() {
         .recycle(recycle)
         .lease_window(Duration::from_secs(window))
         .retry_for(Duration::from_secs(60));
-    let g = CachedUidGenerator::builder(layout)
+    let mut builder = CachedUidGenerator::builder(layout)
         .worker_id_from(&assigner)
-        .boost_power(0)
-        .build()
-        .unwrap();
+        .boost_power(0);
+    if std::env::var("RF_FROZEN_CLOCK").is_ok() {
+        builder = builder.clock(ManualClock::from_seconds(SystemClock.now_seconds()));
+    }
+    if let Ok(lead) = std::env::var("RF_MAX_LEAD") {
+        let lead = Duration::from_secs(lead.parse().unwrap());
+        builder = builder.max_lead(lead, LeadPolicy::Fail);
+    }
+    let g = builder.build().unwrap();
     println!("RF worker {}", g.worker_id());
     let take: usize = std::env::var("RF_TAKE").map_or(0, |t| t.parse().unwrap());
     let mut ids = vec![0u64; take];
@@ -304,16 +315,31 @@ fn recycling_fifty_boots_with_kills() {
 fn monotonic_restart_after_sigkill() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("w.db");
+    // 13 sequence bits and a frozen clock: the 3,000,000 IDs are 367 seconds' worth, so the
+    // first run ends 366 s ahead of its clock by construction, not because this machine took
+    // them faster than 8,192 a second. No lead cap it could reach.
+    let layout = Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).unwrap();
+    fn envs<'a>(extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, String)> {
+        [
+            ("RF_LAYOUT", "30,20,13"),
+            ("RF_MAX_LEAD", "3600"),
+            ("RF_RECYCLE", "1"),
+        ]
+        .iter()
+        .chain(extra)
+        .map(|&(k, v)| (k, v.to_string()))
+        .collect()
+    }
     let mut first = spawn_child(
         &db,
-        &[
-            ("RF_RECYCLE", "1".into()),
-            ("RF_TAKE", "3000000".into()),
-            ("RF_HANG", "1".into()),
-        ],
+        &envs(&[
+            ("RF_FROZEN_CLOCK", "1"),
+            ("RF_TAKE", "3000000"),
+            ("RF_HANG", "1"),
+        ]),
     );
     let (w1, max1) = read_report(&mut first);
-    let parsed = Layout::default().parse(max1).unwrap();
+    let parsed = layout.parse(max1).unwrap();
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -324,14 +350,8 @@ fn monotonic_restart_after_sigkill() {
     );
     first.kill().unwrap();
     first.wait().unwrap();
-    let mut second = spawn_child(
-        &db,
-        &[
-            ("RF_RECYCLE", "1".into()),
-            ("RF_TAKE", "10".into()),
-            ("RF_OUT", dir.path().join("second").display().to_string()),
-        ],
-    );
+    let out = dir.path().join("second").display().to_string();
+    let mut second = spawn_child(&db, &envs(&[("RF_TAKE", "10"), ("RF_OUT", &out)]));
     let (w2, _) = read_report(&mut second);
     assert!(second.wait().unwrap().success());
     assert_ne!(w1, w2);

@@ -1,13 +1,8 @@
 //! Stress: many consumer threads, real clock, background filler. Every ID unique, every thread's
 //! IDs strictly increasing.
 
-use ringflake::{CachedUidGenerator, DefaultUidGenerator, Layout};
-
-/// 13 sequence bits (8,192 IDs a second): the pre-2026 default, small enough to go through many
-/// seconds quickly. Tests that depend on the sequence width say so with this layout.
-fn layout13() -> Layout {
-    Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).unwrap()
-}
+use ringflake::{CachedUidGenerator, DefaultUidGenerator, Layout, LeadPolicy, ManualClock};
+use std::time::Duration;
 
 const TOTAL: usize = if cfg!(debug_assertions) {
     10_000_000
@@ -16,8 +11,7 @@ const TOTAL: usize = if cfg!(debug_assertions) {
 };
 
 fn run(threads: usize, mode: usize) {
-    let g = CachedUidGenerator::builder(layout13())
-        .unbounded_lead()
+    let g = CachedUidGenerator::builder(Layout::default())
         .worker_id(11)
         .build()
         .unwrap();
@@ -122,7 +116,7 @@ fn default_generator_threads_unique() {
 /// third that replaces a dropped one) on one thread never hands out another generator's IDs.
 #[test]
 fn interleaved_generators_on_one_thread() {
-    let layout = layout13();
+    let layout = Layout::default();
     let build = |w| {
         CachedUidGenerator::builder(layout)
             .worker_id(w)
@@ -151,15 +145,26 @@ fn interleaved_generators_on_one_thread() {
 }
 
 /// Batch takes larger than the ring, with the filler running: nothing is lapped or wasted, so
-/// `issued` counts exactly the IDs taken and the lead stays what the demand requires.
+/// `issued` counts exactly the IDs taken and the lead stays what the demand requires. The clock
+/// is frozen, so neither depends on how fast the machine takes them: no ID goes stale (nothing is
+/// discarded for age), and the lead is the demand's alone.
 #[test]
 fn large_batches_waste_nothing() {
-    let g = CachedUidGenerator::builder(layout13())
-        .unbounded_lead()
-        .worker_id(4)
-        .build()
-        .unwrap();
+    let clock = ManualClock::from_seconds(ringflake::DEFAULT_EPOCH_SECONDS + 100_000_000);
+    let g = CachedUidGenerator::builder(
+        // 13 sequence bits and boost power 3: a ring of 65,536 IDs, 8 seconds' worth.
+        Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).unwrap(),
+    )
+    .worker_id(4)
+    .clock(clock)
+    .boost_power(3)
+    // No cap this test could reach (at Fail, so that reaching it fails instead of waiting for a
+    // clock that never moves).
+    .max_lead(Duration::from_secs(100 * 365 * 86_400), LeadPolicy::Fail)
+    .build()
+    .unwrap();
     let cap = g.stats().capacity as usize;
+    assert_eq!(cap, 65_536);
     let mut buf = vec![0u64; cap];
     let mut last = 0;
     for _ in 0..5 {
@@ -170,6 +175,7 @@ fn large_batches_waste_nothing() {
     let s = g.stats();
     assert_eq!(s.issued, 5 * cap as u64, "{s:?}");
     assert_eq!(s.discarded, 0, "{s:?}");
-    // 5 rings of 8 s each were needed; the ring's own span adds at most 8 more.
-    assert!(s.lead_seconds <= 5 * 8 + 8, "{s:?}");
+    // 5 rings of 8 s each were taken at a frozen clock (seconds 0..=39 ahead of it); the ring's
+    // own span adds at most 8 more.
+    assert!((5 * 8 - 1..=5 * 8 + 8).contains(&s.lead_seconds), "{s:?}");
 }

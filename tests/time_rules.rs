@@ -5,26 +5,31 @@ use ringflake::{CachedUidGenerator, Error, Layout, LeadPolicy, ManualClock};
 use std::collections::HashSet;
 use std::time::Duration;
 
-/// 13 sequence bits (8,192 IDs a second): the pre-2026 default, small enough to go through many
-/// seconds quickly. Tests that depend on the sequence width say so with this layout.
-fn layout13() -> Layout {
-    Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).unwrap()
-}
-
 const T: i64 = 1_800_000_000;
 
+/// 13 sequence bits (8,192 IDs a second; a ring of 65,536 by default), whatever
+/// `Layout::default()` becomes: the counts below depend on it.
+fn layout() -> Layout {
+    Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).expect("valid layout")
+}
+
+/// A lead cap no test here reaches (a century), set explicitly: these tests borrow tens of
+/// seconds at a frozen clock and must not depend on the default cap. At `Fail`, so that a test
+/// that did reach it would fail rather than wait forever for a clock that never moves.
+const NO_LEAD_CAP: Duration = Duration::from_secs(100 * 365 * 86_400);
+
 fn manual(clock: &ManualClock) -> CachedUidGenerator {
-    CachedUidGenerator::builder(layout13())
+    CachedUidGenerator::builder(layout())
         .worker_id(7)
         .clock(clock.clone())
         .background_filler(false)
-        .unbounded_lead()
+        .max_lead(NO_LEAD_CAP, LeadPolicy::Fail)
         .build()
         .expect("valid generator")
 }
 
 fn second_of(id: u64) -> i64 {
-    layout13().parse(id).expect("positive id").unix_seconds
+    layout().parse(id).expect("positive id").unix_seconds
 }
 
 /// Rule 1: under low load the IDs carry the current second, however long the pause.
@@ -49,7 +54,7 @@ fn overload_lead_grows_then_returns() {
     let clock = ManualClock::from_seconds(T);
     let g = manual(&clock);
     let cap = g.stats().capacity;
-    let span = cap / (layout13().max_sequence() + 1);
+    let span = cap / (layout().max_sequence() + 1);
     let mut last = 0;
     for _ in 0..10 * cap {
         let id = g.next_id().unwrap();
@@ -84,7 +89,7 @@ fn overload_lead_grows_then_returns() {
 fn full_ring_keeps_the_rest_of_the_second() {
     let clock = ManualClock::from_seconds(T);
     let g = manual(&clock);
-    let layout = layout13();
+    let layout = layout();
     let mut ids = Vec::new();
     for round in 0..300 {
         for _ in 0..(97 + round % 13) {
@@ -110,7 +115,7 @@ fn full_ring_keeps_the_rest_of_the_second() {
 #[test]
 fn stale_ids_are_discarded() {
     let clock = ManualClock::from_seconds(T);
-    let g = CachedUidGenerator::builder(layout13())
+    let g = CachedUidGenerator::builder(layout())
         .worker_id(7)
         .clock(clock.clone())
         .background_filler(false)
@@ -163,7 +168,7 @@ fn clock_backwards_an_hour() {
 #[test]
 fn lead_cap_fail_then_recover() {
     let clock = ManualClock::from_seconds(T);
-    let g = CachedUidGenerator::builder(layout13())
+    let g = CachedUidGenerator::builder(layout())
         .worker_id(7)
         .clock(clock.clone())
         .background_filler(false)
@@ -208,7 +213,7 @@ fn clock_seconds(c: &ManualClock) -> i64 {
 #[test]
 fn lead_cap_wait_blocks_until_the_clock_moves() {
     let clock = ManualClock::from_seconds(T);
-    let g = CachedUidGenerator::builder(layout13())
+    let g = CachedUidGenerator::builder(layout())
         .worker_id(7)
         .clock(clock.clone())
         .max_lead(Duration::from_secs(1), LeadPolicy::Wait)
@@ -217,17 +222,30 @@ fn lead_cap_wait_blocks_until_the_clock_moves() {
     for _ in 0..2 * 8192 {
         g.next_id().unwrap();
     }
-    let mover = {
-        let clock = clock.clone();
-        std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(
+        g.stats().take_waits,
+        0,
+        "seconds T and T+1 were in the ring"
+    );
+    // The clock moves only once the take is seen waiting at the cap (not after a guessed delay,
+    // which a slow take could miss, finding the ring refilled and never waiting).
+    let id = std::thread::scope(|s| {
+        s.spawn(|| {
+            let started = std::time::Instant::now();
+            while g.stats().take_waits == 0 {
+                assert!(
+                    started.elapsed() < Duration::from_secs(30),
+                    "the take never waited"
+                );
+                std::thread::yield_now();
+            }
+            assert!(g.try_next_id().is_none(), "nothing past the cap");
             clock.advance_seconds(1);
-        })
-    };
-    let id = g.next_id().expect("waits, then succeeds");
-    mover.join().unwrap();
+        });
+        g.next_id().expect("waits, then succeeds")
+    });
     assert_eq!(second_of(id), T + 2);
-    assert!(g.stats().take_waits >= 1);
+    assert_eq!(g.stats().take_waits, 1);
 }
 
 /// Rule 5: when the time bits run out, takes fail; no negative or wrapped ID is ever returned.
@@ -240,6 +258,7 @@ fn exhaustion_is_an_error_not_a_negative_id() {
         .worker_id(5)
         .clock(clock.clone())
         .background_filler(false)
+        .max_lead(NO_LEAD_CAP, LeadPolicy::Fail)
         .build()
         .unwrap();
     let mut n = 0u64;
@@ -279,7 +298,7 @@ fn exhaustion_is_an_error_not_a_negative_id() {
 /// Bad settings are typed errors naming the value and the limit.
 #[test]
 fn bad_config_is_refused() {
-    let b = || CachedUidGenerator::builder(layout13()).worker_id(1);
+    let b = || CachedUidGenerator::builder(layout()).worker_id(1);
     let msg = |r: Result<CachedUidGenerator, Error>| r.unwrap_err().to_string();
     assert!(msg(b().boost_power(16).build()).contains("boost_power 16"));
     assert!(msg(b().padding_factor(101).build()).contains("0..=100"));
