@@ -24,8 +24,6 @@ const TAKE_SAMPLES: usize = 20;
 /// TAKE_SAMPLES` (0.4 s), i.e. millions of IDs even at 10 M IDs/s, and the bench takes over
 /// 100 M IDs in all at any rate above 12.5 M IDs/s.
 const TAKE_MEASURE: Duration = Duration::from_secs(8);
-/// The ring of `CachedUidGenerator::builder(Layout::default())` (2^13 << 3 slots).
-const RING_CAPACITY: usize = 65_536;
 
 /// The `iters` criterion asked of one bench (warm-up calls first, then one call per sample).
 #[derive(Default)]
@@ -51,9 +49,16 @@ impl Tally {
     }
 }
 
+/// The size of the `arrayqueue-pop` floor's queue: the old default ring (2^13 << 3 slots).
+const RING_CAPACITY: usize = 65_536;
+
+/// The `take` benches measure the take path, not the clock: they borrow without a cap (Java's
+/// behaviour, `unbounded_lead`), since a flat-out consumer at the default 10 s cap would spend
+/// the run waiting for the clock. The `bounded` group measures the default configuration.
 fn cached() -> CachedUidGenerator {
     CachedUidGenerator::builder(Layout::default())
         .worker_id(1)
+        .unbounded_lead()
         .build()
         .expect("build CachedUidGenerator")
 }
@@ -356,5 +361,57 @@ fn peers(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, take, take_with_exporter, default, floor, peers);
+/// The default configuration (bounded lead, 10 s) under a flat-out consumer: first the burst it
+/// absorbs without waiting (measured: IDs taken before the first take that waits more than 1 ms),
+/// then the sustained rate once the lead sits at the cap, which is `2^seq_bits` IDs a second.
+fn bounded(c: &mut Criterion) {
+    {
+        let g = CachedUidGenerator::builder(Layout::default())
+            .worker_id(1)
+            .build()
+            .expect("build CachedUidGenerator");
+        let start = Instant::now();
+        let mut burst = 0u64;
+        loop {
+            let t = Instant::now();
+            black_box(g.next_id().expect("next_id"));
+            if t.elapsed() > Duration::from_millis(1) {
+                break;
+            }
+            burst += 1;
+        }
+        eprintln!(
+            "bounded/burst: {burst} IDs without waiting in {:?} (max_batch {:?}); {}",
+            start.elapsed(),
+            g.max_batch(),
+            stats_line(&g)
+        );
+    }
+    let mut group = c.benchmark_group("bounded");
+    group
+        .sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        // Past the burst (10 s of borrowing at most) before measuring.
+        .warm_up_time(Duration::from_secs(15))
+        .measurement_time(Duration::from_secs(10));
+    group.throughput(Throughput::Elements(1));
+    let g = CachedUidGenerator::builder(Layout::default())
+        .worker_id(1)
+        .build()
+        .expect("build CachedUidGenerator");
+    let mut tally = Tally::default();
+    group.bench_function("sustained-1-thread", |b| take_one_thread(b, &g, &mut tally));
+    tally.report("bounded/sustained-1-thread", 1, 10, &stats_line(&g));
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    take,
+    take_with_exporter,
+    bounded,
+    default,
+    floor,
+    peers
+);
 criterion_main!(benches);

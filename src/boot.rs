@@ -26,22 +26,35 @@ impl Boot {
         layout: &Layout,
         clock: &Arc<dyn Clock>,
         state: Option<&ReachFile>,
+        max_lead: Option<u64>,
     ) -> Result<Boot, Error> {
         let assignment = assignment?;
         let worker_id = crate::worker::check_fits(assignment.worker_id, layout)?;
-        layout.check_alive_at(clock.now_seconds())?;
-        // Above the assignment's floor and above whatever an earlier run recorded locally.
+        let now = clock.now_seconds();
+        layout.check_alive_at(now)?;
+        // Above the assignment's floor and above whatever an earlier run recorded locally, both
+        // exactly (uniqueness); above the host's earlier rows within the lead cap (ordering).
         let recorded = match state {
             Some(file) => file.read()?,
             None => None,
         };
-        let floor = assignment.not_before.max(recorded).map_or(0, |s| {
-            s.saturating_add(1)
-                .saturating_sub(layout.epoch_seconds())
-                .max(0) as u64
-        });
+        let order = match max_lead {
+            Some(lead) => assignment
+                .order_floor
+                .map(|f| f.min(now.saturating_add(lead as i64))),
+            None => assignment.order_floor,
+        };
+        let floor = assignment
+            .not_before
+            .max(recorded)
+            .max(order)
+            .map_or(0, |s| {
+                s.saturating_add(1)
+                    .saturating_sub(layout.epoch_seconds())
+                    .max(0) as u64
+            });
         let keeper = match assignment.lease {
-            Some(lease) => Some(Keeper::start(lease, Arc::clone(clock))?),
+            Some(lease) => Some(Keeper::start(lease, Arc::clone(clock), max_lead)?),
             None => None,
         };
         Ok(Boot {

@@ -176,7 +176,7 @@ impl DefaultBuilder {
             worker_id,
             floor,
             keeper,
-        } = Boot::start(self.assignment, &self.layout, &self.clock, None)?;
+        } = Boot::start(self.assignment, &self.layout, &self.clock, None, Some(0))?;
         Ok(DefaultUidGenerator {
             keeper,
             layout: self.layout,

@@ -127,7 +127,10 @@ PRIMARY KEY(ID)
     }
 
     fn assigner(url: &str, create_table: bool) -> Result<DatabaseAssigner, Error> {
-        DatabaseAssigner::mysql_with(url, create_table)
+        // Java's behaviour unless a test asks for recycling (the library's default).
+        Ok(DatabaseAssigner::mysql(url)?
+            .create_table(create_table)
+            .recycle(false))
     }
 
     fn exec(url: &str, sql: &str) {
@@ -206,7 +209,10 @@ CREATED TIMESTAMP NOT NULL
     }
 
     fn assigner(url: &str, create_table: bool) -> Result<DatabaseAssigner, Error> {
-        DatabaseAssigner::postgres_with(url, create_table)
+        // Java's behaviour unless a test asks for recycling (the library's default).
+        Ok(DatabaseAssigner::postgres(url)?
+            .create_table(create_table)
+            .recycle(false))
     }
 
     fn exec(url: &str, sql: &str) {

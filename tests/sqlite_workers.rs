@@ -142,7 +142,8 @@ fn id_beyond_the_max_leaves_no_row() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("w.db");
     let layout = Layout::new(40, 3, 20, ringflake::DEFAULT_EPOCH_SECONDS).unwrap();
-    let a = DatabaseAssigner::sqlite(&db).unwrap();
+    // Java's behaviour: never reuse an id.
+    let a = DatabaseAssigner::sqlite(&db).unwrap().recycle(false);
     for expected in 1..=7 {
         assert_eq!(a.assign_worker_id(&layout).unwrap(), expected);
     }

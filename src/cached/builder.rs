@@ -182,8 +182,10 @@ impl CachedBuilder {
         self
     }
 
-    /// IDs that waited in the ring longer than this are discarded, never handed out (default
-    /// 5 s, at least 1 s).
+    /// IDs more than this behind the clock are discarded, never handed out (default 1 s, at
+    /// least 1 s): at light load the ring holds one second's IDs, and those left when the clock
+    /// moves on are dropped within `schedule_interval`, so IDs tell the time within a second.
+    /// A longer `max_lag` keeps them longer (fewer discarded, older seconds in IDs).
     ///
     /// ```
     /// use std::time::Duration;
@@ -384,6 +386,7 @@ impl CachedBuilder {
             &layout,
             &self.clock,
             reach.as_ref().map(|r| &r.file),
+            max_lead.map(|(lead, _)| lead),
         )?;
         let capacity = 1u64 << (layout.seq_bits() + self.boost_power);
         // Chunks of up to 1024 IDs, and at least two chunks in the ring.
@@ -443,7 +446,7 @@ impl CachedBuilder {
 
 impl CachedUidGenerator {
     /// Starts configuring a generator for `layout`. Defaults: system clock, boost power 3,
-    /// padding factor 50, `max_lag` 5 s, `max_lead` 10 s with [`LeadPolicy::Wait`], no state
+    /// padding factor 50, `max_lag` 1 s, `max_lead` 10 s with [`LeadPolicy::Wait`], no state
     /// file, a background filler. A worker id is required.
     ///
     /// ```
@@ -460,7 +463,7 @@ impl CachedUidGenerator {
             boost_power: 3,
             padding_factor: 50,
             schedule_interval: Duration::from_millis(250),
-            max_lag: Duration::from_secs(5),
+            max_lag: Duration::from_secs(1),
             max_lead: Some((DEFAULT_MAX_LEAD, LeadPolicy::Wait)),
             state_file: None,
             background: true,

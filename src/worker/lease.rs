@@ -124,6 +124,8 @@ pub(crate) struct KeeperShared {
     hits: AtomicU32,
     shutdown: AtomicBool,
     window: i64,
+    /// The generator's lead cap, in seconds, if it has one.
+    max_lead: Option<u64>,
     renew: Duration,
     thread: Mutex<Option<std::thread::Thread>>,
 }
@@ -173,11 +175,12 @@ impl KeeperShared {
 
     fn extend_once(&self) {
         let hits = self.hits.swap(0, Ordering::Relaxed).min(12);
-        let base = self
-            .clock
-            .now_seconds()
-            .max(self.used.load(Ordering::Relaxed));
-        let target = base.saturating_add(self.window << hits);
+        let now = self.clock.now_seconds();
+        let base = now.max(self.used.load(Ordering::Relaxed));
+        let mut target = base.saturating_add(self.window << hits);
+        if let Some(lead) = self.max_lead {
+            target = target.min(now.saturating_add(lead as i64).saturating_add(self.window));
+        }
         if target <= self.horizon() {
             return;
         }
@@ -204,7 +207,13 @@ impl fmt::Debug for Keeper {
 }
 
 impl Keeper {
-    pub(crate) fn start(lease: Box<dyn Lease>, clock: Arc<dyn Clock>) -> Result<Keeper, Error> {
+    /// Starts keeping `lease` extended. With a lead cap (`max_lead` seconds), extensions never
+    /// reach further than `max_lead + window` past the clock, whatever the load.
+    pub(crate) fn start(
+        lease: Box<dyn Lease>,
+        clock: Arc<dyn Clock>,
+        max_lead: Option<u64>,
+    ) -> Result<Keeper, Error> {
         let horizon = lease.until();
         let window = lease.window();
         // Renew three times per window (at most every second), so one lost update is harmless.
@@ -219,6 +228,7 @@ impl Keeper {
             hits: AtomicU32::new(0),
             shutdown: AtomicBool::new(false),
             window: window.max(1),
+            max_lead,
             renew,
             thread: Mutex::new(None),
         });

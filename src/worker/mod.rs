@@ -88,15 +88,20 @@ pub trait WorkerIdAssigner {
 /// ```
 /// use ringflake::Assignment;
 /// let a = Assignment::fixed(4);
-/// assert_eq!((a.worker_id, a.not_before, a.lease.is_none()), (4, None, true));
+/// assert_eq!((a.worker_id, a.not_before, a.order_floor, a.lease.is_none()), (4, None, None, true));
 /// ```
 #[derive(Debug)]
 pub struct Assignment {
     /// The worker id.
     pub worker_id: u64,
-    /// IDs of this boot must carry seconds strictly after this unix second: the lease of this
-    /// host's previous run (monotonic restarts) or of the recycled id's previous holder.
+    /// IDs of this boot must carry seconds strictly after this unix second: everything the
+    /// recycled id's previous holder may have used (its lease). Uniqueness depends on it.
     pub not_before: Option<i64>,
+    /// IDs of this boot should carry seconds after this unix second, so that restarts on a host
+    /// are monotonic: the newest lease of this host's earlier rows. Ordering only (the worker id
+    /// is a new one): a generator honours it within its lead cap and never starts further than
+    /// `max_lead` ahead of the clock for it.
+    pub order_floor: Option<i64>,
     /// The lease to keep extended while running, if the assigner uses leases.
     pub lease: Option<Box<dyn Lease>>,
 }
@@ -111,6 +116,7 @@ impl Assignment {
         Assignment {
             worker_id,
             not_before: None,
+            order_floor: None,
             lease: None,
         }
     }

@@ -90,15 +90,20 @@ pub(crate) trait WorkerTable: TableSetup + Send + Sync + 'static {
 /// Worker ids from a database table, one new row per boot, as UidGenerator's
 /// `DisposableWorkerIdAssigner`, sharing its `WORKER_NODE` table with Java nodes.
 ///
-/// With [`recycle`](Self::recycle) on, the node also keeps a lease in its row (the last second it
-/// may issue), which makes two things possible that Java cannot do:
+/// With [`recycle`](Self::recycle) on (the default), the node also keeps a lease in its row (the
+/// last second it may issue), which makes two things possible that Java cannot do:
 ///
 /// - **worker ids never run out**: a boot whose new id would not fit the layout reuses the id of
 ///   a row whose lease has expired: its holder is gone (or has stopped issuing) and every second
-///   it could have issued is in the past;
-/// - **monotonic restarts**: a new boot on the same host starts its seconds after the highest
-///   lease of that host's earlier rows, so its IDs exceed everything an earlier run issued, even
-///   one killed with SIGKILL after borrowing hours ahead.
+///   it could have issued is in the past, so the new holder starts at the clock, above all of it;
+/// - **monotonic restarts**: a new boot on the same host starts its seconds after the leases of
+///   that host's earlier rows as far as its lead cap allows (never more than `max_lead` ahead of
+///   the clock), which is above everything an earlier run with the same cap issued, even one
+///   killed with SIGKILL at full lead.
+///
+/// A lease reaches `lease_window` past the newest second used, and with a lead cap never more
+/// than `lease_window + max_lead` past the clock, whatever the load. `recycle(false)` is Java's
+/// behaviour: a new row per boot, never reused, no lease.
 ///
 /// Without recycling, nothing touches the database after boot (as in Java). With it, a database
 /// outage while running does not stop ID issue until the lease horizon (by default 5 minutes
@@ -109,7 +114,7 @@ pub(crate) trait WorkerTable: TableSetup + Send + Sync + 'static {
 /// use ringflake::{CachedUidGenerator, DatabaseAssigner, Layout};
 ///
 /// let dir = tempfile::tempdir().unwrap();
-/// let assigner = DatabaseAssigner::sqlite(dir.path().join("ringflake.db"))?.recycle(true);
+/// let assigner = DatabaseAssigner::sqlite(dir.path().join("ringflake.db"))?; // recycling
 ///
 /// let first = CachedUidGenerator::builder(Layout::default()).worker_id_from(&assigner).build()?;
 /// let last_of_first_run = first.next_id()?;
@@ -152,14 +157,16 @@ impl DatabaseAssigner {
         table.set_timeout(DEFAULT_TIMEOUT);
         DatabaseAssigner {
             table,
-            recycle: false,
+            recycle: true,
             window: DEFAULT_WINDOW_SECS,
             retry_for: Duration::from_secs(30),
             timeout: DEFAULT_TIMEOUT,
         }
     }
 
-    /// Turns on leases, recycling of expired worker ids and monotonic restarts (default off).
+    /// Leases, recycling of expired worker ids and monotonic restarts (default on: the default
+    /// layout has 1,024 worker ids). `recycle(false)` is Java's never-reuse behaviour: one new
+    /// row per boot, no lease, nothing written after boot.
     ///
     /// ```
     /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
@@ -167,9 +174,9 @@ impl DatabaseAssigner {
     /// let dir = tempfile::tempdir().unwrap();
     /// let path = dir.path().join("workers.db");
     /// // Without recycling the row holds no lease (0), as a Java node's row.
-    /// let plain = DatabaseAssigner::sqlite(&path)?.assign(&Layout::default())?;
+    /// let plain = DatabaseAssigner::sqlite(&path)?.recycle(false).assign(&Layout::default())?;
     /// assert!(plain.lease.is_none());
-    /// let leased = DatabaseAssigner::sqlite(&path)?.recycle(true).assign(&Layout::default())?;
+    /// let leased = DatabaseAssigner::sqlite(&path)?.assign(&Layout::default())?;
     /// let until = leased.lease.as_ref().expect("a lease").until();
     /// let rows = DatabaseAssigner::sqlite(&path)?.list()?;
     /// assert_eq!(rows[0].lease_until, 0);
@@ -322,11 +329,12 @@ impl DatabaseAssigner {
             return Ok(Assignment::fixed(id));
         }
         let now = SystemClock.now_seconds();
+        // Ordering only: a new id has no earlier holder, and its lease starts at the clock, so
+        // crash loops cannot push leases ahead.
         let floor = self.retrying(|| self.table.max_lease_for_host(&node.host_name))?;
-        let start = floor.map_or(now, |f| f.saturating_add(1).max(now));
-        let id = self.retrying(|| self.table.insert(node, start + self.window))?;
+        let id = self.retrying(|| self.table.insert(node, now + self.window))?;
         if id <= max {
-            return Ok(self.leased(id, node, floor, start + self.window));
+            return Ok(self.leased(id, node, None, floor, now + self.window));
         }
         self.retrying(|| self.table.delete(id))?;
         let started = Instant::now();
@@ -348,10 +356,11 @@ impl DatabaseAssigner {
                 }
             }
             for (old, old_lease) in candidates {
-                let not_before = floor.map_or(old_lease, |f| f.max(old_lease));
-                let until = not_before.saturating_add(1).max(now) + self.window;
+                // Above everything the previous holder may have used (its lease has run out, so
+                // that is in the past: no lead).
+                let until = old_lease.saturating_add(1).max(now) + self.window;
                 if self.retrying(|| self.table.claim(old, old_lease, node, until))? {
-                    return Ok(self.leased(old, node, Some(not_before), until));
+                    return Ok(self.leased(old, node, Some(old_lease), floor, until));
                 }
             }
         }
@@ -361,10 +370,18 @@ impl DatabaseAssigner {
         )))
     }
 
-    fn leased(&self, id: u64, node: &NodeInfo, not_before: Option<i64>, until: i64) -> Assignment {
+    fn leased(
+        &self,
+        id: u64,
+        node: &NodeInfo,
+        not_before: Option<i64>,
+        order_floor: Option<i64>,
+        until: i64,
+    ) -> Assignment {
         Assignment {
             worker_id: id,
             not_before,
+            order_floor,
             lease: Some(Box::new(RowLease::new(
                 Arc::clone(&self.table),
                 id,
