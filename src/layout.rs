@@ -72,7 +72,7 @@ pub struct Layout {
 /// ```
 /// use ringflake::Layout;
 ///
-/// let parts = Layout::default().decompose(8192 + 5)?;
+/// let parts = Layout::default().decompose((1 << 22) + 5)?;
 /// assert_eq!((parts.delta_seconds, parts.worker_id, parts.sequence), (0, 1, 5));
 /// # Ok::<(), ringflake::Error>(())
 /// ```
@@ -366,7 +366,7 @@ impl Layout {
     /// Width of the time field.
     ///
     /// ```
-    /// assert_eq!(ringflake::Layout::default().time_bits(), 30);
+    /// assert_eq!(ringflake::Layout::default().time_bits(), 31);
     /// ```
     pub const fn time_bits(&self) -> u32 {
         self.time_bits
@@ -375,7 +375,7 @@ impl Layout {
     /// Width of the worker field.
     ///
     /// ```
-    /// assert_eq!(ringflake::Layout::default().worker_bits(), 20);
+    /// assert_eq!(ringflake::Layout::default().worker_bits(), 10);
     /// ```
     pub const fn worker_bits(&self) -> u32 {
         self.worker_bits
@@ -384,7 +384,7 @@ impl Layout {
     /// Width of the sequence field.
     ///
     /// ```
-    /// assert_eq!(ringflake::Layout::default().seq_bits(), 13);
+    /// assert_eq!(ringflake::Layout::default().seq_bits(), 22);
     /// ```
     pub const fn seq_bits(&self) -> u32 {
         self.seq_bits
@@ -402,7 +402,7 @@ impl Layout {
     /// The largest delta (seconds since the epoch) the time field holds: `2^time_bits - 1`.
     ///
     /// ```
-    /// assert_eq!(ringflake::Layout::default().max_delta_seconds(), (1 << 30) - 1);
+    /// assert_eq!(ringflake::Layout::default().max_delta_seconds(), (1 << 31) - 1);
     /// ```
     pub const fn max_delta_seconds(&self) -> u64 {
         (1u64 << self.time_bits) - 1
@@ -411,7 +411,7 @@ impl Layout {
     /// The largest worker id: `2^worker_bits - 1`.
     ///
     /// ```
-    /// assert_eq!(ringflake::Layout::default().max_worker_id(), 1_048_575);
+    /// assert_eq!(ringflake::Layout::default().max_worker_id(), 1_023);
     /// ```
     pub const fn max_worker_id(&self) -> u64 {
         (1u64 << self.worker_bits) - 1
@@ -420,7 +420,7 @@ impl Layout {
     /// The largest sequence: `2^seq_bits - 1`.
     ///
     /// ```
-    /// assert_eq!(ringflake::Layout::default().max_sequence(), 8191);
+    /// assert_eq!(ringflake::Layout::default().max_sequence(), 4_194_303);
     /// ```
     pub const fn max_sequence(&self) -> u64 {
         (1u64 << self.seq_bits) - 1
@@ -429,7 +429,7 @@ impl Layout {
     /// How far the time field is shifted: `worker_bits + seq_bits`.
     ///
     /// ```
-    /// assert_eq!(ringflake::Layout::default().time_shift(), 33);
+    /// assert_eq!(ringflake::Layout::default().time_shift(), 32);
     /// ```
     pub const fn time_shift(&self) -> u32 {
         self.worker_bits + self.seq_bits
@@ -439,7 +439,7 @@ impl Layout {
     ///
     /// ```
     /// let layout = ringflake::Layout::default();
-    /// assert_eq!(layout.last_valid_second(), 1_735_689_600 + (1 << 30) - 1);
+    /// assert_eq!(layout.last_valid_second(), 1_735_689_600 + (1 << 31) - 1);
     /// ```
     pub const fn last_valid_second(&self) -> i64 {
         self.epoch_seconds
@@ -535,7 +535,7 @@ impl Layout {
     /// [`Error::NegativeId`] if the sign bit is set.
     ///
     /// ```
-    /// let parts = ringflake::Layout::default().decompose(1 << 33)?;
+    /// let parts = ringflake::Layout::default().decompose(1 << 32)?;
     /// assert_eq!(parts.delta_seconds, 1);
     /// assert!(ringflake::Layout::default().decompose(u64::MAX).is_err());
     /// # Ok::<(), ringflake::Error>(())
@@ -558,7 +558,7 @@ impl Layout {
     /// [`Error::NegativeId`] if the sign bit is set.
     ///
     /// ```
-    /// let parsed = ringflake::Layout::default().parse(1 << 33)?;
+    /// let parsed = ringflake::Layout::default().parse(1 << 32)?;
     /// assert_eq!(parsed.unix_seconds, 1_735_689_601);
     /// # Ok::<(), ringflake::Error>(())
     /// ```

@@ -173,7 +173,7 @@ fn describe() {
 /// series.record(&g.stats());
 ///
 /// let text = recorder.handle().render();
-/// assert!(text.contains(r#"ringflake_ring_capacity{generator="users"} 65536"#));
+/// assert!(text.contains(r#"ringflake_ring_capacity{generator="users"} 33554432"#));
 /// assert!(text.contains(r#"ringflake_ids_issued_total{generator="users"} 1"#));
 /// assert!(text.contains("# HELP ringflake_time_lead_seconds"));
 /// # Ok::<(), ringflake::Error>(())
@@ -253,16 +253,18 @@ impl GeneratorMetrics {
     ///
     /// let recorder = PrometheusBuilder::new().build_recorder();
     /// let series = metrics::with_local_recorder(&recorder, || GeneratorMetrics::register("g"));
+    /// // A ring of one second (boost power 0), full at start.
     /// let g = CachedUidGenerator::builder(Layout::default())
     ///     .worker_id(1)
+    ///     .boost_power(0)
     ///     .background_filler(false)
     ///     .build()?;
-    /// let mut ids = vec![0; 65_536 - 16_384];
+    /// let mut ids = vec![0; 3 << 20];
     /// g.next_ids(&mut ids)?; // three quarters of the ring
     /// series.record(&g.stats());
     ///
     /// let text = recorder.handle().render();
-    /// assert!(text.contains(r#"ringflake_ring_available{generator="g"} 16384"#));
+    /// assert!(text.contains(r#"ringflake_ring_available{generator="g"} 1048576"#));
     /// assert!(text.contains(r#"ringflake_ring_fill_ratio{generator="g"} 0.25"#));
     /// # Ok::<(), ringflake::Error>(())
     /// ```
@@ -410,7 +412,7 @@ impl ReporterBuilder {
     ///         .start()
     /// })?;
     /// let text = recorder.handle().render();
-    /// assert!(text.contains(r#"ringflake_worker_ids_remaining{generator="g"} 1048534"#));
+    /// assert!(text.contains(r#"ringflake_worker_ids_remaining{generator="g"} 982"#));
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn worker_ids_remaining(
@@ -713,7 +715,7 @@ pub fn install_prometheus(addr: impl Into<SocketAddr>) -> Result<PrometheusHandl
 /// let _reporter = MetricsReporter::builder("orders", &g).start()?;
 ///
 /// let body = handle.render(); // the body of your /metrics response
-/// assert!(body.contains(r#"ringflake_ring_capacity{generator="orders"} 65536"#));
+/// assert!(body.contains(r#"ringflake_ring_capacity{generator="orders"} 33554432"#));
 /// assert!(install_prometheus_recorder().is_err()); // once per process
 /// # Ok::<(), ringflake::Error>(())
 /// ```

@@ -25,9 +25,10 @@
 //!
 //! let now = 1_767_225_600; // 2026-01-01
 //! let demand = Demand { ids_per_second: 100_000, restarts_per_day: 2, years: 20 };
-//! // The default layout serves 8,192 IDs a second from the current second: at 100,000 a second
-//! // it borrows about 12 seconds per second and lasts under 3 years, not 20.
-//! let default = Assessment::of(&Layout::default(), &demand, now);
+//! // ringflake's old 30/20/13 layout serves 8,192 IDs a second from the current second: at
+//! // 100,000 a second it borrows about 12 seconds per second and lasts under 3 years, not 20.
+//! let old = Layout::new(30, 20, 13, DEFAULT_EPOCH_SECONDS)?;
+//! let default = Assessment::of(&old, &demand, now);
 //! assert!(default.borrows() && !default.meets(&demand));
 //! assert!(default.lifetime_years() < 3.0);
 //! // The demand fits in 63 bits: every proposal meets it.
@@ -128,11 +129,11 @@ impl Demand {
 /// # Examples
 ///
 /// ```
-/// use ringflake::Layout;
+/// use ringflake::{DEFAULT_EPOCH_SECONDS, Layout};
 /// use ringflake::plan::{Assessment, Demand};
 ///
 /// let demand = Demand { ids_per_second: 81_920, restarts_per_day: 0, years: 10 };
-/// let layout = Layout::default(); // 13 sequence bits: 8,192 IDs a second before borrowing
+/// let layout = Layout::new(30, 20, 13, DEFAULT_EPOCH_SECONDS).unwrap(); // 8,192 IDs a second before borrowing
 /// let a = Assessment::of(&layout, &demand, layout.epoch_seconds());
 /// assert_eq!(a.time_per_second, 10.0); // ten seconds of the time field per second
 /// assert!((a.lifetime_years() - 3.4).abs() < 0.01); // 34 years become 3.4
@@ -185,10 +186,10 @@ impl Assessment {
     /// The lifetime in years of 365.25 days.
     ///
     /// ```
-    /// use ringflake::Layout;
+    /// use ringflake::{DEFAULT_EPOCH_SECONDS, Layout};
     /// use ringflake::plan::{Assessment, Demand};
     /// let d = Demand { ids_per_second: 1, restarts_per_day: 0, years: 1 };
-    /// let layout = Layout::default();
+    /// let layout = Layout::new(30, 20, 13, DEFAULT_EPOCH_SECONDS).unwrap();
     /// let years = Assessment::of(&layout, &d, layout.epoch_seconds()).lifetime_years();
     /// assert!((years - 34.02).abs() < 0.01);
     /// ```
@@ -199,10 +200,10 @@ impl Assessment {
     /// The unix second the time field runs out at the demanded rate (saturating).
     ///
     /// ```
-    /// use ringflake::Layout;
+    /// use ringflake::{DEFAULT_EPOCH_SECONDS, Layout};
     /// use ringflake::plan::{Assessment, Demand};
     /// let d = Demand { ids_per_second: 8_192, restarts_per_day: 0, years: 1 };
-    /// let layout = Layout::default();
+    /// let layout = Layout::new(30, 20, 13, DEFAULT_EPOCH_SECONDS).unwrap();
     /// let a = Assessment::of(&layout, &d, layout.epoch_seconds());
     /// assert_eq!(a.exhausted_at(), layout.last_valid_second());
     /// ```
@@ -213,10 +214,10 @@ impl Assessment {
     /// Whether one worker at the demanded rate borrows future seconds.
     ///
     /// ```
-    /// use ringflake::Layout;
+    /// use ringflake::{DEFAULT_EPOCH_SECONDS, Layout};
     /// use ringflake::plan::{Assessment, Demand};
     /// let d = Demand { ids_per_second: 8_193, restarts_per_day: 0, years: 1 };
-    /// assert!(Assessment::of(&Layout::default(), &d, 1_800_000_000).borrows());
+    /// assert!(Assessment::of(&Layout::new(30, 20, 13, DEFAULT_EPOCH_SECONDS).unwrap(), &d, 1_800_000_000).borrows());
     /// ```
     pub fn borrows(&self) -> bool {
         self.time_per_second > 1.0
@@ -225,10 +226,10 @@ impl Assessment {
     /// The rate one worker serves without borrowing: `2^seq_bits` IDs a second.
     ///
     /// ```
-    /// use ringflake::Layout;
+    /// use ringflake::{DEFAULT_EPOCH_SECONDS, Layout};
     /// use ringflake::plan::{Assessment, Demand};
     /// let d = Demand { ids_per_second: 1, restarts_per_day: 0, years: 1 };
-    /// assert_eq!(Assessment::of(&Layout::default(), &d, 1_800_000_000).rate_without_borrowing(), 8_192);
+    /// assert_eq!(Assessment::of(&Layout::new(30, 20, 13, DEFAULT_EPOCH_SECONDS).unwrap(), &d, 1_800_000_000).rate_without_borrowing(), 8_192);
     /// ```
     pub fn rate_without_borrowing(&self) -> u64 {
         1 << self.layout.seq_bits()
@@ -237,10 +238,10 @@ impl Assessment {
     /// Years until the worker ids run out without recycling; `None` without restarts.
     ///
     /// ```
-    /// use ringflake::Layout;
+    /// use ringflake::{DEFAULT_EPOCH_SECONDS, Layout};
     /// use ringflake::plan::{Assessment, Demand};
     /// let d = Demand { ids_per_second: 1, restarts_per_day: 100, years: 1 };
-    /// let years = Assessment::of(&Layout::default(), &d, 1_800_000_000).worker_id_years();
+    /// let years = Assessment::of(&Layout::new(30, 20, 13, DEFAULT_EPOCH_SECONDS).unwrap(), &d, 1_800_000_000).worker_id_years();
     /// assert!((years.unwrap() - 28.7).abs() < 0.1); // 1,048,575 ids at 36,525 a year
     /// ```
     pub fn worker_id_years(&self) -> Option<f64> {
@@ -252,10 +253,10 @@ impl Assessment {
     /// as long without recycling.
     ///
     /// ```
-    /// use ringflake::Layout;
+    /// use ringflake::{DEFAULT_EPOCH_SECONDS, Layout};
     /// use ringflake::plan::{Assessment, Demand};
     /// let d = Demand { ids_per_second: 1_000, restarts_per_day: 10, years: 30 };
-    /// let layout = Layout::default();
+    /// let layout = Layout::new(30, 20, 13, DEFAULT_EPOCH_SECONDS).unwrap();
     /// assert!(Assessment::of(&layout, &d, layout.epoch_seconds()).meets(&d));
     /// ```
     pub fn meets(&self, demand: &Demand) -> bool {
@@ -265,10 +266,10 @@ impl Assessment {
     /// Whether the worker ids last the demanded years without recycling.
     ///
     /// ```
-    /// use ringflake::Layout;
+    /// use ringflake::{DEFAULT_EPOCH_SECONDS, Layout};
     /// use ringflake::plan::{Assessment, Demand};
     /// let d = Demand { ids_per_second: 1, restarts_per_day: 1_000, years: 10 };
-    /// assert!(!Assessment::of(&Layout::default(), &d, 1_800_000_000).worker_ids_last(&d));
+    /// assert!(!Assessment::of(&Layout::new(30, 20, 13, DEFAULT_EPOCH_SECONDS).unwrap(), &d, 1_800_000_000).worker_ids_last(&d));
     /// ```
     pub fn worker_ids_last(&self, demand: &Demand) -> bool {
         self.worker_id_years()

@@ -51,14 +51,15 @@ pub enum LeadPolicy {
 /// ```
 /// use ringflake::{CachedUidGenerator, Layout};
 ///
-/// // A ring of 2^13 << 2 slots, refilled when less than 30% of it is left.
+/// // A ring of 2^22 << 2 IDs; a second ahead is borrowed when fewer than 30% of a second's IDs
+/// // are ready.
 /// let ids = CachedUidGenerator::builder(Layout::default())
 ///     .worker_id(7)
 ///     .boost_power(2)
 ///     .padding_factor(30)
 ///     .build()?;
 /// assert_eq!(ids.worker_id(), 7);
-/// assert_eq!(ids.stats().capacity, 8192 << 2);
+/// assert_eq!(ids.stats().capacity, (1 << 22) << 2);
 /// # Ok::<(), ringflake::Error>(())
 /// ```
 pub struct CachedBuilder {
@@ -139,12 +140,13 @@ impl CachedBuilder {
         self
     }
 
-    /// The ring holds `2^seq_bits << boost_power` IDs (default 3: eight seconds' worth).
+    /// The ring holds `2^seq_bits << boost_power` IDs (default 3: eight seconds' worth, used only
+    /// while borrowing: at light load it holds the current second, rule 3).
     ///
     /// ```
     /// use ringflake::{CachedUidGenerator, Layout};
     /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).boost_power(1).build()?;
-    /// assert_eq!(g.stats().capacity, 16_384);
+    /// assert_eq!(g.stats().capacity, 1 << 23);
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn boost_power(mut self, boost_power: u32) -> Self {

@@ -73,7 +73,7 @@ impl StatsSource for crate::CachedUidGenerator {
 /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?;
 /// g.next_id()?;
 /// let s = g.stats();
-/// assert_eq!(s.capacity, 65_536);
+/// assert_eq!(s.capacity, 1 << 25); // 2^22 IDs a second << boost power 3
 /// assert_eq!(s.issued, 1);
 /// assert!(s.available <= s.capacity);
 /// # Ok::<(), ringflake::Error>(())
