@@ -64,3 +64,28 @@ impl Boot {
         })
     }
 }
+
+/// The start settings both builders share (`layout`, `assignment` and `clock` fields), written
+/// once: `worker_id`, `worker_id_from` and `clock`, each documented with an example on `$gen`.
+macro_rules! start_setters {
+    ($gen:ident) => {
+        #[doc = concat!("Uses worker id `id` (checked against the layout when built).\n\n```\nuse ringflake::{", stringify!($gen), ", Layout};\nlet g = ", stringify!($gen), "::builder(Layout::default()).worker_id(9).build()?;\nassert_eq!(g.worker_id(), 9);\n# Ok::<(), ringflake::Error>(())\n```")]
+        pub fn worker_id(mut self, id: u64) -> Self {
+            self.assignment = Ok($crate::Assignment::fixed(id));
+            self
+        }
+
+        #[doc = concat!("Asks `assigner` for the worker id now; its error, if any, is returned when built.\n\n```\nuse ringflake::{", stringify!($gen), ", FixedWorkerId, Layout};\nlet g = ", stringify!($gen), "::builder(Layout::default())\n    .worker_id_from(&FixedWorkerId(3))\n    .build()?;\nassert_eq!(g.worker_id(), 3);\n# Ok::<(), ringflake::Error>(())\n```")]
+        pub fn worker_id_from(mut self, assigner: &dyn $crate::WorkerIdAssigner) -> Self {
+            self.assignment = assigner.assign(&self.layout);
+            self
+        }
+
+        #[doc = concat!("Reads time from `clock` instead of the system clock.\n\n```\nuse ringflake::{", stringify!($gen), ", Layout, ManualClock};\nlet clock = ManualClock::from_seconds(1_800_000_000);\nlet g = ", stringify!($gen), "::builder(Layout::default()).worker_id(1).clock(clock).build()?;\nlet parsed = Layout::default().parse(g.next_id()?)?;\nassert_eq!(parsed.unix_seconds, 1_800_000_000);\n# Ok::<(), ringflake::Error>(())\n```")]
+        pub fn clock(mut self, clock: impl $crate::Clock) -> Self {
+            self.clock = std::sync::Arc::new(clock);
+            self
+        }
+    };
+}
+pub(crate) use start_setters;

@@ -3,7 +3,7 @@
 
 use crate::boot::Boot;
 use crate::worker::lease::Keeper;
-use crate::{Assignment, Clock, Error, Layout, SystemClock, WorkerIdAssigner};
+use crate::{Assignment, Clock, Error, Layout, SystemClock};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -102,46 +102,7 @@ impl std::fmt::Debug for DefaultBuilder {
 }
 
 impl DefaultBuilder {
-    /// Uses worker id `id`.
-    ///
-    /// ```
-    /// use ringflake::{DefaultUidGenerator, Layout};
-    /// assert_eq!(DefaultUidGenerator::builder(Layout::default()).worker_id(4).build()?.worker_id(), 4);
-    /// # Ok::<(), ringflake::Error>(())
-    /// ```
-    pub fn worker_id(mut self, id: u64) -> Self {
-        self.assignment = Ok(Assignment::fixed(id));
-        self
-    }
-
-    /// Asks `assigner` for the worker id now.
-    ///
-    /// ```
-    /// use ringflake::{DefaultUidGenerator, FixedWorkerId, Layout};
-    /// let g = DefaultUidGenerator::builder(Layout::default()).worker_id_from(&FixedWorkerId(2)).build()?;
-    /// assert_eq!(g.worker_id(), 2);
-    /// # Ok::<(), ringflake::Error>(())
-    /// ```
-    pub fn worker_id_from(mut self, assigner: &dyn WorkerIdAssigner) -> Self {
-        self.assignment = assigner.assign(&self.layout);
-        self
-    }
-
-    /// Reads time from `clock`.
-    ///
-    /// ```
-    /// use ringflake::{DefaultUidGenerator, Layout, ManualClock};
-    /// let g = DefaultUidGenerator::builder(Layout::default())
-    ///     .worker_id(1)
-    ///     .clock(ManualClock::from_seconds(1_735_689_610))
-    ///     .build()?;
-    /// assert_eq!(Layout::default().decompose(g.next_id()?)?.delta_seconds, 10);
-    /// # Ok::<(), ringflake::Error>(())
-    /// ```
-    pub fn clock(mut self, clock: impl Clock) -> Self {
-        self.clock = Arc::new(clock);
-        self
-    }
+    crate::boot::start_setters!(DefaultUidGenerator);
 
     /// What to do when the clock moves backwards (default: refuse, like Java).
     ///

@@ -8,7 +8,7 @@ use super::{
 use crate::boot::Boot;
 use crate::reach::ReachFile;
 use crate::ring::Ring;
-use crate::{Assignment, Clock, Error, Layout, SystemClock, WorkerIdAssigner};
+use crate::{Assignment, Clock, Error, Layout, SystemClock};
 use crossbeam_utils::CachePadded;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicI64;
@@ -97,48 +97,7 @@ const MAX_RING_BITS: u32 = 28;
 const CHUNK_BITS: u32 = 10;
 
 impl CachedBuilder {
-    /// Uses worker id `id` (checked against the layout at [`build`](Self::build)).
-    ///
-    /// ```
-    /// use ringflake::{CachedUidGenerator, Layout};
-    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(9).build()?;
-    /// assert_eq!(g.worker_id(), 9);
-    /// # Ok::<(), ringflake::Error>(())
-    /// ```
-    pub fn worker_id(mut self, id: u64) -> Self {
-        self.assignment = Ok(Assignment::fixed(id));
-        self
-    }
-
-    /// Asks `assigner` for the worker id now; its error, if any, is returned by `build`.
-    ///
-    /// ```
-    /// use ringflake::{CachedUidGenerator, FixedWorkerId, Layout};
-    /// let g = CachedUidGenerator::builder(Layout::default())
-    ///     .worker_id_from(&FixedWorkerId(3))
-    ///     .build()?;
-    /// assert_eq!(g.worker_id(), 3);
-    /// # Ok::<(), ringflake::Error>(())
-    /// ```
-    pub fn worker_id_from(mut self, assigner: &dyn WorkerIdAssigner) -> Self {
-        self.assignment = assigner.assign(&self.layout);
-        self
-    }
-
-    /// Reads time from `clock` instead of the system clock.
-    ///
-    /// ```
-    /// use ringflake::{CachedUidGenerator, Layout, ManualClock};
-    /// let clock = ManualClock::from_seconds(1_800_000_000);
-    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).clock(clock).build()?;
-    /// let parsed = Layout::default().parse(g.next_id()?)?;
-    /// assert_eq!(parsed.unix_seconds, 1_800_000_000);
-    /// # Ok::<(), ringflake::Error>(())
-    /// ```
-    pub fn clock(mut self, clock: impl Clock) -> Self {
-        self.clock = Arc::new(clock);
-        self
-    }
+    crate::boot::start_setters!(CachedUidGenerator);
 
     /// The ring holds `2^seq_bits << boost_power` IDs (default 3: eight seconds' worth, used only
     /// while borrowing: at light load it holds the current second, rule 3).

@@ -9,7 +9,62 @@ use std::cell::Cell;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+/// One claim of a batch: indices `index..end`, copied out a chunk at a time.
+struct Claim {
+    index: u64,
+    end: u64,
+}
+
+impl Claim {
+    fn new(first: u64, n: u64) -> Self {
+        Claim {
+            index: first,
+            end: first + n,
+        }
+    }
+
+    /// The next run: its first index and its length, to the end of its chunk or of the claim.
+    fn next_run(&self, k: u64) -> Option<(u64, u64)> {
+        (self.index < self.end)
+            .then(|| (self.index, (k - self.index % k).min(self.end - self.index)))
+    }
+
+    /// Copies the run of IDs from `base` into `out` at `filled`. `base` is `None` when the run was
+    /// lapped: the rest of the claim is skipped (counted as discarded, never handed out) and the
+    /// caller claims again for what is missing; returns whether to go on.
+    fn copy(
+        &mut self,
+        s: &Shared,
+        base: Option<u64>,
+        run: u64,
+        out: &mut [u64],
+        filled: &mut usize,
+    ) -> bool {
+        let Some(base) = base else {
+            s.counters
+                .discarded
+                .fetch_add(self.end - self.index, Ordering::Relaxed);
+            return false;
+        };
+        for (slot, id) in out[*filled..*filled + run as usize].iter_mut().zip(base..) {
+            *slot = id;
+        }
+        *filled += run as usize;
+        self.index += run;
+        true
+    }
+}
+
 impl Shared {
+    /// The ID at `index` if it is ready, waking the filler if its chunk asks to.
+    fn read_ready(&self, index: u64) -> Option<u64> {
+        let (id, wake) = self.ring.read(index).ok()?;
+        if wake {
+            self.wake_filler();
+        }
+        Some(id)
+    }
+
     /// Refuses a batch that the lead cap can never hold (it would wait forever).
     fn check_batch(&self, count: usize) -> Result<(), Error> {
         match self.max_batch() {
@@ -324,32 +379,16 @@ impl CachedUidGenerator {
             // At most one chunk per claim: the filler may reuse a slot once its chunk is claimed,
             // so a larger claim would be lapped while it is still being copied out.
             let n = ((out.len() - filled) as u64).min(k);
-            let first = s.ring.claim(n);
-            let mut index = first;
+            let mut claim = Claim::new(s.ring.claim(n), n);
             // A chunk at a time: one validated read of its base, then a plain loop.
-            while index < first + n {
-                let run = (k - index % k).min(first + n - index);
-                let base = match s.ring.read(index) {
-                    Ok((id, wake)) => {
-                        if wake {
-                            s.wake_filler();
-                        }
-                        Some(id)
-                    }
-                    Err(_) => s.take_slow(index)?,
+            while let Some((index, run)) = claim.next_run(k) {
+                let base = match s.read_ready(index) {
+                    Some(id) => Some(id),
+                    None => s.take_slow(index)?,
                 };
-                let Some(base) = base else {
-                    // Lapped: the rest of this claim is skipped; claim again for what is missing.
-                    s.counters
-                        .discarded
-                        .fetch_add(first + n - index, Ordering::Relaxed);
+                if !claim.copy(s, base, run, out, &mut filled) {
                     break;
-                };
-                for (slot, id) in out[filled..filled + run as usize].iter_mut().zip(base..) {
-                    *slot = id;
                 }
-                filled += run as usize;
-                index += run;
             }
         }
         Ok(())
@@ -384,30 +423,15 @@ impl CachedUidGenerator {
         while filled < out.len() {
             let n = ((out.len() - filled) as u64).min(k);
             s.await_ready(n).await?;
-            let first = s.ring.claim(n);
-            let mut index = first;
-            while index < first + n {
-                let run = (k - index % k).min(first + n - index);
-                let base = match s.ring.read(index) {
-                    Ok((id, wake)) => {
-                        if wake {
-                            s.wake_filler();
-                        }
-                        Some(id)
-                    }
-                    Err(_) => s.take_slow_async(index).await?,
+            let mut claim = Claim::new(s.ring.claim(n), n);
+            while let Some((index, run)) = claim.next_run(k) {
+                let base = match s.read_ready(index) {
+                    Some(id) => Some(id),
+                    None => s.take_slow_async(index).await?,
                 };
-                let Some(base) = base else {
-                    s.counters
-                        .discarded
-                        .fetch_add(first + n - index, Ordering::Relaxed);
+                if !claim.copy(s, base, run, out, &mut filled) {
                     break;
-                };
-                for (slot, id) in out[filled..filled + run as usize].iter_mut().zip(base..) {
-                    *slot = id;
                 }
-                filled += run as usize;
-                index += run;
             }
         }
         Ok(())
