@@ -79,8 +79,14 @@ impl Shared {
             }
             // Each second's own wake-up: where, once it is all written, fewer than the threshold
             // of its IDs are left, so that the next second is borrowed in time (rule 3).
+            // The first chunk whose taker sees fewer than the threshold ready (rounded up, so it
+            // is below the threshold; within this second's chunks).
             let second_end = st.tail + (max_seq + 1 - st.next_seq);
-            let second_wake = second_end.saturating_sub(self.threshold).max(st.tail) / k;
+            let second_wake = second_end
+                .saturating_sub(self.threshold)
+                .max(st.tail)
+                .div_ceil(k)
+                .min(second_end / k - 1);
             while st.next_seq <= max_seq {
                 let chunk = st.tail / k;
                 let base =
