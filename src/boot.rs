@@ -38,10 +38,11 @@ impl Boot {
             Some(file) => file.read()?,
             None => None,
         };
+        // The first second is then at most `now + max_lead`: within the cap, no wait.
         let order = match max_lead {
             Some(lead) => assignment
                 .order_floor
-                .map(|f| f.min(now.saturating_add(lead as i64))),
+                .map(|f| f.min(now.saturating_add(lead as i64) - 1)),
             None => assignment.order_floor,
         };
         let floor = assignment

@@ -134,10 +134,10 @@ impl Shared {
         }
         let now = epoch.saturating_add(now as i64);
         let target = match self.max_lead {
-            // The current second exactly (a restart then starts right after it); one more when
-            // borrowing, within the cap, to write it about once a second under load.
-            Some(_) if second <= now => second,
-            Some((lead, _)) => (second + 1).min(now.saturating_add(lead as i64)),
+            // Exactly the second about to be used: a restart starts right after the last second
+            // used, so crash loops under load cannot climb towards the cap. One write per second
+            // used: about once a second, and at most max_lead + 1 in a burst.
+            Some(_) => second,
             // Unbounded borrowing runs through seconds fast: double the distance ahead.
             None => second.saturating_add((second - now).max(1)),
         };
