@@ -1,0 +1,337 @@
+//! Helpers for the tests that drive the `ringflake` binary as a subprocess: the command with a
+//! clean environment, a running `serve` that is killed when dropped (so a failing test leaves no
+//! process behind) and whose every wait is bounded, and a small keep-alive HTTP/1.1 client.
+//!
+//! Each test file that uses it declares `mod common;`; not every file uses every helper.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// The binary, with no `RINGFLAKE_…` variable from the caller's environment (CI sets database
+/// URLs), `TZ=UTC`, run in `dir` so that the default `ringflake.db` and `ringflake.state` land
+/// there.
+pub fn ringflake(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringflake"));
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("RINGFLAKE_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.env("TZ", "UTC").current_dir(dir);
+    cmd
+}
+
+/// The wall clock as unix seconds with a fraction.
+pub fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_secs_f64()
+}
+
+/// A `ringflake serve` child: SIGKILLed and reaped when dropped. Its stdout and stderr are read
+/// by threads into one buffer (so that a chatty child never blocks on a full pipe, and a failure
+/// can show what it said).
+pub struct Serve {
+    child: Option<Child>,
+    pub pid: u32,
+    addr: Option<SocketAddr>,
+    first_line: Receiver<String>,
+    output: Arc<Mutex<String>>,
+    /// Files to remove once the process has ended (what a killed process could not clean up).
+    leftovers: Vec<PathBuf>,
+}
+
+impl Serve {
+    /// Spawns `ringflake serve --listen 127.0.0.1:0` plus `extra` in `dir` without waiting for it
+    /// to listen: see [`Serve::ready`].
+    pub fn launch(dir: &Path, extra: &[&str]) -> Serve {
+        let mut cmd = ringflake(dir);
+        cmd.args(["serve", "--listen", "127.0.0.1:0"]).args(extra);
+        Serve::launch_command(cmd)
+    }
+
+    /// Spawns `cmd` (a `serve` command) with its output captured.
+    pub fn launch_command(mut cmd: Command) -> Serve {
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn ringflake serve");
+        let output = Arc::new(Mutex::new(String::new()));
+        let (tx, first_line) = channel();
+        let stdout = child.stdout.take().expect("piped stdout");
+        let out = Arc::clone(&output);
+        std::thread::spawn(move || {
+            let mut first = true;
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if first {
+                    let _ = tx.send(line.clone());
+                    first = false;
+                }
+                let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
+                o.push_str(&line);
+                o.push('\n');
+            }
+        });
+        let stderr = child.stderr.take().expect("piped stderr");
+        let out = Arc::clone(&output);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
+                o.push_str(&line);
+                o.push('\n');
+            }
+        });
+        Serve {
+            pid: child.id(),
+            child: Some(child),
+            addr: None,
+            first_line,
+            output,
+            leftovers: Vec::new(),
+        }
+    }
+
+    /// Spawns serve and waits (at most 60 s) until it listens.
+    pub fn start(dir: &Path, extra: &[&str]) -> Serve {
+        let mut s = Serve::launch(dir, extra);
+        s.ready(Duration::from_secs(60));
+        s
+    }
+
+    /// Waits at most `limit` for the start-up line and returns the address it names; fails the
+    /// test with serve's output if none comes.
+    pub fn ready(&mut self, limit: Duration) -> SocketAddr {
+        if let Some(addr) = self.addr {
+            return addr;
+        }
+        let line = match self.first_line.recv_timeout(limit) {
+            Ok(line) => line,
+            Err(RecvTimeoutError::Timeout) => {
+                panic!(
+                    "serve (pid {}) did not print its address within {limit:?}; output: {}",
+                    self.pid,
+                    self.output()
+                )
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                // Exited before printing: give the stderr reader a moment to finish.
+                std::thread::sleep(Duration::from_millis(200));
+                panic!(
+                    "serve (pid {}) exited before listening; output: {}",
+                    self.pid,
+                    self.output()
+                )
+            }
+        };
+        let addr = line
+            .split("listening on http://")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| panic!("no address in {line:?}; output: {}", self.output()));
+        self.addr = Some(addr);
+        addr
+    }
+
+    /// The address (after [`Serve::ready`]).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr.expect("serve is not ready yet: call ready()")
+    }
+
+    /// Everything serve printed so far, stdout and stderr.
+    pub fn output(&self) -> String {
+        self.output
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Removes `path` once the process has ended.
+    pub fn remove_after_exit(&mut self, path: PathBuf) {
+        self.leftovers.push(path);
+    }
+
+    /// SIGKILL (`Child::kill`) and reap it; its status. Nothing is left running.
+    pub fn kill(&mut self) -> Option<ExitStatus> {
+        let mut child = self.child.take()?;
+        child.kill().ok();
+        let status = child.wait().ok();
+        for path in self.leftovers.drain(..) {
+            let _ = std::fs::remove_file(path);
+        }
+        status
+    }
+
+    /// Whether the process is still running.
+    pub fn running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// An HTTP response: status, headers lowercased, body.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: String,
+    pub body: String,
+}
+
+impl Reply {
+    /// The value of header `name` (lowercase), if present.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == name).then(|| v.trim())
+        })
+    }
+}
+
+/// A keep-alive HTTP/1.1 client of one server: one connection, reopened after an error. Every
+/// read and write is bounded by `timeout`.
+pub struct Client {
+    addr: SocketAddr,
+    timeout: Duration,
+    conn: Option<BufReader<TcpStream>>,
+}
+
+impl Client {
+    pub fn new(addr: SocketAddr, timeout: Duration) -> Client {
+        Client {
+            addr,
+            timeout,
+            conn: None,
+        }
+    }
+
+    /// Drops the connection; the next request opens a new one.
+    pub fn reset(&mut self) {
+        self.conn = None;
+    }
+
+    /// `GET path`; on any error the connection is dropped.
+    pub fn get(&mut self, path: &str) -> std::io::Result<Reply> {
+        let r = self.try_get(path);
+        if r.is_err() {
+            self.conn = None;
+        }
+        r
+    }
+
+    fn try_get(&mut self, path: &str) -> std::io::Result<Reply> {
+        if self.conn.is_none() {
+            let s = TcpStream::connect_timeout(&self.addr, self.timeout)?;
+            s.set_read_timeout(Some(self.timeout))?;
+            s.set_write_timeout(Some(self.timeout))?;
+            s.set_nodelay(true)?;
+            self.conn = Some(BufReader::new(s));
+        }
+        let conn = self.conn.as_mut().expect("connected");
+        write!(
+            conn.get_mut(),
+            "GET {path} HTTP/1.1\r\nHost: {}\r\n\r\n",
+            self.addr
+        )?;
+        read_reply(conn)
+    }
+}
+
+fn bad(what: impl Into<String>) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, what.into())
+}
+
+/// Reads one response with a `content-length` body.
+fn read_reply(conn: &mut BufReader<TcpStream>) -> std::io::Result<Reply> {
+    let mut status_line = String::new();
+    if conn.read_line(&mut status_line)? == 0 {
+        return Err(std::io::ErrorKind::UnexpectedEof.into());
+    }
+    let status: u16 = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| bad(format!("bad status line {status_line:?}")))?;
+    let mut headers = String::new();
+    loop {
+        let mut line = String::new();
+        if conn.read_line(&mut line)? == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        if line == "\r\n" {
+            break;
+        }
+        headers.push_str(&line.to_ascii_lowercase());
+    }
+    let len: usize = headers
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| bad(format!("no content-length in {headers:?}")))?;
+    let mut body = vec![0u8; len];
+    conn.read_exact(&mut body)?;
+    Ok(Reply {
+        status,
+        headers,
+        body: String::from_utf8(body).map_err(|e| bad(e.to_string()))?,
+    })
+}
+
+/// One request on a new connection, bounded by 10 s; fails the test on error.
+pub fn get(addr: SocketAddr, path: &str) -> Reply {
+    Client::new(addr, Duration::from_secs(10))
+        .get(path)
+        .unwrap_or_else(|e| panic!("GET {path} from {addr}: {e}"))
+}
+
+/// The IDs of a `/ids` answer: a JSON array of strings.
+pub fn json_ids(body: &str) -> Vec<u64> {
+    let inner = body
+        .strip_prefix('[')
+        .and_then(|b| b.strip_suffix(']'))
+        .unwrap_or_else(|| panic!("not a JSON array: {body:.200}"));
+    inner
+        .split(',')
+        .map(|s| {
+            s.strip_prefix('"')
+                .and_then(|s| s.strip_suffix('"'))
+                .and_then(|s| s.parse().ok())
+                .unwrap_or_else(|| panic!("not an ID string: {s:?}"))
+        })
+        .collect()
+}
+
+/// The integer field `name` of a flat JSON object such as `/healthz`'s.
+pub fn json_int(body: &str, name: &str) -> Option<i64> {
+    let rest = body.split(&format!("\"{name}\":")).nth(1)?;
+    let end = rest
+        .find(|c: char| c != '-' && !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
+/// Polls `done` every 10 ms until it holds; fails, naming `what`, after `limit`.
+pub fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
