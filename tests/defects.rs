@@ -1,0 +1,146 @@
+//! Defects found by trying the product as a hostile operator would, one test (or a few) each:
+//!
+//! 1. a SQLite file locked by another process at boot: `timeout` and `retry_for` bound the boot;
+//! 2. listing a worker table never creates or alters a database file;
+//! 3. `Stats::issued` is monotonic and counts exactly what takers received, also while takes
+//!    fail at the lead cap;
+//! 4. the time zone named by `TZ` is read within a bound (`TZ=/dev/zero` used to grow without
+//!    end).
+
+use ringflake::{CachedUidGenerator, Error, Layout, LeadPolicy, ManualClock};
+use std::time::Duration;
+
+// ---------------------------------------------------------------------------------------------
+// 3. Stats::issued
+// ---------------------------------------------------------------------------------------------
+
+/// A generator whose filler runs only when a take asks it to, at a clock that moves only when
+/// told, that may never borrow a second ahead (`max_lead` 0, policy `Fail`): 2^13 IDs a second.
+fn capped_generator(clock: &ManualClock) -> CachedUidGenerator {
+    let layout = Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).unwrap();
+    CachedUidGenerator::builder(layout)
+        .worker_id(1)
+        .clock(clock.clone())
+        .background_filler(false)
+        .max_lead(Duration::from_secs(0), LeadPolicy::Fail)
+        .build()
+        .unwrap()
+}
+
+/// Records `issued` after every step and checks it never goes down and matches `received`.
+struct Watch {
+    last: u64,
+}
+
+impl Watch {
+    fn check(&mut self, g: &CachedUidGenerator, received: u64, when: &str) {
+        let s = g.stats();
+        assert!(
+            s.issued >= self.last,
+            "{when}: issued went down from {} to {} ({s:?})",
+            self.last,
+            s.issued
+        );
+        assert_eq!(s.issued, received, "{when}: issued vs IDs received ({s:?})");
+        self.last = s.issued;
+    }
+}
+
+#[test]
+fn issued_is_monotonic_and_exact_while_takes_fail_at_the_lead_cap() {
+    let clock = ManualClock::from_seconds(ringflake::DEFAULT_EPOCH_SECONDS + 1_000);
+    let g = capped_generator(&clock);
+    let per_second = 1u64 << 13;
+    let mut watch = Watch { last: 0 };
+    let mut received = 0u64;
+    let mut last_id = 0u64;
+
+    // Drain the one second the cap allows.
+    for _ in 0..per_second {
+        let id = g.next_id().expect("the current second");
+        assert!(id > last_id);
+        last_id = id;
+        received += 1;
+    }
+    watch.check(&g, received, "after draining the allowed second");
+
+    // Every further take fails: its claim is abandoned beyond the tail.
+    let failing = 1_000u64;
+    for i in 0..failing {
+        assert_eq!(
+            g.next_id(),
+            Err(Error::LeadLimitReached { max_lead: 0 }),
+            "take {i} past the cap"
+        );
+        if i % 100 == 0 {
+            watch.check(&g, received, &format!("after {} failing takes", i + 1));
+        }
+    }
+    // A failing batch abandons its whole claim too.
+    let mut batch = [0u64; 100];
+    assert_eq!(
+        g.next_ids(&mut batch),
+        Err(Error::LeadLimitReached { max_lead: 0 })
+    );
+    watch.check(&g, received, "after a failing batch");
+    assert_eq!(g.stats().discarded, failing + 100, "abandoned claims");
+
+    // The next second: the filler writes it over the abandoned claims, which are never handed
+    // out; the takes go on above them.
+    clock.advance_seconds(1);
+    for n in 0..5_000u64 {
+        let id = g.next_id().expect("the next second");
+        assert!(id > last_id);
+        last_id = id;
+        received += 1;
+        if n % 500 == 0 {
+            watch.check(&g, received, &format!("{n} takes into the next second"));
+        }
+    }
+    watch.check(&g, received, "5,000 takes into the next second");
+    let s = g.stats();
+    assert_eq!(s.discarded, failing + 100);
+    // The second's IDs: taken, abandoned, or still ready.
+    assert_eq!(5_000 + failing + 100 + s.available, per_second, "{s:?}");
+
+    // Drain that second and fail once more: still exact.
+    for _ in 0..s.available {
+        g.next_id().expect("the rest of the second");
+        received += 1;
+    }
+    assert!(g.next_id().is_err());
+    watch.check(&g, received, "after the second second and one more failure");
+    assert_eq!(g.stats().discarded, failing + 101);
+}
+
+#[test]
+fn issued_counts_an_abandoned_batch_remainder_once_the_tail_passes_it() {
+    let clock = ManualClock::from_seconds(ringflake::DEFAULT_EPOCH_SECONDS + 1_000);
+    let g = capped_generator(&clock);
+    let mut watch = Watch { last: 0 };
+    // 8,000 of the second's 8,192 IDs, then a batch of 1,000 that gets 192 and fails: the 192
+    // written to `out` count as handed out (as next_ids documents), the 808 beyond do not.
+    let mut ids = vec![0u64; 8_000];
+    g.next_ids(&mut ids).unwrap();
+    let mut received = 8_000;
+    watch.check(&g, received, "first batch");
+    let mut batch = vec![0u64; 1_000];
+    assert!(g.next_ids(&mut batch).is_err());
+    received += 192;
+    watch.check(&g, received, "failing batch");
+    assert_eq!(g.stats().discarded, 808);
+    clock.advance_seconds(1);
+    g.pad();
+    watch.check(&g, received, "the tail passed the abandoned claims");
+    let id = g.next_id().unwrap();
+    assert_eq!(
+        Layout::new(30, 20, 13, 0)
+            .unwrap()
+            .decompose(id)
+            .unwrap()
+            .sequence,
+        808
+    );
+    received += 1;
+    watch.check(&g, received, "one more");
+}
