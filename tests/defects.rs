@@ -144,3 +144,193 @@ fn issued_counts_an_abandoned_batch_remainder_once_the_tail_passes_it() {
     received += 1;
     watch.check(&g, received, "one more");
 }
+
+// ---------------------------------------------------------------------------------------------
+// 1. and 2. SQLite
+// ---------------------------------------------------------------------------------------------
+
+#[cfg(feature = "sqlite")]
+mod sqlite {
+    use ringflake::{DatabaseAssigner, Error, Layout, WorkerIdAssigner};
+    use rusqlite::Connection;
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    /// A worker table with one row, and another connection holding an exclusive lock on it
+    /// (no other connection can read or write it until the returned connection ends).
+    fn locked_table(path: &Path) -> Connection {
+        DatabaseAssigner::sqlite(path)
+            .unwrap()
+            .recycle(false)
+            .assign_worker_id(&Layout::default())
+            .unwrap();
+        let holder = Connection::open(path).unwrap();
+        holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+        holder
+    }
+
+    fn assert_locked_error(err: &Error, path: &Path) {
+        match err {
+            Error::Database {
+                database,
+                message,
+                transient,
+            } => {
+                assert!(*transient, "{err}");
+                assert!(database.contains(&path.display().to_string()), "{err}");
+                assert!(
+                    message.contains("locked") || message.contains("busy"),
+                    "{err}"
+                );
+            }
+            other => panic!("expected a transient database error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_locked_file_fails_the_boot_within_timeout_when_retry_for_is_zero() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("workers.db");
+        let _holder = locked_table(&path);
+        let start = Instant::now();
+        let result = DatabaseAssigner::sqlite(&path).and_then(|a| {
+            a.timeout(Duration::from_secs(2))
+                .retry_for(Duration::ZERO)
+                .assign(&Layout::default())
+        });
+        let took = start.elapsed();
+        let err = result.expect_err("the file is locked");
+        assert!(took < Duration::from_secs(6), "took {took:?}: {err}");
+        assert!(took >= Duration::from_millis(1_900), "took {took:?}: {err}");
+        assert_locked_error(&err, &path);
+        assert!(err.to_string().contains("2s"), "names the timeout: {err}");
+    }
+
+    #[test]
+    fn a_locked_file_fails_the_boot_within_retry_for_plus_one_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("workers.db");
+        let _holder = locked_table(&path);
+        let start = Instant::now();
+        let result = DatabaseAssigner::sqlite(&path).and_then(|a| {
+            a.timeout(Duration::from_millis(500))
+                .retry_for(Duration::from_secs(2))
+                .assign(&Layout::default())
+        });
+        let took = start.elapsed();
+        let err = result.expect_err("the file is locked");
+        // retry_for (2 s) plus at most one call's timeout (0.5 s) plus a pause: well under 6 s.
+        assert!(took < Duration::from_secs(6), "took {took:?}: {err}");
+        assert!(took >= Duration::from_secs(2), "took {took:?}: {err}");
+        assert_locked_error(&err, &path);
+    }
+
+    #[test]
+    fn a_lock_released_within_retry_for_lets_the_boot_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("workers.db");
+        let holder = locked_table(&path);
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(1_500));
+            holder.execute_batch("COMMIT").unwrap();
+        });
+        let id = DatabaseAssigner::sqlite(&path)
+            .unwrap()
+            .timeout(Duration::from_millis(500))
+            .retry_for(Duration::from_secs(20))
+            .recycle(false)
+            .assign_worker_id(&Layout::default())
+            .unwrap();
+        assert_eq!(id, 2);
+        release.join().unwrap();
+    }
+
+    /// What `ringflake workers --db <path>` does to list the table.
+    fn list(path: &Path) -> Result<Vec<ringflake::WorkerRow>, Error> {
+        DatabaseAssigner::sqlite_read_only(path)?.list()
+    }
+
+    #[test]
+    fn listing_a_missing_file_fails_and_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("typo.db");
+        let err = list(&path).expect_err("no such file");
+        assert!(!path.exists(), "listing created {}", path.display());
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "nothing else either"
+        );
+        match &err {
+            Error::Database {
+                message, transient, ..
+            } => {
+                assert!(!transient, "{err}");
+                assert!(
+                    message.contains("no such file") && message.contains("typo.db"),
+                    "{err}"
+                );
+                assert!(message.contains("first boot"), "{err}");
+            }
+            other => panic!("expected a database error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn listing_an_existing_file_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("workers.db");
+        let a = DatabaseAssigner::sqlite(&path).unwrap().recycle(false);
+        let id = a.assign_worker_id(&Layout::default()).unwrap();
+        drop(a);
+        let before = std::fs::read(&path).unwrap();
+        let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        let rows = list(&path).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].id, id);
+        assert_eq!(std::fs::read(&path).unwrap(), before, "the bytes changed");
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().modified().unwrap(),
+            mtime,
+            "the mtime changed"
+        );
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["workers.db"], "no journal or other file left");
+    }
+
+    #[test]
+    fn listing_a_file_without_the_table_says_so_and_creates_no_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("other.db");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE T (X INT)")
+            .unwrap();
+        let before = std::fs::read(&path).unwrap();
+        let err = list(&path).expect_err("no WORKER_NODE table");
+        assert!(err.to_string().contains("WORKER_NODE"), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+
+    #[test]
+    fn a_read_only_assigner_refuses_to_assign() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("workers.db");
+        DatabaseAssigner::sqlite(&path)
+            .unwrap()
+            .assign_worker_id(&Layout::default())
+            .unwrap();
+        let before = std::fs::read(&path).unwrap();
+        let err = DatabaseAssigner::sqlite_read_only(&path)
+            .unwrap()
+            .retry_for(Duration::ZERO)
+            .assign_worker_id(&Layout::default())
+            .expect_err("read-only");
+        assert!(err.to_string().contains("read-only"), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+}
