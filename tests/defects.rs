@@ -334,3 +334,183 @@ mod sqlite {
         assert_eq!(std::fs::read(&path).unwrap(), before);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// 4. The time zone from TZ
+// ---------------------------------------------------------------------------------------------
+
+mod time_zone {
+    use ringflake::{Error, Layout, MAX_TIME_ZONE_FILE_BYTES, time_zone_from_tz};
+    use std::ffi::OsStr;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    const SHANGHAI_FILE: &str = "/usr/share/zoneinfo/Asia/Shanghai";
+
+    fn zone(value: &str) -> Result<ringflake::TimeZone, Error> {
+        time_zone_from_tz(Some(OsStr::new(value)))
+    }
+
+    /// The offset from UTC, in seconds, of a zone at 2025-01-01T00:00:00Z.
+    fn offset(tz: &ringflake::TimeZone) -> i32 {
+        let ts = jiff::Timestamp::from_second(ringflake::DEFAULT_EPOCH_SECONDS).unwrap();
+        tz.to_offset(ts).seconds()
+    }
+
+    fn assert_refused(value: &str, reason: &str) {
+        let start = Instant::now();
+        let err = zone(value).expect_err(value);
+        assert!(start.elapsed() < Duration::from_secs(2), "{value}: slow");
+        let text = err.to_string();
+        assert!(matches!(err, Error::TimeZone { .. }), "{value}: {err:?}");
+        assert!(text.contains(&format!("TZ={value}")), "{text}");
+        assert!(text.contains(reason), "{text}");
+    }
+
+    #[test]
+    fn devices_are_refused_before_any_read() {
+        for value in [
+            "/dev/zero",
+            ":/dev/zero",
+            "/dev/urandom",
+            ":/dev/urandom",
+            "/dev/null",
+        ] {
+            assert_refused(value, "not a regular file");
+        }
+    }
+
+    #[test]
+    fn a_directory_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_refused(&dir.path().display().to_string(), "not a regular file");
+    }
+
+    #[test]
+    fn a_file_over_the_limit_is_refused_naming_its_size_and_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge");
+        std::fs::write(&path, vec![0u8; 2 << 20]).unwrap();
+        let value = path.display().to_string();
+        assert_refused(&value, "2097152 bytes");
+        assert_refused(&value, &MAX_TIME_ZONE_FILE_BYTES.to_string());
+    }
+
+    #[test]
+    fn a_file_that_is_not_tzif_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("text");
+        std::fs::write(&path, "Asia/Shanghai\n").unwrap();
+        assert_refused(&path.display().to_string(), "TZif");
+    }
+
+    #[test]
+    fn a_missing_file_is_refused() {
+        assert_refused("/nonexistent/zone", "No such file");
+    }
+
+    #[test]
+    fn names_posix_rules_and_empty_work() {
+        let shanghai = zone("Asia/Shanghai").unwrap();
+        assert_eq!(offset(&shanghai), 8 * 3600);
+        assert_eq!(shanghai.iana_name(), Some("Asia/Shanghai"));
+        assert_eq!(offset(&zone(":Asia/Shanghai").unwrap()), 8 * 3600);
+        assert_eq!(offset(&zone("CST-8").unwrap()), 8 * 3600);
+        assert_eq!(offset(&zone("UTC").unwrap()), 0);
+        assert_eq!(zone("").unwrap(), ringflake::TimeZone::UTC);
+        assert_refused("Not/A_Zone", "unknown");
+        assert_refused("../../../../dev/zero", "unknown");
+    }
+
+    #[test]
+    fn a_real_zone_file_works() {
+        if !std::path::Path::new(SHANGHAI_FILE).is_file() {
+            eprintln!("skipped: no {SHANGHAI_FILE} on this machine");
+            return;
+        }
+        for value in [SHANGHAI_FILE.to_string(), format!(":{SHANGHAI_FILE}")] {
+            let tz = zone(&value).unwrap();
+            assert_eq!(offset(&tz), 8 * 3600, "{value}");
+            assert_eq!(tz.iana_name(), Some("Asia/Shanghai"), "{value}");
+        }
+    }
+
+    #[test]
+    fn unset_is_the_machines_zone() {
+        // /etc/localtime, or UTC without one: whatever it is, it is read within the bound.
+        time_zone_from_tz(None).unwrap();
+    }
+
+    /// The child side of `to_java_string_reads_tz_within_a_bound`: run with `TZ` set.
+    #[test]
+    fn tz_child() {
+        if std::env::var_os("RINGFLAKE_TZ_CHILD").is_none() {
+            return;
+        }
+        let parsed = Layout::default().parse(1).unwrap();
+        println!("to_java_string: {:?}", parsed.to_java_string());
+        println!(
+            "system_time_zone: {:?}",
+            ringflake::system_time_zone().map(|_| ())
+        );
+    }
+
+    /// `TZ=/dev/zero ringflake parse 1` grew to 1.9 GB in 5 s: the library read the file to its
+    /// end. In a child process limited to 1 GB of address space (where the unbounded read fails
+    /// on allocation and jiff falls back to UTC), with a deadline.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn to_java_string_reads_tz_within_a_bound() {
+        // The last: a zone name read from a database directory named by TZDIR.
+        for (tz, tzdir) in [
+            ("/dev/zero", None),
+            ("/dev/urandom", None),
+            ("zero", Some("/dev")),
+        ] {
+            let exe = std::env::current_exe().unwrap();
+            let mut child = Command::new("sh");
+            if let Some(dir) = tzdir {
+                child.env("TZDIR", dir);
+            }
+            let mut child = child
+                .arg("-c")
+                .arg("ulimit -v 1048576 && exec \"$0\" \"$@\"")
+                .arg(&exe)
+                .args([
+                    "--exact",
+                    "time_zone::tz_child",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
+                .env("RINGFLAKE_TZ_CHILD", "1")
+                .env("TZ", tz)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let start = Instant::now();
+            let status = loop {
+                if let Some(status) = child.try_wait().unwrap() {
+                    break Some(status);
+                }
+                if start.elapsed() > Duration::from_secs(20) {
+                    child.kill().unwrap();
+                    child.wait().unwrap();
+                    break None;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            };
+            let mut out = String::new();
+            std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
+            let status = status.unwrap_or_else(|| panic!("TZ={tz}: still running after 20 s"));
+            assert!(status.success(), "TZ={tz}: child failed ({status}): {out}");
+            for line in ["to_java_string: Err(", "system_time_zone: Err("] {
+                assert!(out.contains(line), "TZ={tz}: {out}");
+            }
+            assert!(
+                out.contains(&format!("TZ={tz}")) && out.contains("not a regular file"),
+                "TZ={tz}: {out}"
+            );
+        }
+    }
+}
