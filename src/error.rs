@@ -119,6 +119,14 @@ pub enum Error {
         /// The allowed range, in words.
         allowed: &'static str,
     },
+    /// The process's time zone (the `TZ` variable, else `/etc/localtime`) was refused or could
+    /// not be read; see [`system_time_zone`](crate::system_time_zone).
+    TimeZone {
+        /// Where it came from: `TZ=<value>`, or `/etc/localtime` when `TZ` is unset.
+        setting: String,
+        /// Why it was refused, with the limit where one applies.
+        reason: String,
+    },
     /// The generator was shut down, or its filler thread stopped.
     Shutdown,
     /// The worker id could not be assigned.
@@ -248,6 +256,7 @@ impl fmt::Display for Error {
                 value,
                 allowed,
             } => write!(f, "invalid {name} {value}: allowed {allowed}"),
+            Error::TimeZone { setting, reason } => write!(f, "time zone {setting}: {reason}"),
             Error::Shutdown => write!(f, "generator shut down: its filler thread is not running"),
             Error::WorkerAssignment(msg) => write!(f, "worker id assignment failed: {msg}"),
             Error::Database {

@@ -198,7 +198,8 @@ pub use default::{ClockBackwards, DefaultBuilder, DefaultUidGenerator};
 pub use error::{Error, IoError};
 pub use jiff::tz::TimeZone;
 pub use layout::{
-    DEFAULT_EPOCH_SECONDS, Layout, ParsedId, Parts, UID_GENERATOR_EPOCH_SECONDS, epoch_from_date,
+    DEFAULT_EPOCH_SECONDS, Layout, MAX_TIME_ZONE_FILE_BYTES, ParsedId, Parts,
+    UID_GENERATOR_EPOCH_SECONDS, epoch_from_date, system_time_zone, time_zone_from_tz,
 };
 pub use worker::node::NodeInfo;
 #[cfg(feature = "sqlite")]

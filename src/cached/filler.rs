@@ -181,11 +181,7 @@ impl Shared {
             if end <= c {
                 return;
             }
-            if self.ring.claim_at(c, end - c) {
-                self.counters
-                    .discarded
-                    .fetch_add(end - c, Ordering::Relaxed);
-            }
+            self.claim_discarded(c, end - c);
         }
     }
 }

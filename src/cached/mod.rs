@@ -51,7 +51,8 @@ use std::time::Duration;
 #[derive(Default)]
 struct Counters {
     paddings: AtomicU64,
-    discarded: AtomicU64,
+    /// Claimed indices never handed out; see [`stats::Discards`].
+    discards: stats::Discards,
     take_waits: AtomicU64,
     /// The delta of the newest ID written, plus one (0: none yet).
     last_delta: AtomicU64,

@@ -1,6 +1,8 @@
 //! What a generator can tell about itself: [`Stats`], read from counters it keeps anyway.
 
-use super::Shared;
+use super::{Shared, lock};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -84,11 +86,16 @@ pub struct Stats {
     pub capacity: u64,
     /// IDs ready to take: the fill level.
     pub available: u64,
-    /// IDs handed out so far.
+    /// IDs handed out so far: exactly what takes returned (a batch that fails counts the IDs it
+    /// wrote to its buffer). Never decreases, also while takes fail (a failed take's claim counts
+    /// as discarded, not issued), with one exception: a take whose thread was descheduled while
+    /// the whole ring was taken (lapped) lowers it by one, once.
     pub issued: u64,
     /// Filler rounds that wrote at least one ID.
     pub paddings: u64,
-    /// IDs discarded unused: stale (older than `max_lag`) or abandoned by a failed take.
+    /// IDs discarded unused: stale (older than `max_lag`), or claimed by a take that failed or
+    /// was lapped and never handed out (counted when the take gives up, even before the filler
+    /// has written the IDs it claimed).
     pub discarded: u64,
     /// Takes that found the ring empty and had to wait.
     pub take_waits: u64,
@@ -108,15 +115,108 @@ pub struct Stats {
     pub lease_lost: bool,
 }
 
+/// The ring indices claimed that will never be handed out: swept stale, lapped, or abandoned by
+/// a failed take. Written only off the per-ID path (by the filler's sweep, and by takes that
+/// give up), so a lock costs takes nothing.
+///
+/// [`Stats::issued`] is the claimed indices below the tail minus the discarded ones among them.
+/// A failed take leaves its claim beyond the tail, where it is not counted as issued yet: it is
+/// kept apart (`pending`) until the tail passes it, and only then subtracted. Every discard is
+/// recorded under the lock together with the decision that makes it (the claim of a sweep, the
+/// last look of a failing take), and [`Shared::stats`] reads the cursor and the tail under the
+/// same lock: no snapshot can count an index as issued that is later recorded as discarded (but
+/// for a lapped take, which finds its index long below the tail).
+#[derive(Debug, Default)]
+pub(super) struct Discards(Mutex<DiscardLog>);
+
+#[derive(Debug, Default)]
+struct DiscardLog {
+    /// Discarded ranges `start..end` not yet known to be below the tail, by start.
+    pending: BTreeMap<u64, u64>,
+    /// Discarded indices below the tail (as of the last settle).
+    passed: u64,
+    /// Every discarded index: `passed` plus the pending ones.
+    total: u64,
+}
+
+impl DiscardLog {
+    /// Records indices `start..end`, merging with a range that ends where it starts.
+    fn add(&mut self, start: u64, end: u64) {
+        if end <= start {
+            return;
+        }
+        self.total += end - start;
+        let mut start = start;
+        if let Some((&s, &e)) = self.pending.range(..start).next_back()
+            && e == start
+        {
+            self.pending.remove(&s);
+            start = s;
+        }
+        let end = match self.pending.remove(&end) {
+            Some(e) => e,
+            None => end,
+        };
+        self.pending.insert(start, end);
+    }
+
+    /// Moves what is below `tail` from `pending` to `passed`.
+    fn settle(&mut self, tail: u64) {
+        while let Some((&start, &end)) = self.pending.first_key_value() {
+            if start >= tail {
+                break;
+            }
+            self.pending.remove(&start);
+            self.passed += end.min(tail) - start;
+            if end > tail {
+                self.pending.insert(tail, end);
+            }
+        }
+    }
+}
+
 impl Shared {
+    /// Records claimed indices `start..end` that their claimer will never read: lapped.
+    pub(super) fn discard(&self, start: u64, end: u64) {
+        lock(&self.counters.discards.0).add(start, end);
+    }
+
+    /// A failing take's last look at `index` (the first of its claim `index..end` it has not
+    /// read): its ID if the filler wrote it after all, else the claim is recorded as discarded.
+    /// Both under the lock that [`stats`](Self::stats) reads under: a snapshot either sees the
+    /// tail below `index` or the claim recorded.
+    pub(super) fn abandon(&self, index: u64, end: u64) -> Option<u64> {
+        let mut log = lock(&self.counters.discards.0);
+        if let Ok((id, _)) = self.ring.read(index) {
+            return Some(id);
+        }
+        log.add(index, end);
+        None
+    }
+
+    /// Claims `n` indices from `at` as discarded (the filler's stale sweep) if the cursor still
+    /// stands there, recording them with the claim.
+    pub(super) fn claim_discarded(&self, at: u64, n: u64) -> bool {
+        let mut log = lock(&self.counters.discards.0);
+        let claimed = self.ring.claim_at(at, n);
+        if claimed {
+            log.add(at, at + n);
+        }
+        claimed
+    }
+
     /// See [`CachedUidGenerator::stats`].
     pub(super) fn stats(&self) -> Stats {
         let s = self;
         let c = &s.counters;
-        let cursor = s.ring.cursor();
-        let tail = s.ring.tail();
+        let (cursor, tail, passed, discarded) = {
+            let mut log = lock(&c.discards.0);
+            let cursor = s.ring.cursor();
+            let tail = s.ring.tail();
+            log.settle(tail);
+            (cursor, tail, log.passed, log.total)
+        };
         let now = s.now_delta();
-        let discarded = c.discarded.load(Ordering::Relaxed);
         let last = c.last_delta.load(Ordering::Relaxed).checked_sub(1);
         let head = (cursor < tail)
             .then(|| s.ring.read(cursor).ok())
@@ -126,7 +226,7 @@ impl Shared {
         Stats {
             capacity: s.ring.capacity(),
             available: tail.saturating_sub(cursor),
-            issued: cursor.min(tail).saturating_sub(discarded),
+            issued: cursor.min(tail).saturating_sub(passed),
             paddings: c.paddings.load(Ordering::Relaxed),
             discarded,
             take_waits: c.take_waits.load(Ordering::Relaxed),
@@ -138,5 +238,34 @@ impl Shared {
             lease_until: s.keeper.as_ref().map(|k| k.horizon()),
             lease_lost: s.keeper.as_ref().is_some_and(|k| k.is_lost()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DiscardLog;
+
+    #[test]
+    fn ranges_merge_and_settle_at_the_tail() {
+        let mut log = DiscardLog::default();
+        for i in 100..110 {
+            log.add(i, i + 1);
+        }
+        log.add(120, 130);
+        log.add(110, 120); // joins both neighbours
+        assert_eq!(log.pending.len(), 1);
+        assert_eq!(log.total, 30);
+        log.settle(100);
+        assert_eq!(log.passed, 0);
+        log.settle(115);
+        assert_eq!((log.passed, log.pending.len()), (15, 1));
+        log.add(50, 60); // below the tail: passed at the next settle
+        log.settle(115);
+        assert_eq!(log.passed, 25);
+        log.settle(1_000);
+        assert_eq!((log.passed, log.total), (40, 40));
+        assert!(log.pending.is_empty());
+        log.add(5, 5); // empty: nothing
+        assert_eq!(log.total, 40);
     }
 }

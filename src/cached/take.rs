@@ -41,9 +41,7 @@ impl Claim {
         filled: &mut usize,
     ) -> bool {
         let Some(base) = base else {
-            s.counters
-                .discarded
-                .fetch_add(self.end - self.index, Ordering::Relaxed);
+            s.discard(self.index, self.end);
             return false;
         };
         for (slot, id) in out[*filled..*filled + run as usize].iter_mut().zip(base..) {
@@ -86,9 +84,10 @@ impl Shared {
     }
 
     /// The slow path of a take: the ring had nothing at `index` yet. `Ok(None)`: the index was
-    /// lapped (its caller was descheduled for a whole ring), claim another.
+    /// lapped (its caller was descheduled for a whole ring), claim another. On failure the rest
+    /// of the claim, `index..end`, is discarded.
     #[cold]
-    pub(super) fn take_slow(&self, index: u64) -> Result<Option<u64>, Error> {
+    pub(super) fn take_slow(&self, index: u64, end: u64) -> Result<Option<u64>, Error> {
         self.counters.take_waits.fetch_add(1, Ordering::Relaxed);
         let backoff = Backoff::new();
         let mut rounds = 0u32;
@@ -108,12 +107,11 @@ impl Shared {
             }
             if let Some(err) = self.failure() {
                 // The filler wrote everything it will before raising the flag: look once more.
-                if let Ok((id, _)) = self.ring.read(index) {
-                    return Ok(Some(id));
-                }
-                // The index stays claimed and unread: it is skipped, never handed out.
-                self.counters.discarded.fetch_add(1, Ordering::Relaxed);
-                return Err(err);
+                // Else the claim stays unread: it is skipped, never handed out.
+                return match self.abandon(index, end) {
+                    Some(id) => Ok(Some(id)),
+                    None => Err(err),
+                };
             }
             rounds = rounds.wrapping_add(1);
             if backoff.is_completed() {
@@ -126,7 +124,7 @@ impl Shared {
 
     /// The async slow path: like `take_slow`, but parks the task on the filler's notification.
     #[cfg(feature = "tokio")]
-    pub(super) async fn take_slow_async(&self, index: u64) -> Result<Option<u64>, Error> {
+    pub(super) async fn take_slow_async(&self, index: u64, end: u64) -> Result<Option<u64>, Error> {
         self.counters.take_waits.fetch_add(1, Ordering::Relaxed);
         self.await_filler(|s| {
             let outcome = match s.ring.read(index) {
@@ -142,12 +140,9 @@ impl Shared {
                 }
             };
             outcome.or_else(|| {
-                s.failure().map(|err| match s.ring.read(index) {
-                    Ok((id, _)) => Ok(Some(id)),
-                    Err(_) => {
-                        s.counters.discarded.fetch_add(1, Ordering::Relaxed);
-                        Err(err)
-                    }
+                s.failure().map(|err| match s.abandon(index, end) {
+                    Some(id) => Ok(Some(id)),
+                    None => Err(err),
                 })
             })
         })
@@ -271,12 +266,10 @@ impl CachedUidGenerator {
                     }
                     return Ok(base + offset);
                 }
-                Err(_) => match s.take_slow(index)? {
+                Err(_) => match s.take_slow(index, index + 1)? {
                     Some(id) => return Ok(id),
                     // Lapped: this index is skipped, never handed out; claim another.
-                    None => {
-                        s.counters.discarded.fetch_add(1, Ordering::Relaxed);
-                    }
+                    None => s.discard(index, index + 1),
                 },
             }
             index = s.ring.claim(1);
@@ -312,11 +305,9 @@ impl CachedUidGenerator {
                     }
                     return Ok(id);
                 }
-                Err(_) => match s.take_slow_async(index).await? {
+                Err(_) => match s.take_slow_async(index, index + 1).await? {
                     Some(id) => return Ok(id),
-                    None => {
-                        s.counters.discarded.fetch_add(1, Ordering::Relaxed);
-                    }
+                    None => s.discard(index, index + 1),
                 },
             }
         }
@@ -347,7 +338,7 @@ impl CachedUidGenerator {
                         }
                         return Some(id);
                     }
-                    Err(_) => continue, // lapped in between: claim another
+                    Err(_) => s.discard(c, c + 1), // lapped in between: claim another
                 }
             }
         }
@@ -384,7 +375,7 @@ impl CachedUidGenerator {
             while let Some((index, run)) = claim.next_run(k) {
                 let base = match s.read_ready(index) {
                     Some(id) => Some(id),
-                    None => s.take_slow(index)?,
+                    None => s.take_slow(index, claim.end)?,
                 };
                 if !claim.copy(s, base, run, out, &mut filled) {
                     break;
@@ -427,7 +418,7 @@ impl CachedUidGenerator {
             while let Some((index, run)) = claim.next_run(k) {
                 let base = match s.read_ready(index) {
                     Some(id) => Some(id),
-                    None => s.take_slow_async(index).await?,
+                    None => s.take_slow_async(index, claim.end).await?,
                 };
                 if !claim.copy(s, base, run, out, &mut filled) {
                     break;

@@ -41,7 +41,10 @@ impl NodeInfo {
     /// ```
     pub fn detect() -> NodeInfo {
         let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        let launch_date = jiff::Zoned::now().date().to_string();
+        // The local date, with the zone read within bounds (`TZ=/dev/zero` must not hang a boot):
+        // a zone that cannot be read dates the row in UTC, as jiff's `Zoned::now` would.
+        let zone = crate::system_time_zone().unwrap_or(jiff::tz::TimeZone::UTC);
+        let launch_date = jiff::Timestamp::now().to_zoned(zone).date().to_string();
         if let Some(host) = env("JPAAS_HOST") {
             let port = env("JPAAS_HTTP_PORT")
                 .or_else(|| env("JPAAS_HOST_PORT_8080"))

@@ -4,7 +4,7 @@
 use super::node::NodeInfo;
 use super::table::{DatabaseAssigner, TableSetup, WorkerRow, WorkerTable};
 use crate::Error;
-use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -26,20 +26,77 @@ pub const DEFAULT_SQLITE_PATH: &str = "ringflake.db";
 
 struct SqliteTable {
     path: PathBuf,
-    conn: Mutex<Connection>,
+    conn: Mutex<Conn>,
+}
+
+/// The connection and what has been done with it.
+struct Conn {
+    conn: Connection,
+    /// How long a call waits for another connection's lock (SQLite's busy timeout).
+    timeout: Duration,
+    /// Whether the schema has been applied (always, for a read-only table: it is never applied).
+    ready: bool,
+    /// Opened for listing only: nothing is ever written.
+    read_only: bool,
 }
 
 impl SqliteTable {
+    /// Opens (creating) the file; the table is created by the first call, within its timeout
+    /// and the boot's retries, not here: opening takes no lock, so it cannot wait on one.
     fn open(path: &Path) -> Result<SqliteTable, Error> {
-        let db = |e: rusqlite::Error| to_error(path, e);
-        let conn = Connection::open(path).map_err(db)?;
-        // Many processes booting at once queue on the write lock instead of failing.
-        conn.busy_timeout(Duration::from_secs(30)).map_err(db)?;
-        conn.execute_batch(SCHEMA).map_err(db)?;
-        Ok(SqliteTable {
+        let conn = Connection::open(path).map_err(|e| to_error(path, e, None))?;
+        Ok(SqliteTable::with(path, conn, false))
+    }
+
+    /// Opens an existing file read-only: no file, journal or table is ever created, nothing is
+    /// written.
+    fn open_read_only(path: &Path) -> Result<SqliteTable, Error> {
+        let fail = |message: String| Error::Database {
+            database: format!("sqlite file {}", path.display()),
+            message,
+            transient: false,
+        };
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => {}
+            Ok(_) => return Err(fail("not a regular file".into())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(fail(format!(
+                    "no such file: {}; ringflake creates it on the first boot, not when listing",
+                    path.display()
+                )));
+            }
+            Err(e) => return Err(fail(format!("cannot read it: {e}"))),
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| to_error(path, e, None))?;
+        Ok(SqliteTable::with(path, conn, true))
+    }
+
+    fn with(path: &Path, conn: Connection, read_only: bool) -> SqliteTable {
+        SqliteTable {
             path: path.to_path_buf(),
-            conn: Mutex::new(conn),
-        })
+            conn: Mutex::new(Conn {
+                conn,
+                timeout: Duration::ZERO,
+                ready: read_only,
+                read_only,
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Conn> {
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Creates the table if this connection has not yet (never for a read-only table).
+    fn prepare(&self, c: &mut Conn) -> Result<(), Error> {
+        if !c.ready {
+            c.conn
+                .execute_batch(SCHEMA)
+                .map_err(|e| to_error(&self.path, e, Some(c.timeout)))?;
+            c.ready = true;
+        }
+        Ok(())
     }
 
     /// Runs `f` in an IMMEDIATE transaction: the write lock is taken up front, so concurrent
@@ -48,25 +105,62 @@ impl SqliteTable {
         &self,
         f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
     ) -> Result<T, Error> {
-        let mut conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| to_error(&self.path, e))?;
-        let out = f(&tx).map_err(|e| to_error(&self.path, e))?;
-        tx.commit().map_err(|e| to_error(&self.path, e))?;
+        let mut c = self.lock();
+        if c.read_only {
+            return Err(Error::Database {
+                database: self.describe(),
+                message: "opened read-only (DatabaseAssigner::sqlite_read_only, for listing): \
+                          it cannot assign worker ids or keep leases"
+                    .into(),
+                transient: false,
+            });
+        }
+        self.run(&mut c, TransactionBehavior::Immediate, f)
+    }
+
+    /// Runs `f` in a read transaction: no write lock is taken.
+    fn read<T>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T, Error> {
+        let mut c = self.lock();
+        self.run(&mut c, TransactionBehavior::Deferred, f)
+    }
+
+    fn run<T>(
+        &self,
+        c: &mut Conn,
+        behavior: TransactionBehavior,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T, Error> {
+        self.prepare(c)?;
+        let timeout = Some(c.timeout);
+        let db = |e| to_error(&self.path, e, timeout);
+        let tx = c.conn.transaction_with_behavior(behavior).map_err(db)?;
+        let out = f(&tx).map_err(db)?;
+        tx.commit().map_err(db)?;
         Ok(out)
     }
 }
 
-fn to_error(path: &Path, e: rusqlite::Error) -> Error {
-    let transient = matches!(
+fn to_error(path: &Path, e: rusqlite::Error, timeout: Option<Duration>) -> Error {
+    let busy = matches!(
         e.sqlite_error_code(),
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
     );
+    let mut message = e.to_string();
+    if busy && let Some(t) = timeout {
+        message.push_str(&format!(
+            " (another connection held its lock for longer than the timeout, {t:?})"
+        ));
+    }
+    if message.contains("no such table: WORKER_NODE") {
+        message.push_str(" (not a ringflake or UidGenerator worker database)");
+    }
     Error::Database {
         database: format!("sqlite file {}", path.display()),
-        message: e.to_string(),
-        transient,
+        message,
+        transient: busy,
     }
 }
 
@@ -76,9 +170,10 @@ impl TableSetup for SqliteTable {
     }
 
     fn set_timeout(&self, timeout: Duration) {
-        let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        let mut c = self.lock();
+        c.timeout = timeout;
         // Cannot fail for a positive duration (it installs SQLite's default busy handler).
-        let _ = conn.busy_timeout(timeout);
+        let _ = c.conn.busy_timeout(timeout);
     }
 }
 
@@ -162,7 +257,7 @@ impl WorkerTable for SqliteTable {
     }
 
     fn list(&self) -> Result<Vec<WorkerRow>, Error> {
-        self.write(|tx| {
+        self.read(|tx| {
             let mut st = tx.prepare(
                 "SELECT ID, HOST_NAME, PORT, TYPE, LAUNCH_DATE, LEASE_UNTIL FROM WORKER_NODE ORDER BY ID",
             )?;
@@ -185,9 +280,15 @@ impl DatabaseAssigner {
     /// Worker ids from the SQLite file at `path` (created, with its table, on first use).
     /// Processes booting at once on one machine each get a distinct id.
     ///
+    /// Opening takes no lock: the table is created by the first call, which waits at most
+    /// [`timeout`](Self::timeout) for another process's lock, retried within
+    /// [`retry_for`](Self::retry_for). To list an existing file without ever creating or writing
+    /// it, use [`sqlite_read_only`](Self::sqlite_read_only).
+    ///
     /// # Errors
     ///
-    /// [`Error::Database`] naming the file if it cannot be opened or the table created.
+    /// [`Error::Database`] naming the file if it cannot be opened; creating the table fails the
+    /// first call instead.
     ///
     /// # Examples
     ///
@@ -208,11 +309,46 @@ impl DatabaseAssigner {
         )?)))
     }
 
-    /// Reads a row directly; for tests and the `workers` listing.
+    /// The worker table in the existing SQLite file at `path`, opened read-only: for
+    /// [`list`](Self::list) (`ringflake workers`). Unlike [`sqlite`](Self::sqlite) it never
+    /// creates the file, a journal or the table, and never writes: listing leaves the file as it
+    /// was, bytes and modification time. Assigning a worker id from it fails.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Database`] naming the file if it does not exist ("no such file"), is not a
+    /// regular file, or cannot be opened; [`list`](Self::list) then fails if the file has no
+    /// `WORKER_NODE` table.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringflake::{DatabaseAssigner, Error, Layout, WorkerIdAssigner};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("workers.db");
+    /// // A typo lists nothing and creates nothing.
+    /// let err = DatabaseAssigner::sqlite_read_only(&path).unwrap_err();
+    /// assert!(err.to_string().contains("no such file"));
+    /// assert!(!path.exists());
+    ///
+    /// let id = DatabaseAssigner::sqlite(&path)?.assign_worker_id(&Layout::default())?;
+    /// let listing = DatabaseAssigner::sqlite_read_only(&path)?;
+    /// assert_eq!(listing.list()?[0].id, id);
+    /// assert!(listing.assign_worker_id(&Layout::default()).is_err()); // read-only
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn sqlite_read_only(path: impl AsRef<Path>) -> Result<DatabaseAssigner, Error> {
+        Ok(DatabaseAssigner::with_table(Arc::new(
+            SqliteTable::open_read_only(path.as_ref())?,
+        )))
+    }
+
+    /// Reads a row directly (read-only); for tests.
     #[doc(hidden)]
     pub fn sqlite_lease_of(path: impl AsRef<Path>, id: u64) -> Result<Option<i64>, Error> {
-        let t = SqliteTable::open(path.as_ref())?;
-        t.write(|tx| {
+        let t = SqliteTable::open_read_only(path.as_ref())?;
+        t.read(|tx| {
             tx.query_row(
                 "SELECT LEASE_UNTIL FROM WORKER_NODE WHERE ID = ?1",
                 params![id as i64],

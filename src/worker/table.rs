@@ -210,7 +210,11 @@ impl DatabaseAssigner {
         self
     }
 
-    /// How long to retry an unreachable database at boot before failing (default 30 s).
+    /// How long to retry an unreachable or locked database at boot before failing (default 30 s):
+    /// one deadline for the whole boot, whatever number of calls it makes. A call started before
+    /// it may still take up to one [`timeout`](Self::timeout), so a boot against a database that
+    /// never answers fails after about `retry_for + timeout`; with `retry_for` zero, after one
+    /// timeout.
     ///
     /// ```
     /// use ringflake::DatabaseAssigner;
@@ -297,16 +301,22 @@ impl DatabaseAssigner {
         self.table.list()
     }
 
-    /// Runs `op`, retrying transient failures with backoff for `retry_for`.
-    fn retrying<T>(&self, mut op: impl FnMut() -> Result<T, Error>) -> Result<T, Error> {
-        let start = Instant::now();
+    /// Runs `op`, retrying transient failures with backoff until `deadline` (`None`: for ever).
+    /// A call started before the deadline may end up to one [`timeout`](Self::timeout) after it.
+    fn retrying<T>(
+        &self,
+        deadline: Option<Instant>,
+        mut op: impl FnMut() -> Result<T, Error>,
+    ) -> Result<T, Error> {
         let mut pause = Duration::from_millis(50);
         loop {
             match op() {
                 Err(Error::Database {
                     transient: true, ..
-                }) if start.elapsed() < self.retry_for => {
-                    std::thread::sleep(pause.min(self.retry_for.saturating_sub(start.elapsed())));
+                }) if deadline.is_none_or(|d| Instant::now() < d) => {
+                    let left =
+                        deadline.map_or(pause, |d| d.saturating_duration_since(Instant::now()));
+                    std::thread::sleep(pause.min(left));
                     pause = (pause * 2).min(Duration::from_secs(2));
                 }
                 other => return other,
@@ -319,11 +329,14 @@ impl DatabaseAssigner {
         layout: &Layout,
         node: &NodeInfo,
     ) -> Result<Assignment, Error> {
+        // One deadline for the whole boot, whatever number of calls it makes: retry_for, plus at
+        // most one call's timeout.
+        let deadline = Instant::now().checked_add(self.retry_for);
         let max = layout.max_worker_id();
         if !self.recycle {
-            let id = self.retrying(|| self.table.insert(node, 0))?;
+            let id = self.retrying(deadline, || self.table.insert(node, 0))?;
             if id > max {
-                self.retrying(|| self.table.delete(id))?;
+                self.retrying(deadline, || self.table.delete(id))?;
                 return Err(Error::WorkerIdOutOfRange { worker_id: id, max });
             }
             return Ok(Assignment::fixed(id));
@@ -331,24 +344,24 @@ impl DatabaseAssigner {
         let now = SystemClock.now_seconds();
         // Ordering only: a new id has no earlier holder, and its lease starts at the clock, so
         // crash loops cannot push leases ahead.
-        let floor = self.retrying(|| self.table.max_lease_for_host(&node.host_name))?;
-        let id = self.retrying(|| self.table.insert(node, now + self.window))?;
+        let floor = self.retrying(deadline, || self.table.max_lease_for_host(&node.host_name))?;
+        let id = self.retrying(deadline, || self.table.insert(node, now + self.window))?;
         if id <= max {
             return Ok(self.leased(id, node, None, floor, now + self.window));
         }
-        self.retrying(|| self.table.delete(id))?;
-        let started = Instant::now();
+        self.retrying(deadline, || self.table.delete(id))?;
         loop {
             let now = SystemClock.now_seconds();
-            let candidates = self.retrying(|| self.table.recyclable(max, now, 16))?;
+            let candidates = self.retrying(deadline, || self.table.recyclable(max, now, 16))?;
             if candidates.is_empty() {
                 // Every id is leased: wait for the earliest lease to run out, within retry_for.
-                let earliest = self.retrying(|| self.table.recyclable(max, i64::MAX, 1))?;
+                let earliest =
+                    self.retrying(deadline, || self.table.recyclable(max, i64::MAX, 1))?;
                 let wait = earliest
                     .first()
                     .map(|&(_, lease)| Duration::from_secs((lease + 1 - now).max(0) as u64));
                 match wait {
-                    Some(w) if started.elapsed() + w <= self.retry_for => {
+                    Some(w) if deadline.is_none_or(|d| Instant::now() + w <= d) => {
                         std::thread::sleep(w.max(Duration::from_millis(100)));
                         continue;
                     }
@@ -359,7 +372,7 @@ impl DatabaseAssigner {
                 // Above everything the previous holder may have used (its lease has run out, so
                 // that is in the past: no lead).
                 let until = old_lease.saturating_add(1).max(now) + self.window;
-                if self.retrying(|| self.table.claim(old, old_lease, node, until))? {
+                if self.retrying(deadline, || self.table.claim(old, old_lease, node, until))? {
                     return Ok(self.leased(old, node, Some(old_lease), floor, until));
                 }
             }
