@@ -118,7 +118,7 @@
 //! | `sqlite` | yes | [`DatabaseAssigner::sqlite`] and [`DEFAULT_SQLITE_PATH`]: worker ids from a SQLite file (`rusqlite` with SQLite bundled, compiled from C) |
 //! | `mysql` | no | `DatabaseAssigner::mysql` and `mysql_with`: worker ids from a MariaDB/MySQL table (the `mysql` crate, blocking, no TLS) |
 //! | `postgres` | no | `DatabaseAssigner::postgres` and `postgres_with`: worker ids from a PostgreSQL table (`tokio-postgres` on a private runtime, no TLS) |
-//! | `metrics` | yes | [`MetricsReporter`], [`GeneratorMetrics`], [`CachedBuilder::metrics`], [`install_prometheus`] and [`install_prometheus_recorder`]: Prometheus series ([monitoring]) |
+//! | `metrics` | yes | [`MetricsReporter`], [`GeneratorMetrics`] (also a sink for [`CachedBuilder::record_stats`]), [`install_prometheus`] and [`install_prometheus_recorder`]: Prometheus series ([monitoring]) |
 //! | `tokio` | yes | [`CachedUidGenerator::next_id_async`] |
 //! | `cli` | yes | the `ringflake` binary (HTTP service, `gen`, `parse`, `layout`, `workers`; needs `sqlite`, `metrics`, `tokio`, and brings `clap` and `hyper`) |
 //!
