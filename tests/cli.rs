@@ -718,14 +718,30 @@ fn gen_twice_with_one_worker_id() {
     let state = std::fs::read_to_string(dir.path().join("ringflake.state")).unwrap();
     assert!(state.starts_with("ringflake-reach 1\n"), "{state:?}");
 
-    // --state-file names another file (RINGFLAKE_STATE_FILE too), and the runs go on above it.
-    let o = ringflake(dir.path())
-        .args(["gen", "-n", "1000", "--worker-id", "7"])
-        .env("RINGFLAKE_STATE_FILE", "elsewhere.state")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(dir.path().join("elsewhere.state").exists());
+    // --state-file names another file (RINGFLAKE_STATE_FILE too), and a run starts above what it
+    // records: here 5 s ahead of the clock, within the lead cap, so nothing waits.
+    let ahead = now() + 5;
+    std::fs::write(
+        dir.path().join("elsewhere.state"),
+        format!("ringflake-reach 1\n{ahead}\n"),
+    )
+    .unwrap();
+    for named in [
+        ringflake(dir.path())
+            .args(["gen", "-n", "1000", "--worker-id", "7"])
+            .args(["--state-file", "elsewhere.state"])
+            .output()
+            .unwrap(),
+        ringflake(dir.path())
+            .args(["gen", "-n", "1000", "--worker-id", "7"])
+            .env("RINGFLAKE_STATE_FILE", "elsewhere.state")
+            .output()
+            .unwrap(),
+    ] {
+        assert!(named.status.success(), "{}", stderr(&named));
+        let ids = ids_of(&stdout(&named));
+        assert!(second_of(ids[0]) > ahead, "{} not above {ahead}", ids[0]);
+    }
 
     // --no-state-file runs without one, writing none.
     let bare = temp();
