@@ -693,6 +693,29 @@ fn workers_on_the_default_file_recycling_by_default() {
     assert!(row.trim_end().ends_with('-'), "{list}");
     // --recycle, the old way to ask for the default, still works.
     ok(dir.path(), &["gen", "--recycle"]);
+    let leased = |row: usize| {
+        let list = ok(dir.path(), &["workers"]);
+        let line = list.lines().nth(row).unwrap().to_string();
+        assert!(line.starts_with(&format!("{row} ")), "{list}");
+        !line.trim_end().ends_with('-')
+    };
+    assert!(leased(3));
+    // The switches read yes/no words from their variables, and the command line wins.
+    let gen_with = |var: &str, value: &str, args: &[&str]| {
+        let o = ringflake(dir.path())
+            .arg("gen")
+            .args(args)
+            .env(var, value)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{var}={value}: {}", stderr(&o));
+    };
+    gen_with("RINGFLAKE_NO_RECYCLE", "yes", &[]);
+    assert!(!leased(4));
+    gen_with("RINGFLAKE_NO_RECYCLE", "1", &["--recycle"]);
+    assert!(leased(5));
+    gen_with("RINGFLAKE_RECYCLE", "off", &[]);
+    assert!(!leased(6));
 }
 
 /// Two runs of `gen` with one fixed worker id, one right after the other (often in the same

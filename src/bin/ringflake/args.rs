@@ -86,7 +86,7 @@ pub struct DbArgs {
     /// With --mysql or --postgres: create WORKER_NODE from schema/ if it is missing (needs the
     /// CREATE privilege); without it a missing table is an error
     #[cfg(any(feature = "mysql", feature = "postgres"))]
-    #[arg(long, env = "RINGFLAKE_CREATE_TABLE")]
+    #[arg(long, env = "RINGFLAKE_CREATE_TABLE", value_parser = boolish())]
     pub create_table: bool,
     /// Fail a database call (connecting, or one statement) that gets no answer within this many
     /// seconds, and reconnect on the next one; for SQLite, how long to wait for another
@@ -111,11 +111,11 @@ pub struct WorkerArgs {
     pub worker_id: Option<u64>,
     /// Keep a lease in the worker row: reuse expired ids, monotonic restarts (databases only).
     /// The default; accepted so that scripts written when it was not keep working
-    #[arg(long, env = "RINGFLAKE_RECYCLE")]
+    #[arg(long, env = "RINGFLAKE_RECYCLE", value_parser = boolish())]
     pub recycle: bool,
     /// Java's never-reuse: a new worker row at every boot, no lease (the worker ids run out after
     /// 2^worker_bits boots)
-    #[arg(long, env = "RINGFLAKE_NO_RECYCLE")]
+    #[arg(long, env = "RINGFLAKE_NO_RECYCLE", value_parser = boolish())]
     pub no_recycle: bool,
     /// How far beyond the newest second used the worker lease reaches; longer rides out longer
     /// database outages, shorter lets a crashed node's id be reused sooner [default: 300]
@@ -136,7 +136,7 @@ pub struct StateArgs {
     pub state_file: Option<PathBuf>,
     /// Run without a state file: a restart of the same worker id within max-lead seconds of its
     /// last run's end can repeat that run's IDs (nothing records how far ahead it went)
-    #[arg(long, env = "RINGFLAKE_NO_STATE_FILE")]
+    #[arg(long, env = "RINGFLAKE_NO_STATE_FILE", value_parser = boolish())]
     pub no_state_file: bool,
 }
 
@@ -159,11 +159,17 @@ pub struct RingArgs {
     pub max_lead: Option<u64>,
     /// Borrow as far ahead of the clock as demand takes it, as Java's CachedUidGenerator does:
     /// flat out, the layout's lifetime is used up that much faster (instead of --max-lead)
-    #[arg(long, env = "RINGFLAKE_UNBOUNDED_LEAD")]
+    #[arg(long, env = "RINGFLAKE_UNBOUNDED_LEAD", value_parser = boolish())]
     pub unbounded_lead: bool,
     /// At the --max-lead cap: wait for the clock, or fail the request
     #[arg(long, env = "RINGFLAKE_LEAD_POLICY", value_name = "POLICY", value_enum, default_value_t = LeadPolicyArg::Wait)]
     pub lead_policy: LeadPolicyArg,
+}
+
+/// How the switches read a value from their environment variable: `true`, `1`, `yes`, `on` (and
+/// their opposites), not only `true` and `false`.
+fn boolish() -> clap::builder::BoolishValueParser {
+    clap::builder::BoolishValueParser::new()
 }
 
 /// The largest `--max-lead`: a year (more is no cap worth the name; `--unbounded-lead` is that).

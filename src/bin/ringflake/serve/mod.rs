@@ -200,13 +200,18 @@ fn state_line(state: Option<&Path>, worker_id: u64, lead: Lead) -> String {
             )
         }
         None => {
-            let within = match lead {
-                Lead::Capped(seconds, _) => format!("within {seconds} s (max-lead)"),
-                Lead::Unbounded => "before the clock passes the seconds it borrowed".into(),
+            let when = match lead {
+                Lead::Capped(0, _) => "in the second this run ends".into(),
+                Lead::Capped(seconds, _) => {
+                    format!("within {seconds} s (max-lead) of this run's end")
+                }
+                Lead::Unbounded => {
+                    "before the clock passes the last second this run borrowed".into()
+                }
             };
             format!(
                 "ringflake: no state file (--no-state-file): a restart of worker id {worker_id} \
-                 {within} of this run's end can repeat its IDs\n"
+                 {when} can repeat its IDs\n"
             )
         }
     }
@@ -282,6 +287,19 @@ mod tests {
             line,
             "ringflake: no state file (--no-state-file): a restart of worker id 5 within 10 s \
              (max-lead) of this run's end can repeat its IDs\n"
+        );
+        let line = state_line(None, 5, Lead::Capped(0, LeadPolicy::Wait));
+        assert!(
+            line.contains("a restart of worker id 5 in the second this run ends can repeat"),
+            "{line}"
+        );
+        let line = state_line(None, 5, Lead::Unbounded);
+        assert!(
+            line.contains(
+                "a restart of worker id 5 before the clock passes the last second this run \
+                 borrowed can repeat its IDs"
+            ),
+            "{line}"
         );
     }
 }
