@@ -12,11 +12,15 @@
 #                        hyper set-up answering a counter (the HTTP floor), then with --raw, no HTTP
 #                        library at all (the machine's floor: one read and one write per request)
 # Besides requests/s it prints each server's CPU time per request (user + system, from
-# /proc/PID/stat), which varies less than throughput when the machine is shared.
+# /proc/PID/stat), which varies less than throughput when the machine is shared, and after each
+# endpoint's run the generator's lead over the clock (lead_seconds, from /healthz): /ids at tens of
+# millions of IDs/s borrows up to the lead cap (--max-lead, 10 s by default) and then waits for the
+# clock, at 2^seq_bits IDs/s. The service reads its flags from RINGFLAKE_… variables, so
+# RINGFLAKE_MAX_LEAD=60 or RINGFLAKE_UNBOUNDED_LEAD=true (Java's borrowing) change the cap here.
 # Installs wrk with apt-get when missing (needs root). The server gets a throw-away SQLite worker
-# table and is stopped with SIGTERM at the end; the script fails if any answer was not 2xx or the
-# server did not exit 0. It reports, it does not judge: figures depend on the machine and on what
-# else runs on it (wrk shares the cores with the server).
+# table and state file and is stopped with SIGTERM at the end; the script fails if any answer was
+# not 2xx or the server did not exit 0. It reports, it does not judge: figures depend on the
+# machine and on what else runs on it (wrk shares the cores with the server).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -55,7 +59,7 @@ fi
 # What else keeps the machine busy, before this script adds its own load.
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 work="$(mktemp -d /tmp/ringflake-load.XXXXXX)"
-"$bin" serve --listen 127.0.0.1:0 --db "$work/ringflake.db" >"$work/serve.out" 2>"$work/serve.err" &
+"$bin" serve --listen 127.0.0.1:0 --db "$work/ringflake.db" --state-file "$work/ringflake.state" >"$work/serve.out" 2>"$work/serve.err" &
 pid=$!
 stopped=0
 floor_pid=""
@@ -89,7 +93,7 @@ wait_addr() {
     esac
 }
 wait_addr "$work/serve.out" "$pid" "$work/serve.err"
-head -n 1 "$work/serve.out"
+cat "$work/serve.out"
 
 # CPU time (user + system) process $1 has used, in clock ticks.
 cpu_ticks() {
@@ -114,19 +118,31 @@ load() {
     cpu_us="$(awk -v t=$((after - before)) -v us="$tick_us" -v n="$total" 'BEGIN { printf "%.1f", t * us / n }')"
 }
 
+# The service's /healthz, which must answer 200; leaves its lead over the clock in $lead.
+lead_now() {
+    local health
+    health="$(exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}" &&
+        printf 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' >&3 && cat <&3)"
+    grep -q '^HTTP/1.1 200' <<<"$health" || fail "healthz after the load: $health"
+    lead="$(sed -n 's/.*"lead_seconds":\([0-9]*\).*/\1/p' <<<"$health")"
+    [[ -n "$lead" ]] || fail "no lead_seconds in the healthz answer: $health"
+}
+
 echo
 echo "== GET /id, ${duration} s, $threads wrk threads, $connections connections"
 load /id "$pid"
 id_rps="$rps"
 id_cpu="$cpu_us"
+lead_now
+id_lead="$lead"
+echo "lead_seconds at the end of the /id run: $id_lead"
 echo
 echo "== GET /ids?count=1000, ${duration} s, $threads wrk threads, $connections connections"
 load '/ids?count=1000' "$pid"
 ids_rps="$rps"
-
-health="$(exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}" &&
-    printf 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' >&3 && cat <&3)"
-grep -q '^HTTP/1.1 200' <<<"$health" || fail "healthz after the load: $health"
+lead_now
+ids_lead="$lead"
+echo "lead_seconds at the end of the /ids run: $ids_lead"
 
 kill -TERM "$pid"
 status=0
@@ -160,12 +176,12 @@ ids_per_s="$(awk -v r="$ids_rps" 'BEGIN { printf "%.0f", r * 1000 }')"
 echo
 echo "== summary ($(nproc) cores; load average before the run: $load_before)"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-printf '/id:              %12.0f requests/s   %5s us server CPU per request  (target >= 100,000 requests/s)\n' \
-    "$id_rps" "$id_cpu"
+printf '/id:              %12.0f requests/s   %5s us server CPU per request  (target >= 100,000 requests/s), lead %s s at the end\n' \
+    "$id_rps" "$id_cpu" "$id_lead"
 printf 'HTTP floor:       %12.0f requests/s   %5s us                         (/id = %s x this floor)\n' \
     "$floor_rps" "$floor_cpu" "$(ratio "$id_rps" "$floor_rps")"
 printf 'machine floor:    %12.0f requests/s   %5s us                         (/id = %s x this floor)\n' \
     "$raw_rps" "$raw_cpu" "$(ratio "$id_rps" "$raw_rps")"
-printf '/ids?count=1000:  %12.0f requests/s = %.1f M IDs/s (target >= 20 M)\n' \
-    "$ids_rps" "$(awk -v n="$ids_per_s" 'BEGIN { printf "%.1f", n / 1e6 }')"
+printf '/ids?count=1000:  %12.0f requests/s = %.1f M IDs/s (target >= 20 M), lead %s s at the end\n' \
+    "$ids_rps" "$(awk -v n="$ids_per_s" 'BEGIN { printf "%.1f", n / 1e6 }')" "$ids_lead"
 echo "serve stopped on SIGTERM with exit 0"

@@ -1,14 +1,16 @@
 //! The `ringflake` binary driven as a subprocess: `gen` and `parse` against UidGenerator's Java
 //! vectors (`tests/data/uidgenerator-vectors-utc.tsv`, TZ=UTC), bad flags and IDs, the
-//! planner, `workers`, ten `gen` processes on one SQLite file, and `serve` on an ephemeral port:
-//! every endpoint, every bad-input status, and SIGTERM.
+//! planner, `workers`, ten `gen` processes on one SQLite file, the state file across runs, and
+//! `serve` on an ephemeral port: its start-up lines, every endpoint, every bad-input status, the
+//! lead cap's 400 and 503, and SIGTERM.
 #![cfg(all(feature = "cli", unix))]
 
+use ringflake::Layout;
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, ChildStdout, Command, Output, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 const VECTORS: &str = concat!(
@@ -119,6 +121,21 @@ fn layout_flags(v: &Vector) -> Vec<String> {
 
 fn temp() -> tempfile::TempDir {
     tempfile::tempdir().expect("temp dir")
+}
+
+/// The IDs `gen` printed.
+fn ids_of(out: &str) -> Vec<u64> {
+    out.lines().map(|l| l.parse().unwrap()).collect()
+}
+
+/// The worker id of an ID of the default layout.
+fn worker_of(id: u64) -> u64 {
+    Layout::default().decompose(id).unwrap().worker_id
+}
+
+/// The unix second of an ID of the default layout.
+fn second_of(id: u64) -> i64 {
+    Layout::default().parse(id).unwrap().unix_seconds
 }
 
 #[test]
@@ -273,9 +290,12 @@ fn now() -> i64 {
 
 #[test]
 fn gen_makes_ids_of_the_vector_layouts() {
-    let dir = temp();
     let vectors = vectors();
     for config in ["29", "28"] {
+        // A directory, and so a state file, of its own: the second run with worker id 7 in the
+        // same directory would start above the seconds the first one borrowed, ahead of the
+        // clock (`gen_twice_with_one_worker_id` checks that).
+        let dir = temp();
         let v = vectors.iter().find(|v| v.widths.0 == config).unwrap();
         let flags = layout_flags(v);
         let (time, worker, seq): (u32, u32, u32) = (
@@ -353,7 +373,7 @@ fn flags_from_the_environment_and_the_command_line_wins() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let id: u64 = stdout(&o).trim().parse().unwrap();
-    assert_eq!((id >> 13) & ((1 << 20) - 1), 5);
+    assert_eq!(worker_of(id), 5);
     assert!(!dir.path().join("env.db").exists());
     // Both on the command line: an error naming both.
     fails(
@@ -444,10 +464,11 @@ fn bad_flags_are_clear_errors() {
             1,
             "unknown time zone \"Mars/Base\"",
         ),
+        // The default layout has 10 worker bits.
         (
-            &["gen", "--worker-id", "1048576"],
+            &["gen", "--worker-id", "1024"],
             1,
-            "worker id 1048576 exceeds the max 1048575",
+            "worker id 1024 exceeds the max 1023",
         ),
         (
             &["gen", "--worker-id", "1", "--recycle"],
@@ -455,15 +476,46 @@ fn bad_flags_are_clear_errors() {
             "--recycle needs a worker table",
         ),
         (
+            &["gen", "--worker-id", "1", "--no-recycle"],
+            1,
+            "--no-recycle needs a worker table",
+        ),
+        (
             &["gen", "--worker-id", "1", "--lease-window", "60"],
             1,
             "--lease-window needs a worker table",
         ),
         (
-            &["gen", "--lease-window", "60"],
+            &["gen", "--no-recycle", "--lease-window", "60"],
             1,
-            "--lease-window needs --recycle",
+            "--lease-window needs recycling: with --no-recycle there is no lease",
         ),
+        (
+            &["gen", "--recycle", "--no-recycle"],
+            1,
+            "choose one recycling setting, got --recycle and --no-recycle",
+        ),
+        (
+            &["gen", "--state-file", "x.state", "--no-state-file"],
+            1,
+            "choose one state file setting, got --state-file and --no-state-file",
+        ),
+        (
+            &["serve", "--unbounded-lead", "--max-lead", "5"],
+            1,
+            "choose one lead cap, got --max-lead and --unbounded-lead",
+        ),
+        (
+            &["serve", "--unbounded-lead", "--lead-policy", "fail"],
+            1,
+            "--lead-policy needs a lead cap",
+        ),
+        (
+            &["serve", "--max-lead", "-1"],
+            2,
+            "unexpected argument '-1'",
+        ),
+        (&["serve", "--max-lead", "soon"], 2, "invalid value 'soon'"),
         (
             &["gen", "--recycle", "--lease-window", "0"],
             2,
@@ -528,13 +580,32 @@ fn layout_planner() {
         out.contains("--time-bits 30 --worker-bits 16 --seq-bits 17 --epoch "),
         "{out}"
     );
-    // The default widths at that rate: 100,000 / 8,192 = 12.21 seconds per second.
-    assert!(out.contains("ringflake's default widths 30/20/13"), "{out}");
+    // The default widths at that rate: no borrowing, but 1,023 worker ids do not last 20 years
+    // of a new one per restart.
+    assert!(out.contains("ringflake's default widths 31/10/22"), "{out}");
     assert!(
-        out.contains("uses 12.21 seconds of the time field per second"),
+        out.contains(
+            "none at 100,000 IDs/s: a worker serves 4,194,304 IDs/s from the current second"
+        ),
         "{out}"
     );
-    assert!(out.contains("SHORT of 20 years"), "{out}");
+    assert!(
+        out.contains(
+            "1,023 worker ids, 8,766 used per year with --no-recycle: gone in 0.1 years \
+             (SHORT of 20 years: keep the default, recycling)"
+        ),
+        "{out}"
+    );
+    // UidGenerator's 31/23/9: 100,000 / 512 = 195.31 seconds per second, capped at 10 s.
+    assert!(
+        out.contains(
+            "needs 195.31 seconds of the time field per second at 100,000 IDs/s; a worker serves \
+             512 IDs/s without borrowing, absorbs a burst of 5,120 IDs under the default lead cap \
+             (10 s), then takes wait for the clock; with --unbounded-lead the lead over the clock \
+             grows 194.31 s per second (194.3 hours per hour)"
+        ),
+        "{out}"
+    );
 
     let roomy = ok(
         dir.path(),
@@ -565,10 +636,14 @@ fn layout_planner() {
 fn ten_gen_processes_on_one_sqlite_file() {
     let dir = temp();
     let per_process = 20_000;
+    // Java's never-reuse, a new row each: concurrent runs with recycling (the default) start
+    // each above the live leases of this host, up to minutes ahead, and wait for the clock
+    // under the lead cap. They also share the state file of the directory, ringflake.state.
     let children: Vec<Child> = (0..10)
         .map(|_| {
             ringflake(dir.path())
                 .args(["gen", "-n", &per_process.to_string(), "--db", "shared.db"])
+                .arg("--no-recycle")
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -580,9 +655,9 @@ fn ten_gen_processes_on_one_sqlite_file() {
     for child in children {
         let o = child.wait_with_output().unwrap();
         assert!(o.status.success(), "gen failed: {}", stderr(&o));
-        let ids: Vec<u64> = stdout(&o).lines().map(|l| l.parse().unwrap()).collect();
+        let ids = ids_of(&stdout(&o));
         assert_eq!(ids.len(), per_process);
-        workers.insert((ids[0] >> 13) & ((1 << 20) - 1));
+        workers.insert(worker_of(ids[0]));
         all.extend(ids);
     }
     assert_eq!(all.len(), 10 * per_process, "IDs repeated across processes");
@@ -601,15 +676,121 @@ fn ten_gen_processes_on_one_sqlite_file() {
 }
 
 #[test]
-fn workers_on_the_default_file_and_with_recycling() {
+fn workers_on_the_default_file_recycling_by_default() {
     let dir = temp();
-    ok(dir.path(), &["gen", "--recycle"]);
+    ok(dir.path(), &["gen"]);
     assert!(dir.path().join("ringflake.db").exists());
     let list = ok(dir.path(), &["workers"]);
     let row = list.lines().nth(1).unwrap();
     assert!(row.starts_with("1 "), "{list}");
-    // A leased row shows its lease as a date, not "-".
+    // Recycling is the default: the row holds a lease, shown as a date, not "-".
     assert!(!row.trim_end().ends_with('-'), "{list}");
+    // Java's never-reuse: a new row, without a lease.
+    ok(dir.path(), &["gen", "--no-recycle"]);
+    let list = ok(dir.path(), &["workers"]);
+    let row = list.lines().nth(2).unwrap();
+    assert!(row.starts_with("2 "), "{list}");
+    assert!(row.trim_end().ends_with('-'), "{list}");
+    // --recycle, the old way to ask for the default, still works.
+    ok(dir.path(), &["gen", "--recycle"]);
+    let leased = |row: usize| {
+        let list = ok(dir.path(), &["workers"]);
+        let line = list.lines().nth(row).unwrap().to_string();
+        assert!(line.starts_with(&format!("{row} ")), "{list}");
+        !line.trim_end().ends_with('-')
+    };
+    assert!(leased(3));
+    // The switches read yes/no words from their variables, and the command line wins.
+    let gen_with = |var: &str, value: &str, args: &[&str]| {
+        let o = ringflake(dir.path())
+            .arg("gen")
+            .args(args)
+            .env(var, value)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{var}={value}: {}", stderr(&o));
+    };
+    gen_with("RINGFLAKE_NO_RECYCLE", "yes", &[]);
+    assert!(!leased(4));
+    gen_with("RINGFLAKE_NO_RECYCLE", "1", &["--recycle"]);
+    assert!(leased(5));
+    gen_with("RINGFLAKE_RECYCLE", "off", &[]);
+    assert!(!leased(6));
+}
+
+/// Two runs of `gen` with one fixed worker id, one right after the other (often in the same
+/// second): the second starts above every second the first may have used, which the state file
+/// in the working directory records, so no ID repeats. Without the state file the second run
+/// would start at the clock's second, sequence 0, which the first run already used if it ran in
+/// the same second.
+#[test]
+fn gen_twice_with_one_worker_id() {
+    let dir = temp();
+    let run = || ids_of(&ok(dir.path(), &["gen", "-n", "1000", "--worker-id", "7"]));
+    let first = run();
+    let second = run();
+    let last_of_first = second_of(*first.last().unwrap());
+    assert!(
+        second.iter().all(|&id| second_of(id) > last_of_first),
+        "the second run starts above second {last_of_first}: {} and {}",
+        first[0],
+        second[0]
+    );
+    let all: HashSet<u64> = first.iter().chain(&second).copied().collect();
+    assert_eq!(all.len(), 2000, "IDs repeated");
+    let state = std::fs::read_to_string(dir.path().join("ringflake.state")).unwrap();
+    assert!(state.starts_with("ringflake-reach 1\n"), "{state:?}");
+
+    // --state-file names another file (RINGFLAKE_STATE_FILE too), and a run starts above what it
+    // records: here 5 s ahead of the clock, within the lead cap, so nothing waits.
+    let ahead = now() + 5;
+    std::fs::write(
+        dir.path().join("elsewhere.state"),
+        format!("ringflake-reach 1\n{ahead}\n"),
+    )
+    .unwrap();
+    for named in [
+        ringflake(dir.path())
+            .args(["gen", "-n", "1000", "--worker-id", "7"])
+            .args(["--state-file", "elsewhere.state"])
+            .output()
+            .unwrap(),
+        ringflake(dir.path())
+            .args(["gen", "-n", "1000", "--worker-id", "7"])
+            .env("RINGFLAKE_STATE_FILE", "elsewhere.state")
+            .output()
+            .unwrap(),
+    ] {
+        assert!(named.status.success(), "{}", stderr(&named));
+        let ids = ids_of(&stdout(&named));
+        assert!(second_of(ids[0]) > ahead, "{} not above {ahead}", ids[0]);
+    }
+
+    // --no-state-file runs without one, writing none.
+    let bare = temp();
+    let ids = ids_of(&ok(
+        bare.path(),
+        &["gen", "-n", "1000", "--worker-id", "7", "--no-state-file"],
+    ));
+    assert_eq!(ids.len(), 1000);
+    let files: Vec<_> = std::fs::read_dir(bare.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(files.is_empty(), "{files:?}");
+}
+
+/// A state file that cannot be read is an error naming it, never ignored.
+#[test]
+fn gen_refuses_a_damaged_state_file() {
+    let dir = temp();
+    std::fs::write(dir.path().join("ringflake.state"), "not a state\n").unwrap();
+    fails(
+        dir.path(),
+        &["gen", "--worker-id", "7"],
+        1,
+        "ringflake.state: it does not hold 'ringflake-reach 1'",
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -621,6 +802,10 @@ struct Server {
     child: Option<Child>,
     addr: SocketAddr,
     pid: u32,
+    /// What it printed up to and including the line with its address.
+    startup: Vec<String>,
+    /// Its standard output, kept open: serve may write to it later.
+    _stdout: BufReader<ChildStdout>,
 }
 
 impl Server {
@@ -632,27 +817,37 @@ impl Server {
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn serve");
-        let mut first = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut first)
-            .unwrap();
-        let addr = first
-            .split("listening on http://")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| {
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut startup = Vec::new();
+        let addr = loop {
+            let mut line = String::new();
+            if out.read_line(&mut line).unwrap() == 0 {
+                // Standard output closed: serve has exited (or is exiting), so its stderr ends.
+                child.wait().ok();
                 let mut err = String::new();
                 child.stderr.take().unwrap().read_to_string(&mut err).ok();
-                panic!("no address in {first:?}; stderr: {err}")
-            })
-            .parse()
-            .unwrap();
-        assert!(first.contains("with worker id "), "{first}");
+                panic!("no address in {startup:?}; stderr: {err}");
+            }
+            let line = line.trim_end().to_string();
+            let addr = line
+                .split("listening on http://")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .map(|a| a.parse::<SocketAddr>().unwrap());
+            startup.push(line);
+            if let Some(addr) = addr {
+                break addr;
+            }
+        };
+        let last = startup.last().unwrap();
+        assert!(last.contains("with worker id "), "{last}");
         let pid = child.id();
         Server {
             child: Some(child),
             addr,
             pid,
+            startup,
+            _stdout: out,
         }
     }
 
@@ -804,11 +999,23 @@ fn serve_answers_every_endpoint() {
     let ids = json_ids(&r.body);
     assert_eq!(ids.len(), 1000);
     assert!(ids[0] > first && ids.windows(2).all(|w| w[0] < w[1]));
-    // The bound: 100,000 is accepted (more than the ring holds).
-    let r = get(addr, "/ids?count=100000");
-    assert_eq!(r.status, 200);
-    assert_eq!(json_ids(&r.body).len(), 100_000);
+    // More than the ring holds (65,536) is fine: 1,001 IDs taken so far, and the lead cap
+    // (default 10 s) lets this layout hold 11 x 8,192 = 90,112 at once, so 70,000 never wait for
+    // the clock.
+    let r = get(addr, "/ids?count=70000");
+    assert_eq!(r.status, 200, "{}", r.body);
+    let batch = json_ids(&r.body);
+    assert_eq!(batch.len(), 70_000);
+    assert!(batch[0] > ids[999] && batch.windows(2).all(|w| w[0] < w[1]));
     assert_eq!(json_ids(&get(addr, "/ids?count=1").body).len(), 1);
+    // More than the cap can ever hold: refused at once, naming the count and the limit.
+    let r = get(addr, "/ids?count=100000");
+    assert_error(
+        &r,
+        400,
+        "count 100000 is more than the generator can take at once: at most 90112 IDs \
+         ((max-lead 10 s + 1) x 2^13 IDs a second); ask for fewer",
+    );
 
     // parseUID, as Java prints it with the JVM zone UTC.
     let r = get(addr, "/parse/17179877377");
@@ -1091,11 +1298,12 @@ fn sigterm_finishes_the_request_in_flight() {
 #[test]
 fn serve_reports_an_exhausted_lifetime() {
     let dir = temp();
-    // 5 time bits: 32 seconds from an epoch that is now, and a ring of 32 seconds (10 sequence
-    // bits, boost power 5), so the whole lifetime is in the ring at start. Nothing goes stale
-    // (max lag 10 minutes) and no lead cap stops the filler: this holds as long as serve starts
-    // within 31 s of here, however busy the machine.
-    let epoch = now().to_string();
+    // 5 time bits: 32 seconds from an epoch that is now, 1,024 IDs each. With --unbounded-lead
+    // (Java's borrowing) a batch of 100,000 IDs borrows every second left and runs into the end
+    // of the time bits. Nothing goes stale (max lag 10 minutes): this holds as long as serve
+    // starts within 31 s of here, however busy the machine.
+    let epoch_second = now();
+    let epoch = epoch_second.to_string();
     let mut server = Server::start(
         dir.path(),
         &[
@@ -1109,15 +1317,26 @@ fn serve_reports_an_exhausted_lifetime() {
             "10",
             "--epoch-seconds",
             &epoch,
-            "--boost-power",
-            "5",
             "--max-lag",
             "600",
-            "--max-lead",
-            "3600",
+            "--unbounded-lead",
         ],
     );
+    // A lifetime of seconds: its end to the second.
+    let last = jiff::Timestamp::from_second(epoch_second + 31).unwrap();
+    assert!(
+        server.startup[0].contains(&format!(
+            "(until {last}): sustains 1,024 IDs/s per worker without borrowing; borrowing is \
+             unbounded (--unbounded-lead, Java's behaviour): every 1,024 IDs beyond that rate use \
+             up one more second of the layout's lifetime ahead of the clock"
+        )),
+        "{:?}",
+        server.startup
+    );
     let addr = server.addr;
+    // Without a cap there is no batch limit but the count's own; the IDs run out on the way.
+    let drained = get(addr, "/ids?count=100000");
+    assert_error(&drained, 503, "time bits exhausted");
     let r = get(addr, "/healthz");
     assert_eq!(r.status, 503, "{}", r.body);
     assert!(
@@ -1126,13 +1345,143 @@ fn serve_reports_an_exhausted_lifetime() {
         "{}",
         r.body
     );
-    // The IDs in the ring are still handed out; past them, a 503 naming the cause.
-    assert_eq!(get(addr, "/id").status, 200);
-    let drained = get(addr, "/ids?count=100000");
-    assert_error(&drained, 503, "time bits exhausted");
     assert_error(&get(addr, "/id"), 503, "time bits exhausted");
     server.sigterm();
     let (status, err) = server.wait(Duration::from_secs(5));
+    assert!(status.success(), "{status}: {err}");
+}
+
+/// What serve says at start: the layout's trade-off in numbers, then the state file, then the
+/// address.
+#[test]
+fn serve_states_its_trade_off_at_start() {
+    let dir = temp();
+    let server = Server::start(dir.path(), &["--worker-id", "4"]);
+    let state = dir.path().canonicalize().unwrap().join("ringflake.state");
+    assert_eq!(
+        server.startup[..2],
+        [
+            "ringflake: layout 31/10/22 from 2025-01-01 (until 2093-01-19): sustains 4,194,304 \
+             IDs/s per worker without borrowing; borrowing absorbs a burst of 41,943,040 IDs \
+             (max-lead 10 s); at the cap, takes wait for the clock (lead-policy wait); \
+             /ids?count=N up to 100,000"
+                .to_string(),
+            format!(
+                "ringflake: state file {}: a restart of worker id 4 starts above the last second \
+                 it records",
+                state.display()
+            ),
+        ],
+        "{:?}",
+        server.startup
+    );
+    assert_eq!(server.startup.len(), 3, "{:?}", server.startup);
+    assert!(
+        server.startup[2].contains("with worker id 4 (fixed worker id 4); "),
+        "{:?}",
+        server.startup
+    );
+    assert_eq!(get(server.addr, "/id").status, 200);
+    assert!(state.exists());
+}
+
+/// A small layout with a one-second cap: the start-up line's numbers follow, and a batch above
+/// what the cap holds is refused before anything is taken.
+#[test]
+fn serve_refuses_a_batch_the_lead_cap_cannot_hold() {
+    let dir = temp();
+    let server = Server::start(
+        dir.path(),
+        &[
+            "--worker-id",
+            "2",
+            "--time-bits",
+            "30",
+            "--seq-bits",
+            "10",
+            "--max-lead",
+            "1",
+            "--no-state-file",
+        ],
+    );
+    assert!(
+        server.startup[0].starts_with(
+            "ringflake: layout 30/23/10 from 2025-01-01 (until 2059-01-10): sustains 1,024 IDs/s \
+             per worker without borrowing; borrowing absorbs a burst of 1,024 IDs (max-lead 1 s); \
+             at the cap, takes wait for the clock (lead-policy wait); /ids?count=N up to 2,048"
+        ),
+        "{:?}",
+        server.startup
+    );
+    assert_eq!(
+        server.startup[1],
+        "ringflake: no state file (--no-state-file): a restart of worker id 2 within 1 s \
+         (max-lead) of this run's end can repeat its IDs"
+    );
+    let addr = server.addr;
+    let issued = || -> u64 {
+        let body = get(addr, "/healthz").body;
+        let rest = body.split("\"issued\":").nth(1).expect("issued");
+        rest.trim_end_matches('}').parse().unwrap()
+    };
+    let before = issued();
+    assert_error(
+        &get(addr, "/ids?count=2049"),
+        400,
+        "count 2049 is more than the generator can take at once: at most 2048 IDs \
+         ((max-lead 1 s + 1) x 2^10 IDs a second)",
+    );
+    assert_eq!(issued(), before, "the refused batch took nothing");
+    // The count's own grammar and range come first.
+    assert_error(
+        &get(addr, "/ids?count=100001"),
+        400,
+        "count 100001 out of range",
+    );
+    // One second's worth is always there (the rest of this second, or the next one).
+    let r = get(addr, "/ids?count=1000");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(json_ids(&r.body).len(), 1000);
+    assert!(!dir.path().join("ringflake.state").exists());
+}
+
+/// A take that would wait at the lead cap longer than serve lets it (2 s) gets a 503 with
+/// `Retry-After` instead of hanging: here a state file records a second an hour ahead (as after
+/// the clock was set back an hour), so the generator may not make any ID for an hour.
+#[test]
+fn serve_answers_503_while_the_lead_cap_holds_it() {
+    let dir = temp();
+    let ahead = now() + 3600;
+    std::fs::write(
+        dir.path().join("ahead.state"),
+        format!("ringflake-reach 1\n{ahead}\n"),
+    )
+    .unwrap();
+    let mut server = Server::start(
+        dir.path(),
+        &["--worker-id", "3", "--state-file", "ahead.state"],
+    );
+    let addr = server.addr;
+    for path in ["/id", "/ids?count=10"] {
+        let start = Instant::now();
+        let r = get(addr, path);
+        let took = start.elapsed();
+        assert_error(
+            &r,
+            503,
+            "no IDs within 2 s: the generator is at its lead cap (max-lead 10 s ahead of the \
+             clock) and waits for the clock to catch up; retry later",
+        );
+        assert!(r.headers.contains("retry-after: 1"), "{}", r.headers);
+        assert!(
+            took >= Duration::from_millis(1900),
+            "{path} answered after {took:?}"
+        );
+    }
+    // Still serving, and stopping cleanly.
+    assert_eq!(get(addr, "/parse/1").status, 200);
+    server.sigterm();
+    let (status, err) = server.wait(Duration::from_secs(10));
     assert!(status.success(), "{status}: {err}");
 }
 

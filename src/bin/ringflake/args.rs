@@ -3,11 +3,11 @@
 
 use clap::{ArgMatches, Args, Parser, Subcommand, ValueEnum, parser::ValueSource};
 use ringflake::{
-    CachedUidGenerator, DEFAULT_EPOCH_SECONDS, DEFAULT_SQLITE_PATH, DatabaseAssigner, Layout,
-    LeadPolicy, TimeZone, epoch_from_date,
+    CachedUidGenerator, DEFAULT_EPOCH_SECONDS, DEFAULT_MAX_LEAD, DEFAULT_SQLITE_PATH,
+    DatabaseAssigner, Layout, LeadPolicy, TimeZone, epoch_from_date,
 };
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Unique, time-ordered 64-bit IDs, bit-for-bit compatible with Baidu UidGenerator.
@@ -37,17 +37,18 @@ pub enum Command {
     Workers(WorkersArgs),
 }
 
-/// The ID layout, the same flags everywhere. Defaults: 30/20/13 bits from 2025-01-01T00:00:00Z
-/// (ringflake's default). Given two widths, the third is 63 minus their sum.
+/// The ID layout, the same flags everywhere. Defaults: [`Layout::default`], 31/10/22 bits from
+/// 2025-01-01T00:00:00Z (the help text's defaults are checked against it by a test). Given two
+/// widths, the third is 63 minus their sum.
 #[derive(Debug, Clone, Args)]
 pub struct LayoutArgs {
-    /// Width of the time field (seconds since the epoch) [default: 30]
+    /// Width of the time field (seconds since the epoch) [default: 31]
     #[arg(long, env = "RINGFLAKE_TIME_BITS", value_name = "BITS", value_parser = clap::value_parser!(u32).range(1..=61))]
     pub time_bits: Option<u32>,
-    /// Width of the worker id field [default: 20]
+    /// Width of the worker id field [default: 10]
     #[arg(long, env = "RINGFLAKE_WORKER_BITS", value_name = "BITS", value_parser = clap::value_parser!(u32).range(1..=61))]
     pub worker_bits: Option<u32>,
-    /// Width of the sequence field [default: 13]
+    /// Width of the sequence field [default: 22]
     #[arg(long, env = "RINGFLAKE_SEQ_BITS", value_name = "BITS", value_parser = clap::value_parser!(u32).range(1..=61))]
     pub seq_bits: Option<u32>,
     /// Epoch date, midnight in --tz, as UidGenerator's epochStr [default: 2025-01-01 UTC]
@@ -85,7 +86,7 @@ pub struct DbArgs {
     /// With --mysql or --postgres: create WORKER_NODE from schema/ if it is missing (needs the
     /// CREATE privilege); without it a missing table is an error
     #[cfg(any(feature = "mysql", feature = "postgres"))]
-    #[arg(long, env = "RINGFLAKE_CREATE_TABLE")]
+    #[arg(long, env = "RINGFLAKE_CREATE_TABLE", value_parser = boolish())]
     pub create_table: bool,
     /// Fail a database call (connecting, or one statement) that gets no answer within this many
     /// seconds, and reconnect on the next one; for SQLite, how long to wait for another
@@ -108,14 +109,35 @@ pub struct WorkerArgs {
     /// Use this worker id, no database: no other process may use it at the same time
     #[arg(long, env = "RINGFLAKE_WORKER_ID", value_name = "N")]
     pub worker_id: Option<u64>,
-    /// Keep a lease in the worker row: reuse expired ids, monotonic restarts (databases only)
-    #[arg(long, env = "RINGFLAKE_RECYCLE")]
+    /// Keep a lease in the worker row: reuse expired ids, monotonic restarts (databases only).
+    /// The default; accepted so that scripts written when it was not keep working
+    #[arg(long, env = "RINGFLAKE_RECYCLE", value_parser = boolish())]
     pub recycle: bool,
-    /// With --recycle: how far beyond the newest second used the lease reaches; longer rides out
-    /// longer database outages, shorter lets a crashed node's id be reused sooner [default: 300]
+    /// Java's never-reuse: a new worker row at every boot, no lease (the worker ids run out after
+    /// 2^worker_bits boots)
+    #[arg(long, env = "RINGFLAKE_NO_RECYCLE", value_parser = boolish())]
+    pub no_recycle: bool,
+    /// How far beyond the newest second used the worker lease reaches; longer rides out longer
+    /// database outages, shorter lets a crashed node's id be reused sooner [default: 300]
     #[arg(long, env = "RINGFLAKE_LEASE_WINDOW", value_name = "SECONDS",
           value_parser = clap::value_parser!(u64).range(1..=604800))]
     pub lease_window: Option<u64>,
+}
+
+/// The file that records the highest second a generator may have used, so that a restart starts
+/// above it.
+#[derive(Debug, Clone, Args)]
+pub struct StateArgs {
+    /// Record here, durably and before use, the highest second this generator may use, and start
+    /// above what it records: a restart of the same worker id never repeats an ID, even after
+    /// kill -9. Shared by every generator started in the same directory
+    /// [default: ringflake.state]
+    #[arg(long, env = "RINGFLAKE_STATE_FILE", value_name = "PATH")]
+    pub state_file: Option<PathBuf>,
+    /// Run without a state file: a restart of the same worker id within max-lead seconds of its
+    /// last run's end can repeat that run's IDs (nothing records how far ahead it went)
+    #[arg(long, env = "RINGFLAKE_NO_STATE_FILE", value_parser = boolish())]
+    pub no_state_file: bool,
 }
 
 /// How the ring is filled.
@@ -130,13 +152,32 @@ pub struct RingArgs {
     /// Discard IDs older than this many seconds instead of handing them out [default: 5]
     #[arg(long, env = "RINGFLAKE_MAX_LAG", value_name = "SECONDS")]
     pub max_lag: Option<u64>,
-    /// Borrow at most this many seconds ahead of the clock [default: no cap]
-    #[arg(long, env = "RINGFLAKE_MAX_LEAD", value_name = "SECONDS")]
+    /// Borrow at most this many seconds ahead of the clock (0: never ahead; the largest /ids batch
+    /// is (SECONDS + 1) x 2^seq_bits) [default: 10]
+    #[arg(long, env = "RINGFLAKE_MAX_LEAD", value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(0..=MAX_LEAD_FLAG))]
     pub max_lead: Option<u64>,
+    /// Borrow as far ahead of the clock as demand takes it, as Java's CachedUidGenerator does:
+    /// flat out, the layout's lifetime is used up that much faster (instead of --max-lead)
+    #[arg(long, env = "RINGFLAKE_UNBOUNDED_LEAD", value_parser = boolish())]
+    pub unbounded_lead: bool,
     /// At the --max-lead cap: wait for the clock, or fail the request
     #[arg(long, env = "RINGFLAKE_LEAD_POLICY", value_name = "POLICY", value_enum, default_value_t = LeadPolicyArg::Wait)]
     pub lead_policy: LeadPolicyArg,
 }
+
+/// How the switches read a value from their environment variable: `true`, `1`, `yes`, `on` (and
+/// their opposites), not only `true` and `false`.
+fn boolish() -> clap::builder::BoolishValueParser {
+    clap::builder::BoolishValueParser::new()
+}
+
+/// The largest `--max-lead`: a year (more is no cap worth the name; `--unbounded-lead` is that).
+const MAX_LEAD_FLAG: u64 = 366 * 86_400;
+
+/// The state file of a command that makes IDs when none is named: in the working directory,
+/// beside the default worker table `ringflake.db`.
+pub const DEFAULT_STATE_FILE: &str = "ringflake.state";
 
 /// `--lead-policy`: the command line's names for [`LeadPolicy`], each value the variant of the
 /// same name (`wait`: takes wait for the clock; `fail`: they fail). The variants carry no doc
@@ -189,6 +230,8 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub worker: WorkerArgs,
     #[command(flatten)]
+    pub state: StateArgs,
+    #[command(flatten)]
     pub layout: LayoutArgs,
     #[command(flatten)]
     pub ring: RingArgs,
@@ -208,6 +251,8 @@ pub struct GenArgs {
     pub count: u64,
     #[command(flatten)]
     pub worker: WorkerArgs,
+    #[command(flatten)]
+    pub state: StateArgs,
     #[command(flatten)]
     pub layout: LayoutArgs,
 }
@@ -365,9 +410,14 @@ fn given(m: &ArgMatches, names: &[&'static str]) -> Vec<(&'static str, ValueSour
         .collect()
 }
 
-/// Picks one worker source among the flags given: a flag on the command line wins over
-/// environment variables; two on the same level are an error.
-fn pick(m: &ArgMatches, names: &[&'static str]) -> Result<Option<&'static str>, String> {
+/// Picks one of the flags `names` that exclude each other (the worker id sources, a state file or
+/// none, ...), `what` they choose: a flag on the command line wins over environment variables;
+/// two on the same level are an error.
+fn pick(
+    m: &ArgMatches,
+    names: &[&'static str],
+    what: &str,
+) -> Result<Option<&'static str>, String> {
     let all = given(m, names);
     let cli: Vec<_> = all
         .iter()
@@ -393,10 +443,7 @@ fn pick(m: &ArgMatches, names: &[&'static str]) -> Result<Option<&'static str>, 
                     }
                 })
                 .collect();
-            Err(format!(
-                "choose one worker id source, got {}",
-                list.join(" and ")
-            ))
+            Err(format!("choose one {what}, got {}", list.join(" and ")))
         }
     }
 }
@@ -405,6 +452,9 @@ fn pick(m: &ArgMatches, names: &[&'static str]) -> Result<Option<&'static str>, 
 fn sub(m: &ArgMatches) -> &ArgMatches {
     m.subcommand().map_or(m, |(_, s)| s)
 }
+
+/// What the worker id source flags choose, for their error.
+const WORKER_SOURCE: &str = "worker id source";
 
 impl DbArgs {
     const NAMES: &'static [&'static str] = &["db", "mysql", "postgres"];
@@ -448,33 +498,45 @@ impl DbArgs {
 
     /// The worker table to list.
     pub fn assigner(&self, matches: &ArgMatches) -> Result<DatabaseAssigner, String> {
-        let chosen = pick(sub(matches), Self::NAMES)?;
+        let chosen = pick(sub(matches), Self::NAMES, WORKER_SOURCE)?;
         self.table(chosen)
     }
 }
 
 impl WorkerArgs {
-    /// The worker id source the flags choose.
+    /// The worker id source the flags choose: a fixed id, or a worker table that recycles its ids
+    /// (the default) or, with `--no-recycle`, takes a new row at every boot.
     pub fn source(&self, matches: &ArgMatches) -> Result<Source, String> {
-        let chosen = pick(sub(matches), &["db", "mysql", "postgres", "worker_id"])?;
+        let m = sub(matches);
+        let chosen = pick(m, &["db", "mysql", "postgres", "worker_id"], WORKER_SOURCE)?;
+        let recycling = pick(m, &["recycle", "no_recycle"], "recycling setting")?;
         if chosen == Some("worker_id") {
             let id = self.worker_id.unwrap_or_default();
-            if self.recycle || self.lease_window.is_some() {
-                let flag = if self.recycle {
-                    "--recycle"
-                } else {
-                    "--lease-window"
-                };
+            let table_only = [
+                ("--recycle", self.recycle),
+                ("--no-recycle", self.no_recycle),
+                ("--lease-window", self.lease_window.is_some()),
+            ];
+            if let Some((flag, _)) = table_only.iter().find(|(_, given)| *given) {
                 return Err(format!(
                     "{flag} needs a worker table (--db, --mysql or --postgres), not --worker-id"
                 ));
             }
             return Ok(Source::Fixed(id));
         }
-        let mut table = self.db.table(chosen)?.recycle(self.recycle);
+        // Said explicitly either way, so that the command does not depend on the library's
+        // default. A flag from the environment set to false says the opposite.
+        let recycle = match recycling {
+            Some("recycle") => self.recycle,
+            Some("no_recycle") => !self.no_recycle,
+            _ => true,
+        };
+        let mut table = self.db.table(chosen)?.recycle(recycle);
         match self.lease_window {
-            Some(_) if !self.recycle => {
-                return Err("--lease-window needs --recycle: without it there is no lease".into());
+            Some(_) if !recycle => {
+                return Err(
+                    "--lease-window needs recycling: with --no-recycle there is no lease".into(),
+                );
             }
             Some(s) => table = table.lease_window(Duration::from_secs(s)),
             None => {}
@@ -483,9 +545,57 @@ impl WorkerArgs {
     }
 }
 
+impl StateArgs {
+    /// The state file the flags choose: `--state-file`, none with `--no-state-file`, else
+    /// [`DEFAULT_STATE_FILE`].
+    pub fn path(&self, matches: &ArgMatches) -> Result<Option<PathBuf>, String> {
+        let chosen = pick(
+            sub(matches),
+            &["state_file", "no_state_file"],
+            "state file setting",
+        )?;
+        Ok(match chosen {
+            Some("no_state_file") if self.no_state_file => None,
+            Some("state_file") => self.state_file.clone(),
+            _ => Some(PathBuf::from(DEFAULT_STATE_FILE)),
+        })
+    }
+}
+
+/// How far ahead of the clock the generator may borrow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lead {
+    /// At most this many seconds; at the cap, takes wait or fail as the policy says.
+    Capped(u64, LeadPolicy),
+    /// As far as demand takes it (Java's behaviour).
+    Unbounded,
+}
+
 impl RingArgs {
-    /// Applies the ring flags to a builder.
-    pub fn apply(&self, mut b: ringflake::CachedBuilder) -> ringflake::CachedBuilder {
+    /// The lead cap the flags choose: `--max-lead` (default [`DEFAULT_MAX_LEAD`]) with
+    /// `--lead-policy`, or `--unbounded-lead`, which has no policy to give.
+    pub fn lead(&self, matches: &ArgMatches) -> Result<Lead, String> {
+        let m = sub(matches);
+        let chosen = pick(m, &["max_lead", "unbounded_lead"], "lead cap")?;
+        let policy = LeadPolicy::from(self.lead_policy);
+        if chosen == Some("unbounded_lead") && self.unbounded_lead {
+            if given(m, &["lead_policy"]).is_empty() {
+                return Ok(Lead::Unbounded);
+            }
+            return Err(
+                "--lead-policy needs a lead cap: with --unbounded-lead the generator never waits \
+                 for the clock nor fails at a cap"
+                    .into(),
+            );
+        }
+        Ok(Lead::Capped(
+            self.max_lead.unwrap_or(DEFAULT_MAX_LEAD.as_secs()),
+            policy,
+        ))
+    }
+
+    /// Applies the ring flags, `lead` among them, to a builder.
+    fn apply(&self, mut b: ringflake::CachedBuilder, lead: Lead) -> ringflake::CachedBuilder {
         if let Some(p) = self.boost_power {
             b = b.boost_power(p);
         }
@@ -495,26 +605,32 @@ impl RingArgs {
         if let Some(s) = self.max_lag {
             b = b.max_lag(Duration::from_secs(s));
         }
-        if let Some(s) = self.max_lead {
-            b = b.max_lead(Duration::from_secs(s), self.lead_policy.into());
+        match lead {
+            Lead::Capped(s, policy) => b.max_lead(Duration::from_secs(s), policy),
+            Lead::Unbounded => b.unbounded_lead(),
         }
-        b
     }
 }
 
-/// Builds a cached generator for `layout` with the worker id from `source`.
+/// Builds a cached generator for `layout` with the worker id from `source`, the ring flags and
+/// the lead cap if given (else the library's defaults: `gen` has no ring flags), and the state
+/// file `state` if any.
 pub fn generator(
     layout: Layout,
     source: &Source,
-    ring: Option<&RingArgs>,
+    ring: Option<(&RingArgs, Lead)>,
+    state: Option<&Path>,
 ) -> Result<CachedUidGenerator, String> {
     let mut b = CachedUidGenerator::builder(layout);
     b = match source {
         Source::Fixed(id) => b.worker_id(*id),
         Source::Table(assigner) => b.worker_id_from(assigner),
     };
-    if let Some(ring) = ring {
-        b = ring.apply(b);
+    if let Some((ring, lead)) = ring {
+        b = ring.apply(b, lead);
+    }
+    if let Some(path) = state {
+        b = b.state_file(path);
     }
     b.build().map_err(|e| e.to_string())
 }
@@ -522,6 +638,7 @@ pub fn generator(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::{CommandFactory, FromArgMatches};
 
     #[test]
     fn lead_policy_names() {
@@ -536,5 +653,96 @@ mod tests {
         assert_eq!(policy(&["--lead-policy", "wait"]), LeadPolicy::Wait);
         assert_eq!(policy(&["--lead-policy", "fail"]), LeadPolicy::Fail);
         assert!(Cli::try_parse_from(["ringflake", "serve", "--lead-policy", "later"]).is_err());
+    }
+
+    /// `ringflake serve ARGS`, parsed, with its matches.
+    fn serve(args: &[&str]) -> (ServeArgs, ArgMatches) {
+        let m = Cli::command()
+            .try_get_matches_from([&["ringflake", "serve"], args].concat())
+            .unwrap();
+        match Cli::from_arg_matches(&m).unwrap().command {
+            Command::Serve(a) => (a, m),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn lead_caps() {
+        let lead = |args: &[&str]| {
+            let (a, m) = serve(args);
+            a.ring.lead(&m)
+        };
+        let ten = DEFAULT_MAX_LEAD.as_secs();
+        assert_eq!(lead(&[]), Ok(Lead::Capped(ten, LeadPolicy::Wait)));
+        assert_eq!(
+            lead(&["--max-lead", "0"]),
+            Ok(Lead::Capped(0, LeadPolicy::Wait))
+        );
+        assert_eq!(
+            lead(&["--lead-policy", "fail"]),
+            Ok(Lead::Capped(ten, LeadPolicy::Fail))
+        );
+        assert_eq!(lead(&["--unbounded-lead"]), Ok(Lead::Unbounded));
+        assert_eq!(
+            lead(&["--unbounded-lead", "--max-lead", "5"]),
+            Err("choose one lead cap, got --max-lead and --unbounded-lead".into())
+        );
+        let err = lead(&["--unbounded-lead", "--lead-policy", "wait"]).unwrap_err();
+        assert!(err.starts_with("--lead-policy needs a lead cap"), "{err}");
+    }
+
+    #[test]
+    fn state_files() {
+        let path = |args: &[&str]| {
+            let (a, m) = serve(args);
+            a.state.path(&m)
+        };
+        assert_eq!(path(&[]), Ok(Some(PathBuf::from("ringflake.state"))));
+        assert_eq!(
+            path(&["--state-file", "/var/lib/ids/state"]),
+            Ok(Some(PathBuf::from("/var/lib/ids/state")))
+        );
+        assert_eq!(path(&["--no-state-file"]), Ok(None));
+        assert_eq!(
+            path(&["--no-state-file", "--state-file", "x"]),
+            Err("choose one state file setting, got --state-file and --no-state-file".into())
+        );
+    }
+
+    /// The defaults the help text states are the library's.
+    #[test]
+    fn help_states_the_library_defaults() {
+        let cli = Cli::command();
+        let serve = cli.find_subcommand("serve").unwrap();
+        let help = |id: &str| {
+            serve
+                .get_arguments()
+                .find(|a| a.get_id() == id)
+                .and_then(|a| a.get_help())
+                .map(|h| h.to_string())
+                .unwrap_or_default()
+        };
+        let d = Layout::default();
+        for (id, value) in [
+            ("time_bits", u64::from(d.time_bits())),
+            ("worker_bits", u64::from(d.worker_bits())),
+            ("seq_bits", u64::from(d.seq_bits())),
+            ("max_lead", DEFAULT_MAX_LEAD.as_secs()),
+        ] {
+            let text = help(id);
+            assert!(
+                text.ends_with(&format!("[default: {value}]")),
+                "{id}: {text}"
+            );
+        }
+        assert!(help("state_file").ends_with(&format!("[default: {DEFAULT_STATE_FILE}]")));
+        assert_eq!(d.epoch_seconds(), DEFAULT_EPOCH_SECONDS);
+        assert!(help("epoch").contains("[default: 2025-01-01 UTC]"));
+        assert_eq!(
+            jiff::Timestamp::from_second(DEFAULT_EPOCH_SECONDS)
+                .unwrap()
+                .to_string(),
+            "2025-01-01T00:00:00Z"
+        );
     }
 }

@@ -4,14 +4,20 @@ use crate::args::{self, GenArgs};
 use crate::text::stdout_error;
 use std::io::{BufWriter, Write};
 
-/// Prints `-n` IDs, taken from the generator in batches.
+/// The largest batch `gen` takes at once.
+const BATCH: u64 = 4096;
+
+/// Prints `-n` IDs, taken from the generator in batches (never larger than the lead cap allows:
+/// a tiny layout with a small cap holds fewer than [`BATCH`] IDs at once).
 pub fn run(a: &GenArgs, matches: &clap::ArgMatches) -> Result<(), String> {
     let (_, layout) = a.layout.zone_and_layout()?;
     let source = a.worker.source(matches)?;
-    let generator = args::generator(layout, &source, None)?;
+    let state = a.state.path(matches)?;
+    let generator = args::generator(layout, &source, None, state.as_deref())?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
-    let mut batch = vec![0u64; 4096];
+    let batch_len = generator.max_batch().map_or(BATCH, |max| max.min(BATCH));
+    let mut batch = vec![0u64; batch_len as usize];
     let mut left = a.count;
     while left > 0 {
         let n = left.min(batch.len() as u64) as usize;

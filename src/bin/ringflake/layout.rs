@@ -3,7 +3,7 @@
 
 use crate::args::PlanArgs;
 use ringflake::plan::{Assessment, Demand, minimum_widths, propose};
-use ringflake::{Layout, TimeZone};
+use ringflake::{DEFAULT_MAX_LEAD, Layout, TimeZone};
 use std::fmt::Write as _;
 
 /// `1234567` → `1,234,567`.
@@ -77,10 +77,13 @@ fn describe(out: &mut String, a: &Assessment, demand: &Demand, tz: &TimeZone, ep
             let verdict = if a.worker_ids_last(demand) {
                 format!("lasts the {} years", demand.years)
             } else {
-                format!("SHORT of {} years: run with --recycle", demand.years)
+                format!(
+                    "SHORT of {} years: keep the default, recycling",
+                    demand.years
+                )
             };
             format!(
-                "{ids} worker ids, {} used per year without --recycle: gone in {} years ({verdict})",
+                "{ids} worker ids, {} used per year with --no-recycle: gone in {} years ({verdict})",
                 thousands(a.worker_ids_per_year),
                 years(y)
             )
@@ -88,18 +91,23 @@ fn describe(out: &mut String, a: &Assessment, demand: &Demand, tz: &TimeZone, ep
     };
     let _ = writeln!(out, "   workers    {workers}");
     let per_worker = thousands(a.rate_without_borrowing());
+    let cap = DEFAULT_MAX_LEAD.as_secs();
     let borrowing = if a.borrows() {
         let lead = a.time_per_second - 1.0;
         format!(
-            "uses {:.2} seconds of the time field per second at {rate} IDs/s: the lead over the \
-             clock grows {lead:.2} s per second ({:.1} hours per hour); it serves {per_worker} IDs/s \
-             without borrowing",
-            a.time_per_second, lead
+            "needs {:.2} seconds of the time field per second at {rate} IDs/s; a worker serves \
+             {per_worker} IDs/s without borrowing, absorbs a burst of {} IDs under the default \
+             lead cap ({cap} s), then takes wait for the clock; with --unbounded-lead the lead \
+             over the clock grows {lead:.2} s per second ({:.1} hours per hour)",
+            a.time_per_second,
+            thousands(a.rate_without_borrowing().saturating_mul(cap)),
+            lead
         )
     } else {
         format!(
             "none at {rate} IDs/s: a worker serves {per_worker} IDs/s from the current second; each \
-             further {per_worker} IDs/s of a burst uses one more second per second"
+             further {per_worker} IDs/s of a burst uses one more second per second, up to the lead \
+             cap ({cap} s by default)"
         )
     };
     let _ = writeln!(out, "   borrowing  {borrowing}");
@@ -161,8 +169,8 @@ pub fn report(args: &PlanArgs, now: i64) -> Result<String, String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "demand     {} IDs/s on the busiest node, {} restarts a day ({} worker ids a year without \
-         --recycle), {} years",
+        "demand     {} IDs/s on the busiest node, {} restarts a day ({} worker ids a year with \
+         --no-recycle), {} years",
         thousands(demand.ids_per_second),
         thousands(demand.restarts_per_day),
         thousands(demand.worker_ids_per_year()),
@@ -209,8 +217,12 @@ pub fn report(args: &PlanArgs, now: i64) -> Result<String, String> {
             epoch_flag.clone(),
         ));
     }
+    let d = Layout::default();
     for (name, (t, w, s)) in [
-        ("ringflake's default widths", (30, 20, 13)),
+        (
+            "ringflake's default widths",
+            (d.time_bits(), d.worker_bits(), d.seq_bits()),
+        ),
         ("UidGenerator's suggestion", (31, 23, 9)),
         ("UidGenerator's suggestion", (30, 27, 6)),
     ] {

@@ -3,17 +3,20 @@
 //! [`ROUTES`] is the one list of what the service answers: requests are matched against it, and
 //! the 404 answer and `serve`'s help line list it. Client mistakes get a 4xx with
 //! `{"error":"…"}` saying what was wrong; a generator that cannot issue (time bits exhausted,
-//! lease expired, filler down) gets a 503 with the same shape.
+//! lease expired, filler down) gets a 503 with the same shape, and so does a take that waits
+//! longer than [`TAKE_WAIT`] at the lead cap (with `Retry-After`).
 
 use crate::text::{json_error, json_ids, json_string, parse_uid};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::header::{ALLOW, CONTENT_TYPE, HeaderValue};
+use hyper::header::{ALLOW, CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use hyper::{Method, Request, Response, StatusCode};
 use ringflake::{CachedUidGenerator, Error, Layout, MetricsReporter, PrometheusHandle, TimeZone};
 use std::fmt::Write as _;
+use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Every route, in the order a person is told about them.
 pub const ROUTES: [Route; 5] = [
@@ -55,7 +58,8 @@ pub struct Route {
 enum Endpoint {
     /// One ID, `text/plain`, decimal.
     Id,
-    /// A JSON array of `count` IDs as strings, `1 <= count <= MAX_COUNT`.
+    /// A JSON array of `count` IDs as strings, `1 <= count <= MAX_COUNT`, and no more than the
+    /// generator's `max_batch`.
     Ids,
     /// UidGenerator's `parseUID` JSON of the ID in the path.
     Parse,
@@ -94,9 +98,14 @@ pub fn listing(last: &str) -> String {
 /// The largest `count` `/ids` accepts: 100,000 IDs (about 2.2 MB of JSON).
 pub const MAX_COUNT: usize = 100_000;
 
-/// Above this many IDs a `/ids` request may wait for the filler (the ring holds 65,536 by
-/// default), so it runs on the blocking pool instead of the thread serving connections.
-const BLOCKING_COUNT: usize = 8_192;
+/// The longest a take waits for IDs before the request is answered 503 with `Retry-After`: at
+/// the lead cap a take waits for the clock, about a second, but after the clock was set back (or
+/// with a state file recording seconds far ahead) it would wait until the clock is back within
+/// `max_lead` of the last second used, an hour if the clock went back an hour.
+pub const TAKE_WAIT: Duration = Duration::from_secs(2);
+
+/// What a 503 for a take that waited [`TAKE_WAIT`] asks the client to wait, in seconds.
+const RETRY_AFTER_SECONDS: HeaderValue = HeaderValue::from_static("1");
 
 /// What the handlers share. Cloned once per serving thread, so that the per-request reference
 /// count of a thread's copy stays in that thread's cache.
@@ -169,14 +178,43 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
     }
 }
 
+/// Runs a take for at most [`TAKE_WAIT`]; `None` if it waited longer (it is dropped, which the
+/// async takes allow: a dropped take leaves nothing claimed behind).
+async fn bounded<T>(take: impl Future<Output = T>) -> Option<T> {
+    tokio::time::timeout(TAKE_WAIT, take).await.ok()
+}
+
+/// The answer to a take that waited [`TAKE_WAIT`] in vain: 503, retry in a second.
+fn still_waiting(app: &App) -> Reply {
+    let message = match app.generator.max_lead() {
+        Some(lead) => format!(
+            "no IDs within {} s: the generator is at its lead cap (max-lead {} s ahead of the \
+             clock) and waits for the clock to catch up; retry later",
+            TAKE_WAIT.as_secs(),
+            lead.as_secs()
+        ),
+        // Without a cap the filler is never held back by the clock, only by its lease or its
+        // state file.
+        None => format!(
+            "no IDs within {} s: the generator is waiting for its worker lease or its state \
+             file; retry later",
+            TAKE_WAIT.as_secs()
+        ),
+    };
+    let mut r = error(StatusCode::SERVICE_UNAVAILABLE, &message);
+    r.headers_mut().insert(RETRY_AFTER, RETRY_AFTER_SECONDS);
+    r
+}
+
 async fn id(app: &App) -> Reply {
-    match app.generator.next_id_async().await {
-        Ok(id) => {
+    match bounded(app.generator.next_id_async()).await {
+        Some(Ok(id)) => {
             let mut s = String::with_capacity(20);
             let _ = write!(s, "{id}");
             respond(StatusCode::OK, TEXT, s)
         }
-        Err(e) => unavailable(&e),
+        Some(Err(e)) => unavailable(&e),
+        None => still_waiting(app),
     }
 }
 
@@ -198,38 +236,42 @@ fn count(usage: &str, query: Option<&str>) -> Result<usize, String> {
     }
 }
 
-/// Takes `n` IDs and renders them as a JSON array of strings.
-fn take_json(generator: &CachedUidGenerator, n: usize) -> Result<Vec<u8>, Error> {
-    let mut ids = vec![0u64; n];
-    generator.next_ids(&mut ids)?;
-    let mut body = Vec::new();
-    json_ids(&ids, &mut body);
-    Ok(body)
+/// Why `count` IDs cannot be taken at once: more than the lead cap holds.
+fn too_many(app: &App, count: u64, max: u64) -> Reply {
+    let lead = app.generator.max_lead().map_or(0, |d| d.as_secs());
+    error(
+        StatusCode::BAD_REQUEST,
+        &format!(
+            "count {count} is more than the generator can take at once: at most {max} IDs \
+             ((max-lead {lead} s + 1) x 2^{} IDs a second); ask for fewer",
+            app.layout.seq_bits()
+        ),
+    )
 }
 
+/// Takes the IDs in the handler itself: if the client goes away, hyper drops this future, and a
+/// batch dropped while it waits for the filler takes nothing more.
 async fn ids(app: &App, route: &Route, query: Option<&str>) -> Reply {
     let n = match count(route.usage, query) {
         Ok(n) => n,
         Err(message) => return error(StatusCode::BAD_REQUEST, &message),
     };
-    let taken = if n > BLOCKING_COUNT {
-        // May wait for the filler: not on the thread that serves connections.
-        let generator = Arc::clone(&app.generator);
-        match tokio::task::spawn_blocking(move || take_json(&generator, n)).await {
-            Ok(taken) => taken,
-            Err(e) => {
-                return error(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    &format!("the batch could not be taken: {e}"),
-                );
-            }
+    // Refused before anything is taken: the cap can never hold such a batch.
+    if let Some(max) = app.generator.max_batch()
+        && n as u64 > max
+    {
+        return too_many(app, n as u64, max);
+    }
+    let mut ids = vec![0u64; n];
+    match bounded(app.generator.next_ids_async(&mut ids)).await {
+        Some(Ok(())) => {
+            let mut body = Vec::new();
+            json_ids(&ids, &mut body);
+            respond(StatusCode::OK, JSON, body)
         }
-    } else {
-        take_json(&app.generator, n)
-    };
-    match taken {
-        Ok(body) => respond(StatusCode::OK, JSON, body),
-        Err(e) => unavailable(&e),
+        Some(Err(Error::BatchTooLarge { count, max })) => too_many(app, count, max),
+        Some(Err(e)) => unavailable(&e),
+        None => still_waiting(app),
     }
 }
 
@@ -384,7 +426,7 @@ mod tests {
         };
         let reason = unhealthy(&exhausted, &layout).unwrap();
         assert!(reason.starts_with("lifetime exhausted"), "{reason}");
-        assert!(reason.contains("2059-01-10T13:37:03Z"), "{reason}");
+        assert!(reason.contains(&layout.last_valid_date()), "{reason}");
         let lost = ringflake::Stats {
             lease_lost: true,
             ..healthy
