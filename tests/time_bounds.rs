@@ -474,3 +474,24 @@ fn a_clock_set_back_waits_or_fails_instead_of_borrowing_past_the_cap() {
     let resumed = g.next_id().unwrap();
     assert!(resumed > *after.last().unwrap_or(&before));
 }
+
+/// A ring whose threshold is below a chunk (10 sequence bits: chunks of 1,024, threshold 512):
+/// an async batch takes what is ready instead of waiting for a whole chunk that rule 3 would
+/// never make ready (it stalled with 1,023 IDs ready).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_async_batch_never_waits_for_more_than_the_filler_will_write() {
+    let layout = Layout::new(30, 23, 10, DEFAULT_EPOCH_SECONDS).unwrap();
+    let g = CachedUidGenerator::builder(layout)
+        .worker_id(1)
+        .unbounded_lead()
+        .build()
+        .unwrap();
+    let first = g.next_id_async().await.unwrap();
+    let mut ids = vec![0u64; 100_000];
+    tokio::time::timeout(Duration::from_secs(30), g.next_ids_async(&mut ids))
+        .await
+        .expect("the batch stalled")
+        .unwrap();
+    assert!(ids[0] > first);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+}

@@ -81,6 +81,7 @@ impl StatsSource for crate::CachedUidGenerator {
 /// # Ok::<(), ringflake::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Stats {
     /// Slots in the ring.
     pub capacity: u64,

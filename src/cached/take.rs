@@ -149,23 +149,25 @@ impl Shared {
         .await
     }
 
-    /// Waits, without claiming anything, until `n` IDs are ready (or the ring will not be
-    /// refilled): a batch dropped while it waits has taken nothing.
+    /// Waits, without claiming anything, until IDs are ready (or the ring will not be refilled),
+    /// and says how many, up to `n`: a batch dropped while it waits has taken nothing.
     #[cfg(feature = "tokio")]
-    async fn await_ready(&self, n: u64) -> Result<(), Error> {
-        let ready = |s: &Self| s.ring.tail().saturating_sub(s.ring.cursor()) >= n;
-        if ready(self) {
-            return Ok(());
+    async fn await_ready(&self, n: u64) -> Result<u64, Error> {
+        // What is ready, up to `n`: a batch takes what there is rather than wait for a whole
+        // chunk (with a threshold below a chunk, rule 3 would never make one ready).
+        let ready = |s: &Self| s.ring.tail().saturating_sub(s.ring.cursor()).min(n);
+        match ready(self) {
+            0 => {}
+            r => return Ok(r),
         }
         self.counters.take_waits.fetch_add(1, Ordering::Relaxed);
         self.await_filler(|s| {
-            if !ready(s) && !s.background {
+            if ready(s) == 0 && !s.background {
                 s.pump();
             }
-            if ready(s) {
-                Some(Ok(()))
-            } else {
-                s.failure().map(Err)
+            match ready(s) {
+                0 => s.failure().map(Err),
+                r => Some(Ok(r)),
             }
         })
         .await
@@ -413,7 +415,7 @@ impl CachedUidGenerator {
         let mut filled = 0;
         while filled < out.len() {
             let n = ((out.len() - filled) as u64).min(k);
-            s.await_ready(n).await?;
+            let n = s.await_ready(n).await?;
             let mut claim = Claim::new(s.ring.claim(n), n);
             while let Some((index, run)) = claim.next_run(k) {
                 let base = match s.read_ready(index) {

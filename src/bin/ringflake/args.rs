@@ -293,7 +293,7 @@ impl LayoutArgs {
     /// The time zone: --tz, else the process's local zone (TZ, else /etc/localtime).
     pub fn zone(&self) -> Result<TimeZone, String> {
         match &self.tz {
-            None => Ok(TimeZone::system()),
+            None => ringflake::system_time_zone().map_err(|e| e.to_string()),
             Some(name) => parse_zone(name),
         }
     }
@@ -475,17 +475,15 @@ impl DbArgs {
         let err = |e: ringflake::Error| e.to_string();
         match chosen {
             #[cfg(feature = "mysql")]
-            Some("mysql") => DatabaseAssigner::mysql_with(
-                self.mysql.as_deref().unwrap_or_default(),
-                self.create_table,
-            )
-            .map_err(err),
+            Some("mysql") => DatabaseAssigner::mysql(self.mysql.as_deref().unwrap_or_default())
+                .map(|t| t.create_table(self.create_table))
+                .map_err(err),
             #[cfg(feature = "postgres")]
-            Some("postgres") => DatabaseAssigner::postgres_with(
-                self.postgres.as_deref().unwrap_or_default(),
-                self.create_table,
-            )
-            .map_err(err),
+            Some("postgres") => {
+                DatabaseAssigner::postgres(self.postgres.as_deref().unwrap_or_default())
+                    .map(|t| t.create_table(self.create_table))
+                    .map_err(err)
+            }
             _ => {
                 let path = self
                     .db
@@ -497,8 +495,21 @@ impl DbArgs {
     }
 
     /// The worker table to list.
+    /// The worker table for `workers`, which only reads: a SQLite file is opened read-only and
+    /// never created (a typo in `--db` is an error, not a new empty database).
     pub fn assigner(&self, matches: &ArgMatches) -> Result<DatabaseAssigner, String> {
         let chosen = pick(sub(matches), Self::NAMES, WORKER_SOURCE)?;
+        if matches!(chosen, None | Some("db")) {
+            let path = self
+                .db
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(DEFAULT_SQLITE_PATH));
+            let table = DatabaseAssigner::sqlite_read_only(path).map_err(|e| e.to_string())?;
+            return Ok(match self.db_timeout {
+                Some(s) => table.timeout(Duration::from_secs(s)),
+                None => table,
+            });
+        }
         self.table(chosen)
     }
 }

@@ -395,42 +395,29 @@ mod tests {
     #[test]
     fn health_reasons() {
         let layout = Layout::default();
-        let healthy = ringflake::Stats {
-            capacity: 65_536,
-            available: 65_536,
-            issued: 0,
-            paddings: 1,
-            discarded: 0,
-            take_waits: 0,
-            lead_seconds: 0,
-            lag_seconds: 0,
-            remaining_seconds: 1_000,
-            worker_id: 4,
-            filler_up: true,
-            lease_until: Some(1_800_000_300),
-            lease_lost: false,
-        };
+        // Stats is non-exhaustive: start from a real generator's and change fields.
+        let g = ringflake::CachedUidGenerator::builder(layout)
+            .worker_id(4)
+            .background_filler(false)
+            .build()
+            .unwrap();
+        let mut healthy = g.stats();
+        healthy.lease_until = Some(1_800_000_300);
         assert_eq!(unhealthy(&healthy, &layout), None);
-        let down = ringflake::Stats {
-            filler_up: false,
-            ..healthy
-        };
+        let mut down = healthy;
+        down.filler_up = false;
         assert!(
             unhealthy(&down, &layout)
                 .unwrap()
                 .starts_with("filler down")
         );
-        let exhausted = ringflake::Stats {
-            remaining_seconds: 0,
-            ..healthy
-        };
+        let mut exhausted = healthy;
+        exhausted.remaining_seconds = 0;
         let reason = unhealthy(&exhausted, &layout).unwrap();
         assert!(reason.starts_with("lifetime exhausted"), "{reason}");
         assert!(reason.contains(&layout.last_valid_date()), "{reason}");
-        let lost = ringflake::Stats {
-            lease_lost: true,
-            ..healthy
-        };
+        let mut lost = healthy;
+        lost.lease_lost = true;
         let reason = unhealthy(&lost, &layout).unwrap();
         assert!(reason.starts_with("lease lost"), "{reason}");
         assert!(
