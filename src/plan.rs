@@ -426,8 +426,8 @@ pub fn propose(demand: &Demand, epoch_seconds: i64, now: i64) -> Result<Vec<Prop
     } else if t + s + LIVE_WORKER_BITS <= 63 {
         candidates.push((
             "with recycling",
-            "years of restarts do not fit: run with recycling (--recycle), so the worker field \
-             only has to hold the live nodes",
+            "years of restarts do not fit: keep recycling on (the default; not --no-recycle), so \
+             the worker field only has to hold the live nodes",
             t,
             63 - t - s,
             s,
