@@ -73,7 +73,8 @@ impl Serve {
             let mut first = true;
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
-                if first {
+                // The start-up line naming the address (serve prints its trade-off first).
+                if first && line.contains("listening on http://") {
                     let _ = tx.send(line.clone());
                     first = false;
                 }
