@@ -495,3 +495,55 @@ async fn an_async_batch_never_waits_for_more_than_the_filler_will_write() {
     assert!(ids[0] > first);
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
 }
+
+/// Rule 4 and the lease: under load at the cap, with a lease window shorter than the cap (so the
+/// keeper is asked again and again, and used to double its reach each time), the lease reaches
+/// at most `lease_window + max_lead` past the clock, in the keeper and in the row.
+#[test]
+fn leases_never_reach_past_the_window_plus_the_cap() {
+    use ringflake::DatabaseAssigner;
+    let dir = tempfile::tempdir().unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let clock = ManualClock::from_seconds(now);
+    let assigner = DatabaseAssigner::sqlite(dir.path().join("w.db"))
+        .unwrap()
+        .lease_window(Duration::from_secs(2));
+    let layout = small();
+    let g = CachedUidGenerator::builder(layout)
+        .worker_id_from(&assigner)
+        .clock(clock.clone())
+        .background_filler(false)
+        .max_lead(DEFAULT_MAX_LEAD, LeadPolicy::Fail)
+        .build()
+        .unwrap();
+    let lead = DEFAULT_MAX_LEAD.as_secs() as i64;
+    // Take until the lead reaches the cap: the keeper extends the lease on the filler's request.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let mut last = 0;
+    while second_of(&layout, last) < now + lead {
+        assert!(std::time::Instant::now() < deadline, "{:?}", g.stats());
+        if let Some(id) = drain(&g).last() {
+            last = *id;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let reach = g.stats().lease_until.expect("a leased worker id");
+    assert!(
+        reach >= now + lead,
+        "the lease covers what was used: {reach}"
+    );
+    assert!(
+        reach <= now + lead + 2,
+        "lease {} s past the clock",
+        reach - now
+    );
+    let row = assigner.list().unwrap()[0].lease_until;
+    assert!(
+        row <= now + lead + 2,
+        "row lease {} s past the clock",
+        row - now
+    );
+}

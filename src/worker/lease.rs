@@ -280,3 +280,49 @@ impl std::ops::Deref for Keeper {
         &self.shared
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ManualClock;
+
+    /// A lease in memory that remembers every extension asked of it.
+    #[derive(Debug, Default)]
+    struct Recorded(Mutex<Vec<i64>>);
+
+    impl Lease for Arc<Recorded> {
+        fn until(&self) -> i64 {
+            1_800_000_000 + 2
+        }
+        fn extend(&self, until: i64) -> Result<(), Error> {
+            self.0.lock().unwrap().push(until);
+            Ok(())
+        }
+        fn release(&self, _last_second: i64) -> Result<(), Error> {
+            Ok(())
+        }
+        fn window(&self) -> i64 {
+            2
+        }
+    }
+
+    /// However often the generator hits the horizon (each hit used to double the reach), an
+    /// extension never reaches past `now + max_lead + window`.
+    #[test]
+    fn extensions_stop_at_the_lead_cap_plus_the_window() {
+        let now = 1_800_000_000;
+        let clock = ManualClock::from_seconds(now);
+        let lease = Arc::new(Recorded::default());
+        let keeper =
+            Keeper::start(Box::new(Arc::clone(&lease)), Arc::new(clock), Some(10)).unwrap();
+        keeper.note_used(now + 10);
+        for _ in 0..50 {
+            keeper.request_extension();
+        }
+        keeper.shared.extend_once();
+        let asked = lease.0.lock().unwrap().clone();
+        assert!(!asked.is_empty());
+        assert!(asked.iter().all(|&u| u <= now + 10 + 2), "{asked:?}");
+        assert!(keeper.horizon() >= now + 10, "covers what was used");
+    }
+}
