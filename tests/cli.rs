@@ -18,18 +18,8 @@ const VECTORS: &str = concat!(
     "/tests/data/uidgenerator-vectors-utc.tsv"
 );
 
-/// The binary, with no `RINGFLAKE_…` variable from the caller's environment (CI sets database
-/// URLs), `TZ=UTC`, run in `dir` so that the default `ringflake.db` lands there.
-fn ringflake(dir: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringflake"));
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("RINGFLAKE_") {
-            cmd.env_remove(key);
-        }
-    }
-    cmd.env("TZ", "UTC").current_dir(dir);
-    cmd
-}
+mod common;
+use common::ringflake;
 
 fn run(dir: &Path, args: &[&str]) -> Output {
     ringflake(dir)

@@ -21,6 +21,15 @@ fn small() -> Layout {
     Layout::new(30, 20, 13, DEFAULT_EPOCH_SECONDS).unwrap()
 }
 
+/// A generator builder on `clock` whose filler the test drives (`pad()`, or a take on an empty
+/// ring): every state a test checks is produced by construction.
+fn driven(layout: Layout, worker_id: u64, clock: &ManualClock) -> ringflake::CachedBuilder {
+    CachedUidGenerator::builder(layout)
+        .worker_id(worker_id)
+        .clock(clock.clone())
+        .background_filler(false)
+}
+
 fn second_of(layout: &Layout, id: u64) -> i64 {
     layout.parse(id).unwrap().unix_seconds
 }
@@ -48,12 +57,7 @@ fn drain(g: &CachedUidGenerator) -> Vec<u64> {
 fn the_default_lead_is_bounded_at_any_load() {
     let clock = ManualClock::from_seconds(T0);
     let layout = small();
-    let g = CachedUidGenerator::builder(layout)
-        .worker_id(1)
-        .clock(clock.clone())
-        .background_filler(false)
-        .build()
-        .unwrap();
+    let g = driven(layout, 1, &clock).build().unwrap();
     assert_eq!(g.max_lead(), Some(DEFAULT_MAX_LEAD));
     // Demand far beyond 8,192 IDs a second: everything the cap allows, with the clock stopped.
     let ids = drain(&g);
@@ -164,10 +168,7 @@ fn light_load_tells_the_time_with_the_default_layout() {
 
 /// One run of a generator with worker id 7 and a state file, killed: its Drop never runs.
 fn run_and_kill(state: &Path, clock: &ManualClock, heavy: bool) -> Vec<u64> {
-    let g = CachedUidGenerator::builder(small())
-        .worker_id(7)
-        .clock(clock.clone())
-        .background_filler(false)
+    let g = driven(small(), 7, clock)
         .state_file(state)
         .max_lead(DEFAULT_MAX_LEAD, LeadPolicy::Fail)
         .build()
@@ -429,12 +430,7 @@ async fn a_batch_whose_client_went_away_takes_nothing() {
 fn after_a_forward_clock_step_stale_ids_last_one_round_at_most() {
     let clock = ManualClock::from_seconds(T0);
     let layout = small();
-    let g = CachedUidGenerator::builder(layout)
-        .worker_id(1)
-        .clock(clock.clone())
-        .background_filler(false)
-        .build()
-        .unwrap();
+    let g = driven(layout, 1, &clock).build().unwrap();
     g.next_id().unwrap();
     clock.advance_seconds(3600);
     // The filler's next round (at most schedule_interval after the step) discards them all.
@@ -451,10 +447,7 @@ fn after_a_forward_clock_step_stale_ids_last_one_round_at_most() {
 fn a_clock_set_back_waits_or_fails_instead_of_borrowing_past_the_cap() {
     let clock = ManualClock::from_seconds(T0);
     let layout = small();
-    let g = CachedUidGenerator::builder(layout)
-        .worker_id(1)
-        .clock(clock.clone())
-        .background_filler(false)
+    let g = driven(layout, 1, &clock)
         .max_lead(DEFAULT_MAX_LEAD, LeadPolicy::Fail)
         .build()
         .unwrap();
