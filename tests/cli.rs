@@ -1600,3 +1600,31 @@ fn gen_and_workers_on_mysql() {
 fn gen_and_workers_on_postgres() {
     gen_and_workers_on("--postgres", "RINGFLAKE_POSTGRES_URL");
 }
+
+/// HEAD answers what GET would, headers only, and takes no ID (it used to take them: HEAD
+/// /ids?count=100000 consumed 100,000 IDs); a bad count is still a 400.
+#[test]
+fn head_takes_no_ids() {
+    let dir = temp();
+    let server = Server::start(dir.path(), &["--worker-id", "3", "--no-state-file"]);
+    let addr = server.addr;
+    let issued = || -> u64 {
+        let body = get(addr, "/healthz").body;
+        let rest = body.split("\"issued\":").nth(1).expect("issued");
+        rest.trim_end_matches('}').parse().unwrap()
+    };
+    let first = get(addr, "/id");
+    assert_eq!(first.status, 200);
+    let before = issued();
+    assert_eq!(before, 1);
+    for path in ["/id", "/ids?count=100000", "/ids?count=5"] {
+        let r = http(addr, "HEAD", path);
+        assert_eq!(r.status, 200, "HEAD {path}");
+        assert!(r.body.is_empty(), "HEAD {path} has a body: {}", r.body);
+    }
+    assert_eq!(http(addr, "HEAD", "/ids?count=x").status, 400);
+    assert_eq!(issued(), before, "HEAD took IDs");
+    let next: u64 = get(addr, "/id").body.trim().parse().unwrap();
+    assert!(next > first.body.trim().parse::<u64>().unwrap());
+    assert_eq!(issued(), before + 1);
+}

@@ -169,9 +169,12 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
             &format!("no route {path}: try {}", listing(" or ")),
         );
     };
+    // HEAD answers what GET would, headers only, and takes no ID.
+    let take = req.method() != Method::HEAD;
     match route.endpoint {
-        Endpoint::Id => id(app).await,
-        Endpoint::Ids => ids(app, route, req.uri().query()).await,
+        Endpoint::Id if take => id(app).await,
+        Endpoint::Id => respond(StatusCode::OK, TEXT, Bytes::new()),
+        Endpoint::Ids => ids(app, route, req.uri().query(), take).await,
         Endpoint::Parse => parse(app, route, param),
         Endpoint::Metrics => metrics(app),
         Endpoint::Healthz => healthz(app),
@@ -251,7 +254,9 @@ fn too_many(app: &App, count: u64, max: u64) -> Reply {
 
 /// Takes the IDs in the handler itself: if the client goes away, hyper drops this future, and a
 /// batch dropped while it waits for the filler takes nothing more.
-async fn ids(app: &App, route: &Route, query: Option<&str>) -> Reply {
+/// `/ids?count=N`; with `take` false (HEAD), the checks alone: the status GET would answer, no ID
+/// taken.
+async fn ids(app: &App, route: &Route, query: Option<&str>, take: bool) -> Reply {
     let n = match count(route.usage, query) {
         Ok(n) => n,
         Err(message) => return error(StatusCode::BAD_REQUEST, &message),
@@ -261,6 +266,9 @@ async fn ids(app: &App, route: &Route, query: Option<&str>) -> Reply {
         && n as u64 > max
     {
         return too_many(app, n as u64, max);
+    }
+    if !take {
+        return respond(StatusCode::OK, JSON, Bytes::new());
     }
     let mut ids = vec![0u64; n];
     match bounded(app.generator.next_ids_async(&mut ids)).await {
