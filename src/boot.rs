@@ -55,12 +55,13 @@ impl Boot {
                     .max(0) as u64
             });
         let keeper = match assignment.lease {
-            Some(lease) => {
-                let keeper = Keeper::start(lease, Arc::clone(clock), max_lead)?;
-                // The lease must cover the floor: extensions reach a window past it.
-                keeper.note_used(layout.epoch_seconds().saturating_add(floor as i64));
-                Some(keeper)
-            }
+            // The lease must cover the floor: extensions reach a window past it from the start.
+            Some(lease) => Some(Keeper::start(
+                lease,
+                Arc::clone(clock),
+                max_lead,
+                layout.epoch_seconds().saturating_add(floor as i64),
+            )?),
             None => None,
         };
         Ok(Boot {

@@ -1532,14 +1532,7 @@ fn gen_and_workers_on(flag: &str, var: &str) {
     };
     let dir = temp();
     // An explicit layout, so that the worker field is where this test looks for it.
-    let layout = [
-        "--time-bits",
-        "30",
-        "--worker-bits",
-        "20",
-        "--seq-bits",
-        "13",
-    ];
+    let layout = common::LAYOUT_30_20_13;
     let worker = |out: &str| -> (u64, Vec<u64>) {
         let ids: Vec<u64> = out.lines().map(|l| l.parse().unwrap()).collect();
         ((ids[0] >> 13) & ((1 << 20) - 1), ids)

@@ -474,16 +474,7 @@ fn eight_concurrent_boots_on_one_sqlite_file() {
 #[test]
 fn sixteen_concurrent_batches_at_the_lead_cap() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let flags = [
-        "--time-bits",
-        "30",
-        "--worker-bits",
-        "20",
-        "--seq-bits",
-        "13",
-        "--max-lead",
-        "1",
-    ];
+    let flags = [&common::LAYOUT_30_20_13[..], &["--max-lead", "1"]].concat();
     let serve = Serve::start(dir.path(), &flags);
     let layout = Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).expect("layout");
     let start = Instant::now();

@@ -207,12 +207,14 @@ impl fmt::Debug for Keeper {
 }
 
 impl Keeper {
-    /// Starts keeping `lease` extended. With a lead cap (`max_lead` seconds), extensions never
-    /// reach further than `max_lead + window` past the clock, whatever the load.
+    /// Starts keeping `lease` extended, from `first_second`, the first second the generator
+    /// may use (its floor), on. With a lead cap (`max_lead` seconds), extensions never reach
+    /// further than `max_lead + window` past the clock, whatever the load.
     pub(crate) fn start(
         lease: Box<dyn Lease>,
         clock: Arc<dyn Clock>,
         max_lead: Option<u64>,
+        first_second: i64,
     ) -> Result<Keeper, Error> {
         let horizon = lease.until();
         let window = lease.window();
@@ -222,7 +224,7 @@ impl Keeper {
             lease,
             clock,
             horizon: AtomicI64::new(horizon),
-            used: AtomicI64::new(i64::MIN),
+            used: AtomicI64::new(first_second),
             final_second: AtomicI64::new(i64::MIN),
             lost: AtomicBool::new(false),
             hits: AtomicU32::new(0),
@@ -313,9 +315,13 @@ mod tests {
         let now = 1_800_000_000;
         let clock = ManualClock::from_seconds(now);
         let lease = Arc::new(Recorded::default());
-        let keeper =
-            Keeper::start(Box::new(Arc::clone(&lease)), Arc::new(clock), Some(10)).unwrap();
-        keeper.note_used(now + 10);
+        let keeper = Keeper::start(
+            Box::new(Arc::clone(&lease)),
+            Arc::new(clock),
+            Some(10),
+            now + 10,
+        )
+        .unwrap();
         for _ in 0..50 {
             keeper.request_extension();
         }
