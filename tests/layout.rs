@@ -444,7 +444,7 @@ fn epoch_above_is_the_latest_epoch_that_works() {
     let shift = plain.time_shift();
     for above in [0, 1 << 40, leaf_id_at(now), leaf_id_at(now) + 12_345] {
         let moved = epoch_above(&plain, above, now).unwrap();
-        let first = |l: &Layout| (((now - l.epoch_seconds()) as u64) << shift);
+        let first = |l: &Layout| ((now - l.epoch_seconds()) as u64) << shift;
         assert!(first(&moved) > above, "{above}");
         assert_eq!(moved.epoch_seconds().min(PAST_EPOCH), moved.epoch_seconds());
         if moved.epoch_seconds() < PAST_EPOCH {
