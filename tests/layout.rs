@@ -540,7 +540,9 @@ fn builders_refuse_to_start_below_an_existing_id() {
 #[test]
 fn planner_moves_the_epoch_above_an_existing_id() {
     let dir = tempfile::tempdir().unwrap();
-    let leaf = leaf_id_at(now_seconds());
+    // The planner reads the clock between `before` and `after`.
+    let before = now_seconds();
+    let leaf = leaf_id_at(before);
     let out = common::ringflake(dir.path())
         .args(["layout", "--rate", "10000", "--restarts-per-day", "2"])
         .args(["--years", "30", "--tz", "UTC", "--above", &leaf.to_string()])
@@ -556,7 +558,7 @@ fn planner_moves_the_epoch_above_an_existing_id() {
         text.contains(&format!("every new ID must sort above {leaf}")),
         "{text}"
     );
-    let now = now_seconds();
+    let after = now_seconds();
     let mut checked = 0;
     let mut lines = text.lines().peekable();
     while let Some(line) = lines.next() {
@@ -573,13 +575,13 @@ fn planner_moves_the_epoch_above_an_existing_id() {
         assert_eq!(f[6], "--epoch", "{line}");
         let layout = Layout::with_epoch_date(t, w, s, f[7], &TimeZone::UTC).unwrap();
         let first = layout
-            .compose((now - layout.epoch_seconds()) as u64, 0, 0)
+            .compose((after - layout.epoch_seconds()) as u64, 0, 0)
             .unwrap();
         assert!(first > leaf, "{line}: first ID {first} <= {leaf}");
         // The day before would also do; the day after would not: the latest midnight.
         let next_day = layout.epoch_seconds() + 86_400;
         assert!(
-            (((now - next_day) as u64) << layout.time_shift()) <= leaf,
+            (((before - next_day) as u64) << layout.time_shift()) <= leaf,
             "{line}"
         );
         let above = lines
