@@ -8,6 +8,12 @@ use std::time::Duration;
 /// A client that has not sent a request's headers within this time is disconnected.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The most a request's head (request line and headers) may take: 64 KiB, against hyper's
+/// default of about 400 KiB (a longer head is answered 431 and the connection closed). An ID
+/// service's requests are a few hundred bytes; this leaves room for long tokens and proxies'
+/// headers, and still holds a 1,000-ID `/ids` answer (21 KB) in one write.
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+
 /// Connections the kernel queues, accepted by no thread yet.
 const BACKLOG: u32 = 1024;
 
@@ -46,11 +52,12 @@ pub fn prepare(stream: &tokio::net::TcpStream) {
     let _ = stream.set_nodelay(true);
 }
 
-/// hyper's HTTP/1 server with Tokio's timer and [`HEADER_TIMEOUT`].
+/// hyper's HTTP/1 server with Tokio's timer, [`HEADER_TIMEOUT`] and [`MAX_HEAD_BYTES`].
 pub fn http1() -> hyper::server::conn::http1::Builder {
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_TIMEOUT);
+        .header_read_timeout(HEADER_TIMEOUT)
+        .max_buf_size(MAX_HEAD_BYTES);
     builder
 }
