@@ -287,7 +287,10 @@ mod tests {
         assert_eq!(echo(&"y".repeat(32)), "y".repeat(32));
         let message = parse_id(&"9".repeat(10_240)).unwrap_err();
         assert!(message.len() < 150, "{message}");
-        assert!(message.contains("…(10240 bytes) is out of range"), "{message}");
+        assert!(
+            message.contains("…(10240 bytes) is out of range"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -224,10 +224,7 @@ mod tests {
         let f = file("# ops\n\n  0123456789abcdef  \nsecond-token-here-0001\n#last\n");
         let auth = Auth::load(f.path()).unwrap();
         assert_eq!(auth.count(), 2);
-        assert_eq!(
-            auth.check(&headers(&["Bearer 0123456789abcdef"])),
-            Ok(())
-        );
+        assert_eq!(auth.check(&headers(&["Bearer 0123456789abcdef"])), Ok(()));
         assert_eq!(
             auth.check(&headers(&["bearer   second-token-here-0001 "])),
             Ok(())
@@ -257,10 +254,18 @@ mod tests {
         assert!(e.contains("holds no token"), "{e}");
         assert!(e.contains(&f.path().display().to_string()), "{e}");
         let f = file("");
-        assert!(Auth::load(f.path()).err().unwrap().contains("holds no token"));
+        assert!(
+            Auth::load(f.path())
+                .err()
+                .unwrap()
+                .contains("holds no token")
+        );
         let f = file("0123456789abcdef\nshort-one\n");
         let e = Auth::load(f.path()).err().unwrap();
-        assert!(e.contains("line 2: a token of 9 characters is too short"), "{e}");
+        assert!(
+            e.contains("line 2: a token of 9 characters is too short"),
+            "{e}"
+        );
         assert!(!e.contains("short-one"), "{e}");
         let f = file("0123456789 abcdef\n");
         let e = Auth::load(f.path()).err().unwrap();

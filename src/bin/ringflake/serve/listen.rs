@@ -8,10 +8,10 @@ use std::time::Duration;
 /// A client that has not sent a request's headers within this time is disconnected.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The most a request's head (request line and headers) may take: 64 KiB, against hyper's
-/// default of about 400 KiB (a longer head is answered 431 and the connection closed). An ID
-/// service's requests are a few hundred bytes; this leaves room for long tokens and proxies'
-/// headers, and still holds a 1,000-ID `/ids` answer (21 KB) in one write.
+/// The most a request's head (request line and headers) may take: 64 KiB, where hyper's default
+/// lets about 400 KiB through (its read buffer's limit). A longer head is answered 431 by hyper,
+/// without a body, and the connection closed. An ID service's requests are a few hundred bytes;
+/// this leaves room for long tokens and proxies' headers.
 pub const MAX_HEAD_BYTES: usize = 64 * 1024;
 
 /// Connections the kernel queues, accepted by no thread yet.
@@ -52,12 +52,13 @@ pub fn prepare(stream: &tokio::net::TcpStream) {
     let _ = stream.set_nodelay(true);
 }
 
-/// hyper's HTTP/1 server with Tokio's timer, [`HEADER_TIMEOUT`] and [`MAX_HEAD_BYTES`].
+/// hyper's HTTP/1 server with Tokio's timer, [`HEADER_TIMEOUT`] and [`MAX_HEAD_BYTES`]
+/// (`max_header_size`, which counts the whole head, request line included).
 pub fn http1() -> hyper::server::conn::http1::Builder {
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_TIMEOUT)
-        .max_buf_size(MAX_HEAD_BYTES);
+        .max_header_size(MAX_HEAD_BYTES);
     builder
 }

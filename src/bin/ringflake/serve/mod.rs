@@ -19,8 +19,8 @@ mod tls;
 
 use crate::args::{self, Lead, ServeArgs};
 use crate::layout::thousands;
-use ringflake::{Layout, LeadPolicy};
 use auth::Auth;
+use ringflake::{Layout, LeadPolicy};
 use routes::{App, Exposure};
 use server::{Server, Stop};
 use signals::Signals;

@@ -11,7 +11,9 @@
 //! escaped ([`crate::text::echo`]).
 
 use super::auth::{Auth, Denied};
-use crate::text::{DIGITS_ONLY, echo, is_plain_decimal, json_error, json_ids, json_string, parse_uid, quoted};
+use crate::text::{
+    DIGITS_ONLY, echo, is_plain_decimal, json_error, json_ids, json_string, parse_uid, quoted,
+};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -345,10 +347,7 @@ fn query<'q>(route: &Route, query: Option<&'q str>) -> Result<Vec<(&'q str, &'q 
                 [] => format!("{} takes none", route.usage),
                 _ => usage(route),
             };
-            return Err(format!(
-                "unknown query parameter {}: {takes}",
-                quoted(name)
-            ));
+            return Err(format!("unknown query parameter {}: {takes}", quoted(name)));
         }
         if pairs.iter().any(|(n, _)| *n == name) {
             let times = query
@@ -549,16 +548,25 @@ mod tests {
             (Some("count=0"), "count 0 out of range"),
             (Some("count=100001"), "out of range"),
             (Some("count=99999999999999999999999"), "out of range"),
-            (Some("count=ten"), r#"count "ten" is not a number: expected digits only"#),
+            (
+                Some("count=ten"),
+                r#"count "ten" is not a number: expected digits only"#,
+            ),
             (Some("count="), r#"count "" is not a number"#),
             (Some("count"), r#"count "" is not a number"#),
             (Some("count=+5"), r#"count "+5" is not a number"#),
             (Some("count=-5"), r#"count "-5" is not a number"#),
             (Some("count=%35"), r#"count "%35" is not a number"#),
             (Some("count=010"), r#"count "010" has a leading zero"#),
-            (Some("count=10&count=20"), "query parameter count given 2 times: give it once"),
+            (
+                Some("count=10&count=20"),
+                "query parameter count given 2 times: give it once",
+            ),
             (Some("count=1&count=2&count"), "count given 3 times"),
-            (Some("x=1&count=5"), r#"unknown query parameter "x": use /ids?count=N"#),
+            (
+                Some("x=1&count=5"),
+                r#"unknown query parameter "x": use /ids?count=N"#,
+            ),
         ] {
             let message = count_of(query).unwrap_err();
             assert!(message.contains(error), "{query:?}: {message}");
@@ -579,7 +587,11 @@ mod tests {
             Err(r#"unknown query parameter "count": /id takes none"#.into())
         );
         let parse = &ROUTES[2];
-        assert!(query(parse, Some("a%00=1")).unwrap_err().contains(r#""a%00""#));
+        assert!(
+            query(parse, Some("a%00=1"))
+                .unwrap_err()
+                .contains(r#""a%00""#)
+        );
         // Probes and scrapers may add what they like.
         for r in &ROUTES[3..] {
             assert_eq!(query(r, Some("x=1&x=2")), Ok(vec![]));
@@ -596,7 +608,10 @@ mod tests {
         assert_eq!(on("/healthz", Exposure::Internal), Some(Endpoint::Healthz));
         assert_eq!(on("/healthz", Exposure::Ids), Some(Endpoint::Healthz));
         assert_eq!(on("/ids", Exposure::Ids), Some(Endpoint::Ids));
-        assert_eq!(listing_on(Exposure::Internal, " or "), "GET /metrics or /healthz");
+        assert_eq!(
+            listing_on(Exposure::Internal, " or "),
+            "GET /metrics or /healthz"
+        );
         assert_eq!(
             listing_on(Exposure::Ids, " or "),
             "GET /id, /ids?count=N, /parse/{id} or /healthz"
