@@ -139,7 +139,7 @@ fn printed_addr(serve: &Serve, prefix: &str) -> SocketAddr {
                 .output()
                 .split(prefix)
                 .nth(1)
-                .and_then(|rest| rest.split(|c: char| c == ' ' || c == '/').next())
+                .and_then(|rest| rest.split([' ', '/']).next())
                 .and_then(|a| a.parse().ok());
             found.is_some()
         },
