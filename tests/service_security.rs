@@ -357,6 +357,22 @@ fn metrics_are_served_on_their_own_listener() {
     assert!(TcpStream::connect(internal).is_err());
 }
 
+#[test]
+fn metrics_need_an_address_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ringflake(dir.path())
+        .args(["serve", "--no-state-file", "--listen", "127.0.0.1:18089"])
+        .args(["--metrics-listen", "127.0.0.1:18089"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--metrics-listen 127.0.0.1:18089 is --listen's address"),
+        "{err}"
+    );
+}
+
 fn tls_data(name: &str) -> String {
     format!("{}/tests/data/tls/{name}", env!("CARGO_MANIFEST_DIR"))
 }

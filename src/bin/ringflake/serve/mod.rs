@@ -36,6 +36,15 @@ use std::time::Duration;
 pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
     // The files the service reads at start are checked before the generator boots (and perhaps
     // takes a worker table row).
+    if let Some(internal) = a.metrics_listen
+        && internal == a.listen
+        && internal.port() != 0
+    {
+        return Err(format!(
+            "--metrics-listen {internal} is --listen's address: give the metrics an address of \
+             their own (another port, or an internal interface)"
+        ));
+    }
     let auth = a.auth_token_file.as_deref().map(Auth::load).transpose()?;
     let tls = match (&a.tls_cert, &a.tls_key) {
         (Some(cert), Some(key)) => Some(tls::acceptor(cert, key)?),
