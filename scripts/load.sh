@@ -10,7 +10,8 @@
 #   LOAD_RUNS            rounds of /id against the HTTP floor (default 3): /id and the floor are
 #                        loaded one after the other in each round, and the summary gives the median
 #                        of the rounds' ratios (/id ÷ HTTP floor), which holds on a busy machine
-#                        better than either figure alone
+#                        better than either figure alone; and the same ratio in server CPU time per
+#                        request, which a shared machine disturbs less than throughput
 #   WRK_THREADS          wrk threads (default 2)
 #   WRK_CONNECTIONS      open connections (default 64)
 # What runs, in order: LOAD_RUNS rounds of [/id on the service, GET / on the HTTP floor (the same
@@ -170,6 +171,7 @@ median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 
 
 rounds=()
 ratios=()
+cpu_ratios=()
 for round in $(seq "$runs"); do
     echo
     echo "== round $round/$runs: GET /id, ${duration} s, $threads wrk threads, $connections connections"
@@ -182,6 +184,7 @@ for round in $(seq "$runs"); do
     load "http://$floor/" "$floor_pid"
     r="$(ratio "$id_rps" "$rps")"
     ratios+=("$r")
+    cpu_ratios+=("$(ratio "$cpu_us" "$id_cpu")")
     rounds+=("$(printf '%d  /id %9.0f req/s p50 %6.0f us p99 %6.0f us %5s us CPU | floor %9.0f req/s p50 %6.0f us p99 %6.0f us %5s us CPU | /id = %s x floor' \
         "$round" "$id_rps" "$id_p50" "$id_p99" "$id_cpu" "$rps" "$p50" "$p99" "$cpu_us" "$r")")
 done
@@ -215,6 +218,8 @@ echo
 echo "== summary ($(nproc) cores; load average before the run: $load_before; latency from wrk --latency)"
 printf '%s\n' "${rounds[@]}"
 printf '/id ÷ HTTP floor, median of %d rounds: %s (rounds: %s)\n' "$runs" "$(median "${ratios[@]}")" "${ratios[*]}"
+printf 'the same in server CPU per request (floor ÷ /id, above 1: /id costs less), median: %s (rounds: %s)\n' \
+    "$(median "${cpu_ratios[@]}")" "${cpu_ratios[*]}"
 printf '/id over HTTPS:   %9.0f req/s p50 %6.0f us p99 %6.0f us %5s us CPU | = %s x plain /id of the last round\n' \
     "$tls_rps" "$tls_p50" "$tls_p99" "$tls_cpu" "$(ratio "$tls_rps" "$last_id_rps")"
 printf '/ids?count=1000:  %9.0f req/s p50 %6.0f us p99 %6.0f us = %.1f M IDs/s, lead %s s at the end\n' \
