@@ -653,8 +653,9 @@ fn the_id_routes_read_a_strict_grammar() {
 }
 
 /// What hyper answers itself, before any route sees the request: a head larger than 64 KiB gets
-/// 431 (hyper's default let 400 KiB through), malformed requests 400; hyper writes these without
-/// a body (it has no hook for one), and closes the connection.
+/// 431 (hyper's default let 400 KiB through), a malformed request 400, and the connection is
+/// closed; hyper writes these without a body, and the service adds its JSON one as they are
+/// written.
 #[test]
 fn oversized_and_malformed_requests() {
     let dir = tempfile::tempdir().unwrap();
@@ -673,16 +674,41 @@ fn oversized_and_malformed_requests() {
     let mut raw = Vec::new();
     let _ = s.read_to_end(&mut raw);
     let r = parse_reply(&raw);
-    assert_eq!(r.status, 431, "{r:?}");
+    r.assert_error(
+        431,
+        "request head too large: the request line and headers may take at most 65536 bytes",
+    );
+    assert_eq!(r.header("connection"), Some("close"));
+    assert_eq!(
+        r.header("content-length"),
+        Some(r.body.len().to_string().as_str())
+    );
     // A 70 KB URI: over the head bound too.
-    let r = get(addr, &format!("/parse/{}", "1".repeat(70_000)), None);
-    assert_eq!(r.status, 431, "{r:?}");
-    // Malformed: 400 from hyper.
-    let r = exchange(
+    get(addr, &format!("/parse/{}", "1".repeat(70_000)), None)
+        .assert_error(431, "request head too large");
+    // Malformed: 400 from hyper, with the JSON body; so are bytes outside the URI grammar.
+    exchange(
         &mut connect(addr),
         b"GET /id HTTP/1.1\r\nBad Header\r\nHost: x",
-    );
-    assert_eq!(r.status, 400);
-    assert!(serve.addr() == addr);
-    assert_eq!(get(addr, "/healthz", None).status, 200);
+    )
+    .assert_error(400, "malformed request");
+    request(addr, "GET", b"/parse/a\x01b", None).assert_error(400, "malformed request");
+    // On a kept-alive connection: the answers before are untouched, the bad request's has its
+    // body.
+    let mut s = connect(addr);
+    s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /id HTTP/1.1\r\nBad Header\r\n\r\n")
+        .unwrap();
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let first = parse_reply(&raw);
+    assert_eq!(first.status, 200);
+    let len: usize = first.header("content-length").unwrap().parse().unwrap();
+    assert!(first.body[..len].starts_with(br#"{"status":"ok""#));
+    parse_reply(&first.body[len..]).assert_error(400, "malformed request");
+    drop(serve);
+    // Over TLS too.
+    let (serve, tls) = start_tls(dir.path(), &[]);
+    let (r, _) = tls_get(tls, "localhost", &format!("/parse/{}", "1".repeat(70_000)));
+    r.assert_error(431, "request head too large");
+    drop(serve);
 }

@@ -4,6 +4,7 @@
 //! - [`routes`]: what each request gets (request in, response out), from one route table;
 //! - [`server`]: the serving threads, their runtimes and connections, and how they stop;
 //! - [`listen`]: the socket and HTTP/1 set-up, shared with `examples/http_floor.rs`;
+//! - [`bodies`]: the JSON body of the answers hyper writes itself (400, 414, 431);
 //! - [`auth`]: the bearer tokens of `--auth-token-file`;
 //! - [`tls`]: HTTPS (`--tls-cert`, `--tls-key`);
 //! - [`signals`]: SIGTERM and Ctrl-C stop, SIGHUP reloads the tokens;
@@ -11,6 +12,7 @@
 //!   stop, release the worker lease.
 
 mod auth;
+mod bodies;
 mod listen;
 pub mod routes;
 mod server;

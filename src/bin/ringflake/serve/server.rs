@@ -7,6 +7,7 @@
 //! thread that accepted it, and a request never crosses a thread (no work stealing). The threads
 //! share only the socket and the generator, whose take is one atomic add.
 
+use super::bodies::JsonBodies;
 use super::listen;
 use super::routes::{App, handle};
 use super::tls;
@@ -266,7 +267,7 @@ where
         let app = Arc::clone(&app);
         async move { Ok::<_, Infallible>(handle(&app, &req).await) }
     });
-    let conn = listen::http1().serve_connection(TokioIo::new(io), service);
+    let conn = listen::http1().serve_connection(TokioIo::new(JsonBodies::new(io)), service);
     tokio::pin!(conn);
     tokio::select! {
         _ = conn.as_mut() => return,
