@@ -9,8 +9,8 @@ use std::time::Duration;
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The most a request's head (request line and headers) may take: 64 KiB, where hyper's default
-/// lets about 400 KiB through (its read buffer's limit). A longer head is answered 431 by hyper,
-/// without a body, and the connection closed. An ID service's requests are a few hundred bytes;
+/// lets about 400 KiB through (its read buffer's limit). A longer head is answered 431 by hyper
+/// and the connection closed (`ringflake serve` adds the JSON body to that answer). An ID service's requests are a few hundred bytes;
 /// this leaves room for long tokens and proxies' headers.
 pub const MAX_HEAD_BYTES: usize = 64 * 1024;
 
