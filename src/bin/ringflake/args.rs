@@ -22,6 +22,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once per run: the size of the largest variant (serve's flags) costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve IDs over HTTP (the help line lists the routes).
@@ -227,6 +229,29 @@ pub struct ServeArgs {
     /// core]
     #[arg(long, env = "RINGFLAKE_THREADS", value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
+    /// Bearer tokens, one a line (blank lines and # comments ignored): /id, /ids and /parse then
+    /// answer 401 without `Authorization: Bearer TOKEN`; read again on SIGHUP
+    #[arg(long, env = "RINGFLAKE_AUTH_TOKEN_FILE", value_name = "PATH")]
+    pub auth_token_file: Option<PathBuf>,
+    /// Serve /metrics (and /healthz) on this address, an internal one, and not on --listen
+    #[arg(long, env = "RINGFLAKE_METRICS_LISTEN", value_name = "ADDR")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// Certificate chain (PEM, the server's certificate first): --listen speaks HTTPS only
+    #[arg(
+        long,
+        env = "RINGFLAKE_TLS_CERT",
+        value_name = "PEM",
+        requires = "tls_key"
+    )]
+    pub tls_cert: Option<PathBuf>,
+    /// Private key of --tls-cert (PEM: PKCS#8, RSA or EC)
+    #[arg(
+        long,
+        env = "RINGFLAKE_TLS_KEY",
+        value_name = "PEM",
+        requires = "tls_cert"
+    )]
+    pub tls_key: Option<PathBuf>,
     #[command(flatten)]
     pub worker: WorkerArgs,
     #[command(flatten)]
