@@ -498,7 +498,7 @@ impl Driver for Postgres {
                     },
                 }
             }
-            None if e.to_string().contains("server does not support TLS") => Failure::Failed {
+            None if chain(e).contains("server does not support TLS") => Failure::Failed {
                 message: chain(e),
                 transient: false,
                 problem: Some(Problem::ServerWithoutTls),
