@@ -478,3 +478,26 @@ tls_tests!(
     postgres_greet,
     "needs RINGFLAKE_POSTGRES_URL, RINGFLAKE_DB_CA, RINGFLAKE_DB_WRONG_CA (.ci/run sets them)"
 );
+
+/// `--db-ca-file` is for a server: with a SQLite file it is an error, not ignored, and the file
+/// is not created.
+#[test]
+fn db_ca_file_with_sqlite_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for command in [&["workers"][..], &["gen", "1", "--no-state-file"][..]] {
+        let out = common::ringflake(dir.path())
+            .args(command)
+            .args(["--db", "workers.db", "--db-ca-file", "ca.pem"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{command:?}: {stderr}");
+        assert!(
+            stderr.contains(
+                "--db-ca-file ca.pem is for TLS to a server: it needs --mysql or --postgres"
+            ),
+            "{command:?}: {stderr}"
+        );
+    }
+    assert!(!dir.path().join("workers.db").exists());
+}

@@ -16,6 +16,8 @@
 //! Tests of one server share its table, so they run one at a time (a lock per server).
 #![cfg(any(feature = "mysql", feature = "postgres"))]
 
+mod common;
+
 use ringflake::{CachedUidGenerator, DatabaseAssigner, Error, Layout, WorkerIdAssigner};
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Write};
@@ -653,6 +655,45 @@ fn missing_table<S: Server>() {
     assert_eq!(id, 1);
 }
 
+/// `ringflake workers` reads only: on a database without the table it fails naming the schema
+/// file and leaves the table missing; only the explicit `--create-table` creates it.
+fn workers_command_reads_only<S: Server>() {
+    let (_guard, url) = fresh::<S>();
+    let flag = if S::VAR.contains("MYSQL") {
+        "--mysql"
+    } else {
+        "--postgres"
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let out = common::ringflake(dir.path())
+            .args(["workers", flag, &url, "--db-retry", "0"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!text.contains(&password_of(&url)), "{text}");
+        (out.status.success(), text)
+    };
+    let (ok, text) = run(&[]);
+    assert!(!ok, "{text}");
+    assert!(text.contains("WORKER_NODE not found"), "{text}");
+    assert!(text.contains(S::SCHEMA_FILE), "{text}");
+    let err = S::assigner(&url, false).unwrap().list().unwrap_err();
+    assert!(
+        err.to_string().contains("WORKER_NODE not found"),
+        "workers created the table: {err}"
+    );
+    let (ok, text) = run(&["--create-table"]);
+    assert!(ok, "{text}");
+    assert!(text.contains("0 rows in"), "{text}");
+    assert!(S::assigner(&url, false).unwrap().list().unwrap().is_empty());
+}
+
 /// A TCP proxy in front of a real server that can stop answering without closing anything, as a
 /// server that hangs or a route that goes dead without a reset: while frozen, connections stay
 /// open and nothing is forwarded either way (new ones are accepted and held). `lose_reply_to`
@@ -969,6 +1010,7 @@ macro_rules! server_tests {
                 hung_server_costs_one_timeout => hung_server(),
                 lost_reply_to_an_extension_is_recovered => lost_reply(),
                 works_inside_a_tokio_runtime => inside_a_tokio_runtime(),
+                workers_command_never_creates_the_table => workers_command_reads_only(),
             );
             // No server needed (a closed port on this machine): always run.
             server_tests!(@each $server;

@@ -422,6 +422,42 @@ mod tests {
     }
 
     #[test]
+    fn tls_mode_and_ca_come_from_the_url() {
+        let t = MysqlTable::from_url(
+            "mysql://app:pw@db:3306/ids?ssl_mode=verify_ca&ssl-ca=%2Fetc%2Fca.pem&prefer_socket=false",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            t.tls().unwrap(),
+            "ssl-mode=VERIFY_CA with CA file /etc/ca.pem"
+        );
+        let t = MysqlTable::from_url("mysql://app:pw@db:3306/ids?root_cert_path=/ca.pem")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            t.tls().unwrap(),
+            "ssl-mode=VERIFY_IDENTITY with CA file /ca.pem"
+        );
+        let t =
+            MysqlTable::from_url("mysql://app:pw@db:3306/ids").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(t.tls().unwrap(), "ssl-mode=PREFERRED");
+        let e = MysqlTable::from_url("mysql://app:pw5@db/ids?ssl-mode=ON")
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string().contains("ssl-mode=ON is not a TLS mode"),
+            "{e}"
+        );
+        assert!(!e.to_string().contains("pw5"), "{e}");
+        let e = MysqlTable::from_url("mysql://app:pw@db/ids?danger_accept_invalid_certs=true")
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string().contains("not supported: ssl-mode=REQUIRED"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn schema_is_java_table_plus_lease() {
         for column in [
             "ID",
