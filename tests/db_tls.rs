@@ -484,7 +484,7 @@ tls_tests!(
 #[test]
 fn db_ca_file_with_sqlite_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    for command in [&["workers"][..], &["gen", "1", "--no-state-file"][..]] {
+    for command in [&["workers"][..], &["gen", "--no-state-file"][..]] {
         let out = common::ringflake(dir.path())
             .args(command)
             .args(["--db", "workers.db", "--db-ca-file", "ca.pem"])
