@@ -625,12 +625,16 @@ impl DatabaseAssigner {
     /// let assigner = DatabaseAssigner::postgres("postgres://app:pw@db.internal:5432/ids")?;
     /// # #[cfg(not(feature = "postgres"))]
     /// # let assigner = DatabaseAssigner::mysql("mysql://app:pw@db.internal:3306/ids")?;
-    /// // Without a CA file nor a mode: TLS when the server offers it (libpq's default).
-    /// # #[cfg(feature = "postgres")]
-    /// assert!(format!("{assigner:?}").contains("tls: \"sslmode=prefer\""));
+    /// // Without a CA file nor a mode: TLS when the server offers it (sslmode=prefer, libpq's
+    /// // default; ssl-mode=PREFERRED for MariaDB/MySQL).
+    /// assert!(format!("{assigner:?}").to_lowercase().contains("mode=prefer"));
     /// let assigner = assigner.ca_file("/etc/ssl/db-ca.pem");
+    /// // With one: verify-full (VERIFY_IDENTITY), against it.
+    /// let shown = format!("{assigner:?}");
     /// # #[cfg(feature = "postgres")]
-    /// assert!(format!("{assigner:?}").contains("sslmode=verify-full with CA file /etc/ssl/db-ca.pem"));
+    /// assert!(shown.contains("sslmode=verify-full with CA file /etc/ssl/db-ca.pem"));
+    /// # #[cfg(not(feature = "postgres"))]
+    /// # assert!(shown.contains("ssl-mode=VERIFY_IDENTITY with CA file /etc/ssl/db-ca.pem"));
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn ca_file(self, path: impl AsRef<Path>) -> Self {
