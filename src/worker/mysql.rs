@@ -123,6 +123,13 @@ impl Driver for Mysql {
             .tcp_connect_timeout(Some(connect_timeout))
             .read_timeout(Some(timeout))
             .write_timeout(Some(timeout));
+        if tls.mode != TlsMode::Disable {
+            // The mysql crate builds its rustls configuration with the process's default
+            // provider, which rustls picks on its own only when one provider is compiled in:
+            // install ring (ours) unless the application installed one, so that another crate
+            // enabling aws-lc-rs cannot make connecting panic. An error means one is installed.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
         let ssl = (tls.mode != TlsMode::Disable).then(|| {
             SslOpts::default()
                 .with_root_cert_path(tls.ca.as_ref().map(|ca| ca.path.clone()))
