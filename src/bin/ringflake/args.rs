@@ -90,6 +90,12 @@ pub struct DbArgs {
     #[cfg(any(feature = "mysql", feature = "postgres"))]
     #[arg(long, env = "RINGFLAKE_CREATE_TABLE", value_parser = boolish())]
     pub create_table: bool,
+    /// With --mysql or --postgres: trust the CA certificates in this PEM file for TLS to the
+    /// server; unless the URL sets sslmode / ssl-mode, TLS with the certificate and host name
+    /// verified (verify-full / VERIFY_IDENTITY)
+    #[cfg(any(feature = "mysql", feature = "postgres"))]
+    #[arg(long, env = "RINGFLAKE_DB_CA_FILE", value_name = "PATH")]
+    pub db_ca_file: Option<PathBuf>,
     /// Fail a database call (connecting, or one statement) that gets no answer within this many
     /// seconds, and reconnect on the next one; for SQLite, how long to wait for another
     /// process's write lock [default: 30]
@@ -486,7 +492,12 @@ impl DbArgs {
 
     /// The table the flags name (SQLite `ringflake.db` when none is given).
     fn table(&self, chosen: Option<&str>) -> Result<DatabaseAssigner, String> {
+        self.ca_needs_server(chosen)?;
         let mut table = self.open(chosen)?;
+        #[cfg(any(feature = "mysql", feature = "postgres"))]
+        if let Some(ca) = &self.db_ca_file {
+            table = table.ca_file(ca);
+        }
         if let Some(s) = self.db_timeout {
             table = table.timeout(Duration::from_secs(s));
         }
@@ -494,6 +505,21 @@ impl DbArgs {
             table = table.retry_for(Duration::from_secs(s));
         }
         Ok(table)
+    }
+
+    /// `--db-ca-file` is for a server: an error with a SQLite file rather than ignored.
+    fn ca_needs_server(&self, chosen: Option<&str>) -> Result<(), String> {
+        #[cfg(any(feature = "mysql", feature = "postgres"))]
+        if let Some(ca) = &self.db_ca_file
+            && !matches!(chosen, Some("mysql" | "postgres"))
+        {
+            return Err(format!(
+                "--db-ca-file {} is for TLS to a server: it needs --mysql or --postgres, not a SQLite file",
+                ca.display()
+            ));
+        }
+        let _ = chosen;
+        Ok(())
     }
 
     fn open(&self, chosen: Option<&str>) -> Result<DatabaseAssigner, String> {
@@ -525,6 +551,7 @@ impl DbArgs {
     pub fn assigner(&self, matches: &ArgMatches) -> Result<DatabaseAssigner, String> {
         let chosen = pick(sub(matches), Self::NAMES, WORKER_SOURCE)?;
         if matches!(chosen, None | Some("db")) {
+            self.ca_needs_server(chosen)?;
             let path = self
                 .db
                 .clone()
