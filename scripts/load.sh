@@ -1,25 +1,31 @@
 #!/usr/bin/env bash
-# Load test of `ringflake serve` with Debian's wrk, on 127.0.0.1 only: GET /id (requests/s) and
-# GET /ids?count=1000 (requests/s, and IDs/s = requests/s x 1000), a bounded time each.
+# Load test of `ringflake serve` with Debian's wrk, on 127.0.0.1 only: GET /id over HTTP and over
+# HTTPS, GET /ids?count=1000 (IDs/s = requests/s x 1000), and the floors, a bounded time each,
+# with throughput, latency percentiles (wrk --latency: p50, p99) and server CPU per request.
 #
-# Usage: bash scripts/load.sh [SECONDS]      (default 10 per endpoint, at most 300)
+# Usage: bash scripts/load.sh [SECONDS]      (default 10 per run, at most 300)
 #   RINGFLAKE_LOAD_BIN   the binary to test (default: cargo build --release, then that binary)
+#   RINGFLAKE_LOAD_FLOOR_BIN  the floor server, examples/http_floor.rs (default: built beside the
+#                        binary with cargo build --release --example http_floor)
+#   LOAD_RUNS            rounds of /id against the HTTP floor (default 3): /id and the floor are
+#                        loaded one after the other in each round, and the summary gives the median
+#                        of the rounds' ratios (/id ÷ HTTP floor), which holds on a busy machine
+#                        better than either figure alone; and the same ratio in server CPU time per
+#                        request, which a shared machine disturbs less than throughput
 #   WRK_THREADS          wrk threads (default 2)
 #   WRK_CONNECTIONS      open connections (default 64)
-#   RINGFLAKE_LOAD_FLOOR_BIN  the floor server, examples/http_floor.rs (default: built beside the
-#                        binary with cargo build --release --example http_floor), loaded after the
-#                        service so that the ratios hold however busy the machine is: first the same
-#                        hyper set-up answering a counter (the HTTP floor), then with --raw, no HTTP
-#                        library at all (the machine's floor: one read and one write per request)
-# Besides requests/s it prints each server's CPU time per request (user + system, from
-# /proc/PID/stat), which varies less than throughput when the machine is shared, and after each
-# endpoint's run the generator's lead over the clock (lead_seconds, from /healthz): /ids at tens of
-# millions of IDs/s borrows up to the lead cap (--max-lead, 10 s by default) and then waits for the
-# clock, at 2^seq_bits IDs/s. The service reads its flags from RINGFLAKE_… variables, so
-# RINGFLAKE_MAX_LEAD=60 or RINGFLAKE_UNBOUNDED_LEAD=true (Java's borrowing) change the cap here.
-# Installs wrk with apt-get when missing (needs root). The server gets a throw-away SQLite worker
+# What runs, in order: LOAD_RUNS rounds of [/id on the service, GET / on the HTTP floor (the same
+# hyper set-up answering a counter)]; /id on a second service speaking HTTPS (--tls-cert/--tls-key
+# with the test certificates of tests/data/tls; wrk keeps its connections, so this measures TLS
+# records, not handshakes); /ids?count=1000; then the machine's floor, http_floor --raw (no HTTP
+# library at all: one read and one write per request). After each service run the generator's lead
+# over the clock (lead_seconds, from /healthz): /ids at tens of millions of IDs/s borrows up to the
+# lead cap (--max-lead, 10 s by default) and then waits for the clock, at 2^seq_bits IDs/s. The
+# services read their flags from RINGFLAKE_… variables, so RINGFLAKE_MAX_LEAD=60 or
+# RINGFLAKE_UNBOUNDED_LEAD=true (Java's borrowing) change the cap here.
+# Installs wrk with apt-get when missing (needs root). Each service gets a throw-away SQLite worker
 # table and state file and is stopped with SIGTERM at the end; the script fails if any answer was
-# not 2xx or the server did not exit 0. It reports, it does not judge: figures depend on the
+# not 2xx or a service did not exit 0. It reports, it does not judge: figures depend on the
 # machine and on what else runs on it (wrk shares the cores with the server).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -34,6 +40,8 @@ duration="${1:-10}"
     fail "duration must be 1..300 seconds, got '$duration'"
 threads="${WRK_THREADS:-2}"
 connections="${WRK_CONNECTIONS:-64}"
+runs="${LOAD_RUNS:-3}"
+[[ "$runs" =~ ^[0-9]+$ ]] && ((runs >= 1 && runs <= 9)) || fail "LOAD_RUNS must be 1..9, got '$runs'"
 
 if ! command -v wrk >/dev/null 2>&1; then
     ((EUID == 0)) || fail "wrk is not installed: run 'apt-get install wrk' as root"
@@ -55,33 +63,31 @@ if [[ -z "$floor_bin" ]]; then
     floor_bin="${CARGO_TARGET_DIR:-target}/release/examples/http_floor"
 fi
 [[ -x "$floor_bin" ]] || fail "no executable at $floor_bin"
+tls_dir="tests/data/tls"
+[[ -r "$tls_dir/server.pem" && -r "$tls_dir/server-key.pem" ]] || fail "no test certificate in $tls_dir"
 
 # What else keeps the machine busy, before this script adds its own load.
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 work="$(mktemp -d /tmp/ringflake-load.XXXXXX)"
-"$bin" serve --listen 127.0.0.1:0 --db "$work/ringflake.db" --state-file "$work/ringflake.state" >"$work/serve.out" 2>"$work/serve.err" &
-pid=$!
-stopped=0
-floor_pid=""
+pids=()
 cleanup() {
-    if ((!stopped)) && kill -0 "$pid" 2>/dev/null; then
-        kill -TERM "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    fi
-    if [[ -n "$floor_pid" ]]; then
-        kill -TERM "$floor_pid" 2>/dev/null || true
-        wait "$floor_pid" 2>/dev/null || true
-    fi
+    local p
+    for p in "${pids[@]}"; do
+        if kill -0 "$p" 2>/dev/null; then
+            kill -TERM "$p" 2>/dev/null || true
+            wait "$p" 2>/dev/null || true
+        fi
+    done
     rm -rf "$work"
 }
 trap cleanup EXIT
 
-# The address a server prints on its first line (bounded wait: 10 s), into $addr.
+# The address a server prints (bounded wait: 10 s), into $addr.
 wait_addr() {
     local out="$1" p="$2" err="$3"
     addr=""
     for _ in $(seq 200); do
-        addr="$(sed -n 's|.*listening on http://\([^ ]*\) .*|\1|p' "$out")"
+        addr="$(sed -n 's|.*listening on https\?://\([^ ]*\) .*|\1|p' "$out")"
         [[ -n "$addr" ]] && break
         kill -0 "$p" 2>/dev/null || { cat "$err" >&2; fail "$out: the server exited at start"; }
         sleep 0.05
@@ -92,8 +98,27 @@ wait_addr() {
     *) fail "refusing to load $addr: only 127.0.0.0/8" ;;
     esac
 }
-wait_addr "$work/serve.out" "$pid" "$work/serve.err"
+
+# Starts a server (name, then its command line); leaves its pid in $started and address in $addr.
+start() {
+    local name="$1"
+    shift
+    "$@" >"$work/$name.out" 2>"$work/$name.err" &
+    started=$!
+    pids+=("$started")
+    wait_addr "$work/$name.out" "$started" "$work/$name.err"
+}
+start serve "$bin" serve --listen 127.0.0.1:0 --db "$work/plain.db" --state-file "$work/plain.state"
+pid="$started" plain="$addr"
 cat "$work/serve.out"
+start serve-tls "$bin" serve --listen 127.0.0.1:0 --db "$work/tls.db" --state-file "$work/tls.state" \
+    --tls-cert "$tls_dir/server.pem" --tls-key "$tls_dir/server-key.pem"
+tls_pid="$started" tls="$addr"
+tail -n 1 "$work/serve-tls.out"
+start floor "$floor_bin" 127.0.0.1:0
+floor_pid="$started" floor="$addr"
+start raw "$floor_bin" --raw 127.0.0.1:0
+raw_pid="$started" raw="$addr"
 
 # CPU time (user + system) process $1 has used, in clock ticks.
 cpu_ticks() {
@@ -101,87 +126,104 @@ cpu_ticks() {
 }
 tick_us="$(awk -v hz="$(getconf CLK_TCK)" 'BEGIN { print 1e6 / hz }')"
 
-# One wrk run against server process $2; prints its report and leaves requests/s in $rps and
-# the server's CPU microseconds per request in $cpu_us.
-load() {
-    local path="$1" server="$2" report before after total
-    before="$(cpu_ticks "$server")"
-    report="$(wrk -t"$threads" -c"$connections" -d"${duration}s" --latency "http://$addr$path")"
-    after="$(cpu_ticks "$server")"
-    printf '%s\n' "$report"
-    ! grep -q 'Non-2xx or 3xx responses' <<<"$report" || fail "$path answered with errors"
-    ! grep -q 'Socket errors' <<<"$report" || fail "$path had socket errors"
-    rps="$(awk '/^Requests\/sec:/ {print $2}' <<<"$report")"
-    [[ -n "$rps" ]] || fail "no Requests/sec in wrk's report for $path"
-    total="$(awk '/ requests in / {print $1}' <<<"$report")"
-    ((total > 0)) || fail "wrk completed no request on $path"
-    cpu_us="$(awk -v t=$((after - before)) -v us="$tick_us" -v n="$total" 'BEGIN { printf "%.1f", t * us / n }')"
+# wrk's latency in microseconds ("123.45us", "1.23ms", "1.00s").
+micros() {
+    awk -v v="$1" 'BEGIN {
+        n = v + 0
+        if (v ~ /us$/) print n; else if (v ~ /ms$/) print n * 1000; else if (v ~ /s$/) print n * 1e6
+    }'
 }
 
-# The service's /healthz, which must answer 200; leaves its lead over the clock in $lead.
+# One wrk run on URL $1 served by process $2; prints its report and leaves requests/s in $rps,
+# the server's CPU microseconds per request in $cpu_us, and the latency percentiles (us) in $p50
+# and $p99.
+load() {
+    local url="$1" server="$2" report before after total
+    before="$(cpu_ticks "$server")"
+    report="$(wrk -t"$threads" -c"$connections" -d"${duration}s" --latency "$url")"
+    after="$(cpu_ticks "$server")"
+    printf '%s\n' "$report"
+    ! grep -q 'Non-2xx or 3xx responses' <<<"$report" || fail "$url answered with errors"
+    ! grep -q 'Socket errors' <<<"$report" || fail "$url had socket errors"
+    rps="$(awk '/^Requests\/sec:/ {print $2}' <<<"$report")"
+    [[ -n "$rps" ]] || fail "no Requests/sec in wrk's report for $url"
+    total="$(awk '/ requests in / {print $1}' <<<"$report")"
+    ((total > 0)) || fail "wrk completed no request on $url"
+    cpu_us="$(awk -v t=$((after - before)) -v us="$tick_us" -v n="$total" 'BEGIN { printf "%.1f", t * us / n }')"
+    p50="$(micros "$(awk '$1 == "50%" {print $2}' <<<"$report")")"
+    p99="$(micros "$(awk '$1 == "99%" {print $2}' <<<"$report")")"
+    [[ -n "$p50" && -n "$p99" ]] || fail "no latency distribution in wrk's report for $url"
+}
+
+# The /healthz of the service at $1 (plain HTTP), which must answer 200; leaves its lead over the
+# clock in $lead.
 lead_now() {
-    local health
-    health="$(exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}" &&
+    local a="$1" health
+    health="$(exec 3<>"/dev/tcp/${a%:*}/${a##*:}" &&
         printf 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' >&3 && cat <&3)"
     grep -q '^HTTP/1.1 200' <<<"$health" || fail "healthz after the load: $health"
     lead="$(sed -n 's/.*"lead_seconds":\([0-9]*\).*/\1/p' <<<"$health")"
     [[ -n "$lead" ]] || fail "no lead_seconds in the healthz answer: $health"
 }
 
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+rounds=()
+ratios=()
+cpu_ratios=()
+for round in $(seq "$runs"); do
+    echo
+    echo "== round $round/$runs: GET /id, ${duration} s, $threads wrk threads, $connections connections"
+    load "http://$plain/id" "$pid"
+    id_rps="$rps" id_cpu="$cpu_us" id_p50="$p50" id_p99="$p99"
+    lead_now "$plain"
+    echo "lead_seconds at the end of the /id run: $lead"
+    echo
+    echo "== round $round/$runs: HTTP floor, GET / on examples/http_floor (hyper answering a counter), ${duration} s"
+    load "http://$floor/" "$floor_pid"
+    r="$(ratio "$id_rps" "$rps")"
+    ratios+=("$r")
+    cpu_ratios+=("$(ratio "$cpu_us" "$id_cpu")")
+    rounds+=("$(printf '%d  /id %9.0f req/s p50 %6.0f us p99 %6.0f us %5s us CPU | floor %9.0f req/s p50 %6.0f us p99 %6.0f us %5s us CPU | /id = %s x floor' \
+        "$round" "$id_rps" "$id_p50" "$id_p99" "$id_cpu" "$rps" "$p50" "$p99" "$cpu_us" "$r")")
+done
+last_id_rps="$id_rps"
+
 echo
-echo "== GET /id, ${duration} s, $threads wrk threads, $connections connections"
-load /id "$pid"
-id_rps="$rps"
-id_cpu="$cpu_us"
-lead_now
-id_lead="$lead"
-echo "lead_seconds at the end of the /id run: $id_lead"
+echo "== GET /id over HTTPS (a second service, --tls-cert), ${duration} s"
+load "https://$tls/id" "$tls_pid"
+tls_rps="$rps" tls_cpu="$cpu_us" tls_p50="$p50" tls_p99="$p99"
 echo
-echo "== GET /ids?count=1000, ${duration} s, $threads wrk threads, $connections connections"
-load '/ids?count=1000' "$pid"
-ids_rps="$rps"
-lead_now
+echo "== GET /ids?count=1000, ${duration} s"
+load "http://$plain/ids?count=1000" "$pid"
+ids_rps="$rps" ids_p50="$p50" ids_p99="$p99"
+lead_now "$plain"
 ids_lead="$lead"
 echo "lead_seconds at the end of the /ids run: $ids_lead"
-
-kill -TERM "$pid"
-status=0
-wait "$pid" || status=$?
-stopped=1
-((status == 0)) || { cat "$work/serve.err" >&2; fail "serve exited with $status after SIGTERM"; }
-
-# The floors, on the same cores right after: the same HTTP stack answering a counter, then no
-# HTTP library at all. Leaves requests/s in $rps and CPU per request in $cpu_us.
-floor() {
-    "$floor_bin" "$@" 127.0.0.1:0 >"$work/floor.out" 2>"$work/floor.err" &
-    floor_pid=$!
-    wait_addr "$work/floor.out" "$floor_pid" "$work/floor.err"
-    load / "$floor_pid"
-    kill -TERM "$floor_pid"
-    wait "$floor_pid" || true
-    floor_pid=""
-}
-echo
-echo "== HTTP floor: GET / on examples/http_floor (hyper answering a counter), ${duration} s"
-floor
-floor_rps="$rps"
-floor_cpu="$cpu_us"
 echo
 echo "== machine floor: GET / on examples/http_floor --raw (no HTTP library), ${duration} s"
-floor --raw
-raw_rps="$rps"
-raw_cpu="$cpu_us"
+load "http://$raw/" "$raw_pid"
+raw_rps="$rps" raw_cpu="$cpu_us" raw_p50="$p50" raw_p99="$p99"
+
+for p in "$pid" "$tls_pid"; do
+    status=0
+    kill -TERM "$p"
+    wait "$p" || status=$?
+    ((status == 0)) || { cat "$work"/serve*.err >&2; fail "serve (pid $p) exited with $status after SIGTERM"; }
+done
 
 ids_per_s="$(awk -v r="$ids_rps" 'BEGIN { printf "%.0f", r * 1000 }')"
 echo
-echo "== summary ($(nproc) cores; load average before the run: $load_before)"
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-printf '/id:              %12.0f requests/s   %5s us server CPU per request  (target >= 100,000 requests/s), lead %s s at the end\n' \
-    "$id_rps" "$id_cpu" "$id_lead"
-printf 'HTTP floor:       %12.0f requests/s   %5s us                         (/id = %s x this floor)\n' \
-    "$floor_rps" "$floor_cpu" "$(ratio "$id_rps" "$floor_rps")"
-printf 'machine floor:    %12.0f requests/s   %5s us                         (/id = %s x this floor)\n' \
-    "$raw_rps" "$raw_cpu" "$(ratio "$id_rps" "$raw_rps")"
-printf '/ids?count=1000:  %12.0f requests/s = %.1f M IDs/s (target >= 20 M), lead %s s at the end\n' \
-    "$ids_rps" "$(awk -v n="$ids_per_s" 'BEGIN { printf "%.1f", n / 1e6 }')" "$ids_lead"
-echo "serve stopped on SIGTERM with exit 0"
+echo "== summary ($(nproc) cores; load average before the run: $load_before; latency from wrk --latency)"
+printf '%s\n' "${rounds[@]}"
+printf '/id ÷ HTTP floor, median of %d rounds: %s (rounds: %s)\n' "$runs" "$(median "${ratios[@]}")" "${ratios[*]}"
+printf 'the same in server CPU per request (floor ÷ /id, above 1: /id costs less), median: %s (rounds: %s)\n' \
+    "$(median "${cpu_ratios[@]}")" "${cpu_ratios[*]}"
+printf '/id over HTTPS:   %9.0f req/s p50 %6.0f us p99 %6.0f us %5s us CPU | = %s x plain /id of the last round\n' \
+    "$tls_rps" "$tls_p50" "$tls_p99" "$tls_cpu" "$(ratio "$tls_rps" "$last_id_rps")"
+printf '/ids?count=1000:  %9.0f req/s p50 %6.0f us p99 %6.0f us = %.1f M IDs/s, lead %s s at the end\n' \
+    "$ids_rps" "$ids_p50" "$ids_p99" "$(awk -v n="$ids_per_s" 'BEGIN { printf "%.1f", n / 1e6 }')" "$ids_lead"
+printf 'machine floor:    %9.0f req/s p50 %6.0f us p99 %6.0f us %5s us CPU | /id of the last round = %s x this floor\n' \
+    "$raw_rps" "$raw_p50" "$raw_p99" "$raw_cpu" "$(ratio "$last_id_rps" "$raw_rps")"
+echo "both services stopped on SIGTERM with exit 0"

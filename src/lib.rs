@@ -116,8 +116,8 @@
 //! | feature | default | what it brings |
 //! |---|---|---|
 //! | `sqlite` | yes | [`DatabaseAssigner::sqlite`] and [`DEFAULT_SQLITE_PATH`]: worker ids from a SQLite file (`rusqlite` with SQLite bundled, compiled from C) |
-//! | `mysql` | no | `DatabaseAssigner::mysql` and `mysql_with`: worker ids from a MariaDB/MySQL table (the `mysql` crate, blocking, no TLS) |
-//! | `postgres` | no | `DatabaseAssigner::postgres` and `postgres_with`: worker ids from a PostgreSQL table (`tokio-postgres` on a private runtime, no TLS) |
+//! | `mysql` | no | `DatabaseAssigner::mysql` and `mysql_with`: worker ids from a MariaDB/MySQL table (the `mysql` crate, blocking, TLS by rustls) |
+//! | `postgres` | no | `DatabaseAssigner::postgres` and `postgres_with`: worker ids from a PostgreSQL table (`tokio-postgres` on a private runtime, TLS by rustls) |
 //! | `metrics` | yes | [`MetricsReporter`], [`GeneratorMetrics`] (also a sink for [`CachedBuilder::record_stats`]), [`install_prometheus`] and [`install_prometheus_recorder`]: Prometheus series ([monitoring]) |
 //! | `tokio` | yes | [`CachedUidGenerator::next_id_async`] |
 //! | `cli` | yes | the `ringflake` binary (HTTP service, `gen`, `parse`, `layout`, `workers`; needs `sqlite`, `metrics`, `tokio`, and brings `clap` and `hyper`) |

@@ -4,7 +4,9 @@
 //! table.
 //!
 //! The servers come from `RINGFLAKE_MYSQL_URL` and `RINGFLAKE_POSTGRES_URL` (`.ci/run` starts
-//! throw-away ones and sets both). These tests DROP and recreate `WORKER_NODE` in those
+//! throw-away ones that accept TLS only, and sets both with the TLS mode and CA file in the URL:
+//! `ssl-mode=VERIFY_IDENTITY&ssl-ca=…`, `sslmode=verify-full&sslrootcert=…`; the tests' own
+//! clients read the same parameters). These tests DROP and recreate `WORKER_NODE` in those
 //! databases: point them at a throw-away database only. The tests that need a server are
 //! `#[ignore]`d, so that a plain `cargo test` reports them as ignored (with the variable they
 //! need) rather than as passed; run them with `cargo test --all-features -- --include-ignored`.
@@ -13,6 +15,8 @@
 //!
 //! Tests of one server share its table, so they run one at a time (a lock per server).
 #![cfg(any(feature = "mysql", feature = "postgres"))]
+
+mod common;
 
 use ringflake::{CachedUidGenerator, DatabaseAssigner, Error, Layout, WorkerIdAssigner};
 use std::collections::{HashMap, HashSet};
@@ -85,6 +89,74 @@ trait Server {
     fn columns(url: &str) -> Vec<(String, String, String)>;
 }
 
+/// `url` without its query parameters `keys`, and their values.
+fn split_params(url: &str, keys: &[&str]) -> (String, HashMap<String, String>) {
+    let Some((base, query)) = url.split_once('?') else {
+        return (url.to_string(), HashMap::new());
+    };
+    let mut taken = HashMap::new();
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let ours = keys.contains(&k);
+            if ours {
+                taken.insert(k.to_string(), v.to_string());
+            }
+            !ours
+        })
+        .collect();
+    if kept.is_empty() {
+        (base.to_string(), taken)
+    } else {
+        (format!("{base}?{}", kept.join("&")), taken)
+    }
+}
+
+/// The tests' own MariaDB connection, with TLS verified against the URL's `ssl-ca` if it has one.
+#[cfg(feature = "mysql")]
+fn mysql_conn(url: &str) -> mysql::Conn {
+    let (rest, tls) = split_params(url, &["ssl-mode", "ssl-ca"]);
+    let mut opts = mysql::OptsBuilder::from_opts(mysql::Opts::from_url(&rest).unwrap());
+    if let Some(ca) = tls.get("ssl-ca")
+        && tls.get("ssl-mode").is_none_or(|m| m != "DISABLED")
+    {
+        opts = opts.ssl_opts(
+            mysql::SslOpts::default().with_root_cert_path(Some(std::path::PathBuf::from(ca))),
+        );
+    }
+    mysql::Conn::new(opts).unwrap()
+}
+
+/// The tests' own PostgreSQL client, with TLS verified against the URL's `sslrootcert` if it has
+/// one.
+#[cfg(feature = "postgres")]
+fn postgres_client(url: &str) -> postgres::Client {
+    let (rest, tls) = split_params(url, &["sslmode", "sslrootcert"]);
+    let mut config: postgres::Config = rest.parse().unwrap();
+    match tls.get("sslrootcert") {
+        Some(ca) if tls.get("sslmode").is_none_or(|m| m != "disable") => {
+            use rustls::pki_types::{CertificateDer, pem::PemObject};
+            let mut roots = rustls::RootCertStore::empty();
+            for cert in CertificateDer::pem_file_iter(ca).unwrap() {
+                roots.add(cert.unwrap()).unwrap();
+            }
+            let tls = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+                rustls::crypto::ring::default_provider(),
+            ))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+            config.ssl_mode(postgres::config::SslMode::Require);
+            config
+                .connect(tokio_postgres_rustls::MakeRustlsConnect::new(tls))
+                .unwrap()
+        }
+        _ => config.connect(postgres::NoTls).unwrap(),
+    }
+}
+
 #[cfg(feature = "mysql")]
 static MYSQL_LOCK: Mutex<()> = Mutex::new(());
 #[cfg(feature = "postgres")]
@@ -135,14 +207,14 @@ PRIMARY KEY(ID)
 
     fn exec(url: &str, sql: &str) {
         use mysql::prelude::Queryable;
-        let mut conn = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
+        let mut conn = mysql_conn(url);
         conn.query_drop(sql)
             .unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
 
     fn java_columns(url: &str, id: u64) -> Vec<Option<String>> {
         use mysql::prelude::Queryable;
-        let mut conn = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
+        let mut conn = mysql_conn(url);
         let row: mysql::Row = conn
             .exec_first(
                 "SELECT HOST_NAME, PORT, CAST(TYPE AS CHAR), CAST(LAUNCH_DATE AS CHAR), \
@@ -158,7 +230,7 @@ PRIMARY KEY(ID)
 
     fn columns(url: &str) -> Vec<(String, String, String)> {
         use mysql::prelude::Queryable;
-        let mut conn = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
+        let mut conn = mysql_conn(url);
         conn.query_map(
             "SELECT COLUMN_NAME, DATA_TYPE, CHARACTER_MAXIMUM_LENGTH, IS_NULLABLE \
              FROM information_schema.COLUMNS \
@@ -216,14 +288,14 @@ CREATED TIMESTAMP NOT NULL
     }
 
     fn exec(url: &str, sql: &str) {
-        let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+        let mut client = postgres_client(url);
         client
             .batch_execute(sql)
             .unwrap_or_else(|e| panic!("{sql}: {e:?}"));
     }
 
     fn java_columns(url: &str, id: u64) -> Vec<Option<String>> {
-        let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+        let mut client = postgres_client(url);
         let row = client
             .query_one(
                 "SELECT HOST_NAME, PORT, TYPE::text, LAUNCH_DATE::text, MODIFIED::text, \
@@ -235,7 +307,7 @@ CREATED TIMESTAMP NOT NULL
     }
 
     fn columns(url: &str) -> Vec<(String, String, String)> {
-        let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+        let mut client = postgres_client(url);
         client
             .query(
                 "SELECT column_name::text, data_type::text, character_maximum_length, is_nullable::text \
@@ -583,6 +655,45 @@ fn missing_table<S: Server>() {
     assert_eq!(id, 1);
 }
 
+/// `ringflake workers` reads only: on a database without the table it fails naming the schema
+/// file and leaves the table missing; only the explicit `--create-table` creates it.
+fn workers_command_reads_only<S: Server>() {
+    let (_guard, url) = fresh::<S>();
+    let flag = if S::VAR.contains("MYSQL") {
+        "--mysql"
+    } else {
+        "--postgres"
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let out = common::ringflake(dir.path())
+            .args(["workers", flag, &url, "--db-retry", "0"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!text.contains(&password_of(&url)), "{text}");
+        (out.status.success(), text)
+    };
+    let (ok, text) = run(&[]);
+    assert!(!ok, "{text}");
+    assert!(text.contains("WORKER_NODE not found"), "{text}");
+    assert!(text.contains(S::SCHEMA_FILE), "{text}");
+    let err = S::assigner(&url, false).unwrap().list().unwrap_err();
+    assert!(
+        err.to_string().contains("WORKER_NODE not found"),
+        "workers created the table: {err}"
+    );
+    let (ok, text) = run(&["--create-table"]);
+    assert!(ok, "{text}");
+    assert!(text.contains("0 rows in"), "{text}");
+    assert!(S::assigner(&url, false).unwrap().list().unwrap().is_empty());
+}
+
 /// A TCP proxy in front of a real server that can stop answering without closing anything, as a
 /// server that hangs or a route that goes dead without a reset: while frozen, connections stay
 /// open and nothing is forwarded either way (new ones are accepted and held). `lose_reply_to`
@@ -602,8 +713,8 @@ const REPLIES: usize = 1;
 struct Switches {
     /// [client to server, server to client]: hold what arrives instead of forwarding it.
     hold: [AtomicBool; 2],
-    /// Byte patterns of a value: the first request containing one starts holding the replies.
-    trigger: Mutex<Option<Vec<Vec<u8>>>>,
+    /// Armed: the next request goes through, and the replies are held from then on.
+    trigger: AtomicBool,
     /// Bumped by `thaw`: connections of an older generation are closed.
     generation: AtomicU64,
 }
@@ -663,17 +774,8 @@ impl Freezer {
                             return;
                         }
                         Ok(n) => {
-                            if direction == REQUESTS {
-                                let mut trigger = sw.trigger.lock().unwrap();
-                                let hit = trigger.as_ref().is_some_and(|patterns| {
-                                    patterns
-                                        .iter()
-                                        .any(|p| buf[..n].windows(p.len()).any(|w| w == p))
-                                });
-                                if hit {
-                                    sw.hold[REPLIES].store(true, Ordering::SeqCst);
-                                    *trigger = None;
-                                }
+                            if direction == REQUESTS && sw.trigger.swap(false, Ordering::SeqCst) {
+                                sw.hold[REPLIES].store(true, Ordering::SeqCst);
                             }
                             // Read as the hold began: held, and dropped at the thaw.
                             while held.load(Ordering::SeqCst) && current() {
@@ -709,19 +811,16 @@ impl Freezer {
         self.switches.hold[REPLIES].store(true, Ordering::SeqCst);
     }
 
-    /// The first request that carries `value` (as a binary big- or little-endian 64-bit integer,
-    /// or in decimal) goes through; its answer and every later one are held.
-    fn lose_reply_to(&self, value: i64) {
-        *self.switches.trigger.lock().unwrap() = Some(vec![
-            value.to_be_bytes().to_vec(),
-            value.to_le_bytes().to_vec(),
-            value.to_string().into_bytes(),
-        ]);
+    /// The next request goes through; its answer and every later one are held. (The traffic is
+    /// TLS, so the proxy cannot look for a value in it: the caller makes sure that the next
+    /// request is the one statement it means, in one round trip.)
+    fn lose_next_reply(&self) {
+        self.switches.trigger.store(true, Ordering::SeqCst);
     }
 
     fn thaw(&self) {
         self.switches.generation.fetch_add(1, Ordering::SeqCst);
-        *self.switches.trigger.lock().unwrap() = None;
+        self.switches.trigger.store(false, Ordering::SeqCst);
         self.switches.hold[REQUESTS].store(false, Ordering::SeqCst);
         self.switches.hold[REPLIES].store(false, Ordering::SeqCst);
     }
@@ -834,9 +933,11 @@ fn hung_server<S: Server>() {
 }
 
 /// A lease extension whose UPDATE commits but whose answer never comes back (the proxy holds the
-/// replies from the request carrying the new value on) fails after the timeout; the next one, on a
-/// fresh connection, misses its compare-and-set, finds the row holding the value it tried under
-/// this boot's HOST_NAME and PORT, and continues from it instead of giving the lease up.
+/// replies from the request carrying it on) fails after the timeout; the next one, on a fresh
+/// connection, misses its compare-and-set, finds the row holding the value it tried under this
+/// boot's HOST_NAME and PORT, and continues from it instead of giving the lease up. One extension
+/// first: the UPDATE is then one request (MariaDB: the statement is prepared and cached;
+/// PostgreSQL: typed parameters, no prepare round trip).
 fn lost_reply<S: Server>() {
     let (_guard, url) = fresh::<S>();
     let (proxy, proxied) = behind_proxy::<S>(&url);
@@ -849,14 +950,16 @@ fn lost_reply<S: Server>() {
     let lease = a.lease.as_ref().expect("a lease with recycling on");
     let row_lease = || row_lease::<S>(&url, a.worker_id);
     let first = lease.until();
+    lease.extend(first + 1).unwrap();
+    assert_eq!(row_lease(), Some(first + 1));
 
-    proxy.lose_reply_to(first + 5);
+    proxy.lose_next_reply();
     let err = lease.extend(first + 5).unwrap_err();
     eprintln!("extension with its reply lost: {err}");
     assert!(is_transient(&err), "{err:?}");
     assert!(err.to_string().contains("no answer within"), "{err}");
     assert_eq!(row_lease(), Some(first + 5), "the update itself committed");
-    assert_eq!(lease.until(), first, "not confirmed");
+    assert_eq!(lease.until(), first + 1, "not confirmed");
 
     proxy.thaw();
     lease.extend(first + 7).unwrap();
@@ -907,6 +1010,7 @@ macro_rules! server_tests {
                 hung_server_costs_one_timeout => hung_server(),
                 lost_reply_to_an_extension_is_recovered => lost_reply(),
                 works_inside_a_tokio_runtime => inside_a_tokio_runtime(),
+                workers_command_never_creates_the_table => workers_command_reads_only(),
             );
             // No server needed (a closed port on this machine): always run.
             server_tests!(@each $server;

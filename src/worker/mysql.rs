@@ -1,17 +1,22 @@
-//! The worker table in MariaDB or MySQL (crate `mysql`, synchronous, no TLS): UidGenerator's own
-//! `WORKER_NODE` table, shared with Java nodes, defined by `schema/mysql.sql`.
+//! The worker table in MariaDB or MySQL (crate `mysql`, synchronous, TLS by rustls with the ring
+//! provider): UidGenerator's own `WORKER_NODE` table, shared with Java nodes, defined by
+//! `schema/mysql.sql`.
 //!
 //! Only what is MariaDB's own: the URL, the driver calls, the error codes and the statements;
 //! connecting, reconnecting and messages are `server`'s.
 
 use super::node::NodeInfo;
 use super::secrets::url_passwords;
-use super::server::{Driver, Failure, Problem, Server, incomplete_url, invalid_url};
+use super::server::{
+    Driver, Failure, Problem, Server, Tls, TlsMode, incomplete_url, invalid_url, take_params,
+    tls_problem,
+};
 use super::table::{DatabaseAssigner, WorkerRow, WorkerTable};
 use crate::Error;
 use mysql::consts::CapabilityFlags;
 use mysql::prelude::Queryable;
-use mysql::{Conn, Opts, OptsBuilder};
+use mysql::{Conn, Opts, OptsBuilder, SslOpts};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,6 +27,20 @@ pub(crate) const SCHEMA: &str = include_str!("../../schema/mysql.sql");
 /// Server error codes worth retrying: too many connections, shutdown in progress, lock wait
 /// timeout, deadlock, connection killed, network read/write errors, inactivity disconnect.
 const TRANSIENT_CODES: &[u16] = &[1040, 1053, 1158, 1159, 1160, 1161, 1205, 1213, 1927, 4031];
+
+/// "Connections using insecure transport are prohibited while --require_secure_transport=ON":
+/// MySQL's code, and MariaDB's.
+const INSECURE_TRANSPORT_CODES: &[u16] = &[3159, 4146];
+
+/// The URL parameters ringflake reads itself (keys lower-cased, `_` as `-`): the TLS mode and the
+/// CA file (`root_cert_path` is the mysql crate's own name for it).
+const TLS_KEYS: &[&str] = &["ssl-mode", "sslmode", "ssl-ca", "root-cert-path"];
+
+/// The mysql crate's TLS switches, which `ssl-mode` replaces.
+const REFUSED_KEYS: &[&str] = &[
+    "danger-skip-domain-validation",
+    "danger-accept-invalid-certs",
+];
 
 /// The MariaDB/MySQL client: the options from the URL.
 pub(crate) struct Mysql {
@@ -34,8 +53,27 @@ type MysqlTable = Server<Mysql>;
 impl MysqlTable {
     fn from_url(url: &str) -> Result<MysqlTable, Error> {
         let mut secrets = url_passwords(url);
+        let (rest, refused) = take_params(url, REFUSED_KEYS);
+        if let Some((key, _)) = refused.first() {
+            return Err(invalid_url::<Mysql>(
+                &format!(
+                    "{key} is not supported: ssl-mode=REQUIRED encrypts without checking the certificate, VERIFY_CA checks the CA only"
+                ),
+                &secrets,
+            ));
+        }
+        let (rest, tls) = take_params(&rest, TLS_KEYS);
+        let mut mode = None;
+        let mut ca = None;
+        for (key, value) in tls {
+            if key.to_ascii_lowercase().replace('_', "-").ends_with("mode") {
+                mode = Some(TlsMode::parse::<Mysql>(&value, &secrets)?);
+            } else {
+                ca = Some(PathBuf::from(value));
+            }
+        }
         let parsed =
-            Opts::from_url(url).map_err(|e| invalid_url::<Mysql>(&e.to_string(), &secrets))?;
+            Opts::from_url(&rest).map_err(|e| invalid_url::<Mysql>(&e.to_string(), &secrets))?;
         let database = describe(&parsed);
         if parsed.get_db_name().is_none_or(str::is_empty) {
             return Err(incomplete_url::<Mysql>(database, "database"));
@@ -55,6 +93,8 @@ impl MysqlTable {
             database,
             secrets,
             parsed.get_tcp_connect_timeout(),
+            mode,
+            ca,
         ))
     }
 }
@@ -68,13 +108,43 @@ impl Driver for Mysql {
     const CREDENTIALS_REFUSED: &'static str = "access denied";
     // The socket timeouts are set at connect.
     const TIMEOUT_SET_AT_CONNECT: bool = true;
+    const TLS_PARAM: &'static str = "ssl-mode";
+    const CA_PARAM: &'static str = "ssl-ca";
+    const TLS_MODES: [&'static str; 5] = [
+        "DISABLED",
+        "PREFERRED",
+        "REQUIRED",
+        "VERIFY_CA",
+        "VERIFY_IDENTITY",
+    ];
 
-    fn open(&self, connect_timeout: Duration, timeout: Duration) -> mysql::Result<Conn> {
+    fn open(&self, connect_timeout: Duration, timeout: Duration, tls: &Tls) -> mysql::Result<Conn> {
         let opts = OptsBuilder::from_opts(self.opts.clone())
             .tcp_connect_timeout(Some(connect_timeout))
             .read_timeout(Some(timeout))
             .write_timeout(Some(timeout));
-        Conn::new(opts)
+        if tls.mode != TlsMode::Disable {
+            // The mysql crate builds its rustls configuration with the process's default
+            // provider, which rustls picks on its own only when one provider is compiled in:
+            // install ring (ours) unless the application installed one, so that another crate
+            // enabling aws-lc-rs cannot make connecting panic. An error means one is installed.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
+        let ssl = (tls.mode != TlsMode::Disable).then(|| {
+            SslOpts::default()
+                .with_root_cert_path(tls.ca.as_ref().map(|ca| ca.path.clone()))
+                .with_danger_accept_invalid_certs(!tls.verify_chain())
+                .with_danger_skip_domain_validation(!tls.verify_name())
+        });
+        match Conn::new(opts.clone().ssl_opts(ssl)) {
+            // PREFERRED: plain TCP when the server offers no TLS.
+            Err(mysql::Error::DriverError(mysql::DriverError::TlsNotSupported))
+                if tls.mode == TlsMode::Prefer =>
+            {
+                Conn::new(opts.ssl_opts(None))
+            }
+            other => other,
+        }
     }
 
     fn create_table(&self, conn: &mut Conn, _timeout: Duration) -> mysql::Result<()> {
@@ -94,6 +164,20 @@ impl Driver for Mysql {
             }
             _ => None,
         };
+        // (mysql::Error tells its cause by the old `cause`, not `source`.)
+        let tls = match e {
+            mysql::Error::IoError(io) => tls_problem(io),
+            mysql::Error::CodecError(c) => tls_problem(c),
+            mysql::Error::TlsError(t) => tls_problem(t),
+            _ => None,
+        };
+        if let Some(problem) = tls {
+            return Failure::Failed {
+                message: tls_message(e),
+                transient: false,
+                problem: Some(problem),
+            };
+        }
         if let Some(io) = io.filter(|io| {
             matches!(
                 io.kind(),
@@ -116,11 +200,17 @@ impl Driver for Mysql {
                     1054 => Some(Problem::MissingColumn),
                     1044 | 1045 | 1698 => Some(Problem::Credentials),
                     1049 => Some(Problem::UnknownDatabase),
+                    c if INSECURE_TRANSPORT_CODES.contains(&c) => Some(Problem::ServerRequiresTls),
                     _ => None,
                 },
             },
             mysql::Error::IoError(io) => failed(io.to_string(), true),
             mysql::Error::CodecError(c) => failed(c.to_string(), true),
+            mysql::Error::DriverError(mysql::DriverError::TlsNotSupported) => Failure::Failed {
+                message: e.to_string(),
+                transient: false,
+                problem: Some(Problem::ServerWithoutTls),
+            },
             mysql::Error::DriverError(d) => {
                 use mysql::DriverError as D;
                 let transient = matches!(
@@ -136,6 +226,22 @@ impl Driver for Mysql {
             mysql::Error::UrlError(u) => failed(u.to_string(), false),
             _ => failed(e.to_string(), false),
         }
+    }
+}
+
+/// A TLS failure's message: the rustls error the driver carries (its own words wrap it in a
+/// codec error), else the driver's message.
+fn tls_message(e: &mysql::Error) -> String {
+    let io = match e {
+        mysql::Error::IoError(io) => Some(io),
+        mysql::Error::CodecError(c) => {
+            std::error::Error::source(c).and_then(|s| s.downcast_ref::<std::io::Error>())
+        }
+        _ => None,
+    };
+    match io.and_then(|io| io.get_ref()) {
+        Some(inner) => format!("TLS handshake: {inner}"),
+        None => e.to_string(),
     }
 }
 
@@ -251,6 +357,12 @@ impl DatabaseAssigner {
     /// (apply `schema/mysql.sql`, or add the `LEASE_UNTIL` column to Java's table as that file
     /// shows), unless [`create_table`](Self::create_table) is on.
     ///
+    /// TLS as the MySQL client's `--ssl-mode` says, in the URL: `ssl-mode=DISABLED`,
+    /// `PREFERRED` (the default: TLS when the server offers it, unverified), `REQUIRED`,
+    /// `VERIFY_CA`, `VERIFY_IDENTITY`, with the CA file of `ssl-ca=PATH` or
+    /// [`ca_file`](Self::ca_file) (which makes `VERIFY_IDENTITY` the default); see the README's
+    /// "Databases" section.
+    ///
     /// Nothing is connected until the first assignment, which retries an unreachable server
     /// for [`retry_for`](Self::retry_for). A wrong password or a missing table fails at once.
     ///
@@ -314,6 +426,42 @@ mod tests {
             .unwrap();
         assert!(!e.to_string().contains("pw9"), "{e}");
         assert!(e.to_string().contains("invalid URL"), "{e}");
+    }
+
+    #[test]
+    fn tls_mode_and_ca_come_from_the_url() {
+        let t = MysqlTable::from_url(
+            "mysql://app:pw@db:3306/ids?ssl_mode=verify_ca&ssl-ca=%2Fetc%2Fca.pem&prefer_socket=false",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            t.tls().unwrap(),
+            "ssl-mode=VERIFY_CA with CA file /etc/ca.pem"
+        );
+        let t = MysqlTable::from_url("mysql://app:pw@db:3306/ids?root_cert_path=/ca.pem")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            t.tls().unwrap(),
+            "ssl-mode=VERIFY_IDENTITY with CA file /ca.pem"
+        );
+        let t =
+            MysqlTable::from_url("mysql://app:pw@db:3306/ids").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(t.tls().unwrap(), "ssl-mode=PREFERRED");
+        let e = MysqlTable::from_url("mysql://app:pw5@db/ids?ssl-mode=ON")
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string().contains("ssl-mode=ON is not a TLS mode"),
+            "{e}"
+        );
+        assert!(!e.to_string().contains("pw5"), "{e}");
+        let e = MysqlTable::from_url("mysql://app:pw@db/ids?danger_accept_invalid_certs=true")
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string().contains("not supported: ssl-mode=REQUIRED"),
+            "{e}"
+        );
     }
 
     #[test]

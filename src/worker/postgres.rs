@@ -1,6 +1,7 @@
-//! The worker table in PostgreSQL (crate `tokio-postgres`, `NoTls`, driven by a private
-//! single-threaded Tokio runtime so that every call is bounded by [`DatabaseAssigner::timeout`]):
-//! UidGenerator's `WORKER_NODE` table, defined by `schema/postgres.sql`.
+//! The worker table in PostgreSQL (crate `tokio-postgres`, TLS by rustls with the ring provider
+//! through `tokio-postgres-rustls`, driven by a private single-threaded Tokio runtime so that every
+//! call is bounded by [`DatabaseAssigner::timeout`]): UidGenerator's `WORKER_NODE` table, defined
+//! by `schema/postgres.sql`.
 //!
 //! Only what is PostgreSQL's own: the URL, the runtime, the driver calls, the error codes and the
 //! statements; connecting, reconnecting and messages are `server`'s. The calls block the calling
@@ -9,14 +10,24 @@
 
 use super::node::NodeInfo;
 use super::secrets::url_passwords;
-use super::server::{Driver, Failure, Problem, Server, incomplete_url, invalid_url};
+use super::server::{
+    Driver, Failure, Problem, Server, Tls, TlsMode, incomplete_url, invalid_url, take_params,
+    tls_problem,
+};
 use super::table::{DatabaseAssigner, WorkerRow, WorkerTable};
 use crate::Error;
+use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{CryptoProvider, verify_tls12_signature, verify_tls13_signature};
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio_postgres::config::Host;
-use tokio_postgres::{Client, Config, NoTls};
+use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::{Client, Config};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// The table definition: applied when creating the table is requested, and the file to apply by
 /// hand otherwise.
@@ -32,6 +43,8 @@ pub(crate) enum CallError {
     TimedOut,
     /// Called inside a Tokio runtime, and no helper thread could be started.
     NoThread(std::io::Error),
+    /// The TLS configuration could not be built (a CA file without a usable certificate).
+    TlsConfig(String),
 }
 
 impl From<tokio_postgres::Error> for CallError {
@@ -52,6 +65,205 @@ impl Drop for Runtime {
     }
 }
 
+/// The URL parameters ringflake reads itself.
+const TLS_KEYS: &[&str] = &["sslmode", "sslrootcert"];
+
+/// The `key=value` connection string `s` without the keys in `keys` (case-insensitive), and
+/// those taken out. A string this cannot split (an unclosed quote) is left whole, for
+/// tokio-postgres to refuse with its own message.
+fn take_key_values(s: &str, keys: &[&str]) -> (String, Vec<(String, String)>) {
+    let mut pairs = Vec::new();
+    let mut chars = s.chars().peekable();
+    loop {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        if chars.peek().is_none() {
+            break;
+        }
+        let mut key = String::new();
+        while let Some(c) = chars.next_if(|c| !c.is_whitespace() && *c != '=') {
+            key.push(c);
+        }
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        if chars.next() != Some('=') {
+            return (s.to_string(), Vec::new());
+        }
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        let mut value = String::new();
+        if chars.next_if_eq(&'\'').is_some() {
+            loop {
+                match chars.next() {
+                    Some('\'') => break,
+                    Some('\\') => match chars.next() {
+                        Some(c) => value.push(c),
+                        None => return (s.to_string(), Vec::new()),
+                    },
+                    Some(c) => value.push(c),
+                    None => return (s.to_string(), Vec::new()),
+                }
+            }
+        } else {
+            while let Some(c) = chars.next_if(|c| !c.is_whitespace()) {
+                if c == '\\' {
+                    match chars.next() {
+                        Some(c) => value.push(c),
+                        None => return (s.to_string(), Vec::new()),
+                    }
+                } else {
+                    value.push(c);
+                }
+            }
+        }
+        pairs.push((key, value));
+    }
+    let (taken, kept): (Vec<_>, Vec<_>) = pairs
+        .into_iter()
+        .partition(|(k, _)| keys.iter().any(|t| t.eq_ignore_ascii_case(k)));
+    let rest: Vec<String> = kept
+        .iter()
+        .map(|(k, v)| format!("{k}='{}'", v.replace('\\', "\\\\").replace('\'', "\\'")))
+        .collect();
+    (rest.join(" "), taken)
+}
+
+/// The rustls configuration for `tls`: the CA file's certificates (else the public web roots),
+/// the chain and the host name checked as the mode says.
+fn client_config(tls: &Tls) -> Result<ClientConfig, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS set-up: {e}"))?;
+    let verifier: Arc<dyn ServerCertVerifier> = if tls.verify_chain() {
+        let mut roots = RootCertStore::empty();
+        match &tls.ca {
+            Some(ca) => {
+                for cert in &ca.certs {
+                    roots.add(cert.clone()).map_err(|e| {
+                        format!(
+                            "the CA file {} holds a certificate rustls cannot use: {e}",
+                            ca.path.display()
+                        )
+                    })?;
+                }
+            }
+            None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+        }
+        let webpki =
+            WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider))
+                .build()
+                .map_err(|e| format!("TLS set-up: {e}"))?;
+        if tls.verify_name() {
+            webpki
+        } else {
+            Arc::new(ChainOnly(webpki))
+        }
+    } else {
+        Arc::new(AnyCertificate(provider))
+    };
+    Ok(builder
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth())
+}
+
+/// `verify-ca`: the chain checked, the host name not.
+#[derive(Debug)]
+struct ChainOnly(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        use rustls::CertificateError as C;
+        // The chain is checked before the name: a name error means the chain is good.
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                C::NotValidForName | C::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+/// `prefer` and `require` without a CA file: encrypted, the certificate not checked (libpq's
+/// meaning of these modes); the handshake's signatures still are.
+#[derive(Debug)]
+struct AnyCertificate(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
 /// The PostgreSQL client: the configuration from the URL and the runtime that drives it.
 pub(crate) struct Postgres {
     config: Config,
@@ -64,7 +276,23 @@ type PostgresTable = Server<Postgres>;
 impl PostgresTable {
     fn from_url(url: &str) -> Result<PostgresTable, Error> {
         let mut secrets = url_passwords(url);
-        let mut config: Config = url
+        // sslmode and sslrootcert are read here: tokio-postgres knows neither verify-ca nor
+        // verify-full, nor a CA file.
+        let (rest, tls) = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            take_params(url, TLS_KEYS)
+        } else {
+            take_key_values(url, TLS_KEYS)
+        };
+        let mut mode = None;
+        let mut ca = None;
+        for (key, value) in tls {
+            if key.eq_ignore_ascii_case("sslmode") {
+                mode = Some(TlsMode::parse::<Postgres>(&value, &secrets)?);
+            } else {
+                ca = Some(PathBuf::from(value));
+            }
+        }
+        let mut config: Config = rest
             .parse()
             .map_err(|e: tokio_postgres::Error| invalid_url::<Postgres>(&chain(&e), &secrets))?;
         if let Some(pass) = config.get_password() {
@@ -91,7 +319,14 @@ impl PostgresTable {
             config,
             runtime: Runtime(Some(runtime)),
         };
-        Ok(Server::new(driver, database, secrets, url_connect_timeout))
+        Ok(Server::new(
+            driver,
+            database,
+            secrets,
+            url_connect_timeout,
+            mode,
+            ca,
+        ))
     }
 
     /// Runs the call `f` makes on the connection (see [`Server::with_conn`]), bounded by the
@@ -158,12 +393,27 @@ impl Driver for Postgres {
     const CREDENTIALS_REFUSED: &'static str = "authentication failed";
     // Every call is bounded by the timeout in force when it starts.
     const TIMEOUT_SET_AT_CONNECT: bool = false;
+    const TLS_PARAM: &'static str = "sslmode";
+    const CA_PARAM: &'static str = "sslrootcert";
+    const TLS_MODES: [&'static str; 5] =
+        ["disable", "prefer", "require", "verify-ca", "verify-full"];
 
-    fn open(&self, connect_timeout: Duration, timeout: Duration) -> Result<Arc<Client>, CallError> {
+    fn open(
+        &self,
+        connect_timeout: Duration,
+        timeout: Duration,
+        tls: &Tls,
+    ) -> Result<Arc<Client>, CallError> {
         let mut config = self.config.clone();
         config.connect_timeout(connect_timeout);
+        config.ssl_mode(match tls.mode {
+            TlsMode::Disable => SslMode::Disable,
+            TlsMode::Prefer => SslMode::Prefer,
+            TlsMode::Require | TlsMode::VerifyCa | TlsMode::VerifyFull => SslMode::Require,
+        });
+        let connector = MakeRustlsConnect::new(client_config(tls).map_err(CallError::TlsConfig)?);
         let (client, connection) =
-            self.block(timeout, async move { config.connect(NoTls).await })?;
+            self.block(timeout, async move { config.connect(connector).await })?;
         // Runs while the runtime runs (during calls); ends when the client is dropped.
         self.runtime().spawn(connection);
         Ok(Arc::new(client))
@@ -208,7 +458,21 @@ impl Driver for Postgres {
                     problem: None,
                 };
             }
+            CallError::TlsConfig(message) => {
+                return Failure::Failed {
+                    message: message.clone(),
+                    transient: false,
+                    problem: None,
+                };
+            }
         };
+        if let Some(problem) = tls_problem(e) {
+            return Failure::Failed {
+                message: chain(e),
+                transient: false,
+                problem: Some(problem),
+            };
+        }
         match e.as_db_error() {
             Some(db) => {
                 let code = db.code().code();
@@ -224,12 +488,21 @@ impl Driver for Postgres {
                     problem: match code {
                         "42P01" => Some(Problem::MissingTable),
                         "42703" => Some(Problem::MissingColumn),
+                        // pg_hba.conf has hostssl lines only: "... no encryption".
+                        "28000" if db.message().contains("no encryption") => {
+                            Some(Problem::ServerRequiresTls)
+                        }
                         "28P01" | "28000" => Some(Problem::Credentials),
                         "3D000" => Some(Problem::UnknownDatabase),
                         _ => None,
                     },
                 }
             }
+            None if chain(e).contains("server does not support TLS") => Failure::Failed {
+                message: chain(e),
+                transient: false,
+                problem: Some(Problem::ServerWithoutTls),
+            },
             None => {
                 let io = std::error::Error::source(e)
                     .is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some());
@@ -356,11 +629,18 @@ impl WorkerTable for PostgresTable {
     }
 
     fn set_lease(&self, id: u64, expected: i64, lease_until: i64) -> Result<bool, Error> {
+        // Typed parameters: one round trip (no separate prepare), as the lease keeper runs it
+        // every few seconds.
+        use tokio_postgres::types::Type;
         self.with_client("cannot update WORKER_NODE", |c| async move {
-            c.execute(
+            c.execute_typed(
                 "UPDATE WORKER_NODE SET LEASE_UNTIL = $1, MODIFIED = NOW() \
                  WHERE ID = $2 AND LEASE_UNTIL = $3",
-                &[&lease_until, &(id as i64), &expected],
+                &[
+                    (&lease_until, Type::INT8),
+                    (&(id as i64), Type::INT8),
+                    (&expected, Type::INT8),
+                ],
             )
             .await
             .map(|n| n == 1)
@@ -392,8 +672,11 @@ impl WorkerTable for PostgresTable {
 }
 
 impl DatabaseAssigner {
-    /// Worker ids from the `WORKER_NODE` table of a PostgreSQL database, without TLS:
+    /// Worker ids from the `WORKER_NODE` table of a PostgreSQL database:
     /// `postgres://user:password@host:5432/database` (or the `host=… user=…` key-value form).
+    /// TLS as libpq's `sslmode` says (`disable`, `prefer` (the default), `require`, `verify-ca`,
+    /// `verify-full`), with the CA file of `sslrootcert=PATH` or [`ca_file`](Self::ca_file)
+    /// (which makes `verify-full` the default); see the README's "Databases" section.
     /// The table must exist (apply `schema/postgres.sql`), unless
     /// [`create_table`](Self::create_table) is on.
     ///
@@ -460,5 +743,47 @@ mod tests {
             .unwrap();
         assert!(e.to_string().contains("invalid URL"), "{e}");
         assert!(!e.to_string().contains("pw7"), "{e}");
+    }
+
+    #[test]
+    fn tls_modes_and_ca_files_come_from_either_url_form() {
+        let t = PostgresTable::from_url(
+            "postgres://app:pw@db/ids?sslmode=verify-ca&sslrootcert=/ca.pem",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(t.tls().unwrap(), "sslmode=verify-ca with CA file /ca.pem");
+        let t = PostgresTable::from_url(
+            "host=db user=app password='p w' sslrootcert = '/my ca.pem' dbname=ids",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            t.tls().unwrap(),
+            "sslmode=verify-full with CA file /my ca.pem"
+        );
+        assert_eq!(t.describe(), "postgres://app@db:5432/ids");
+        let t = PostgresTable::from_url("postgres://app@db/ids").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(t.tls().unwrap(), "sslmode=prefer");
+        let e = PostgresTable::from_url("postgres://app:pw8@db/ids?sslmode=allow")
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string().contains(
+                "sslmode=allow is not a TLS mode: expected one of disable, prefer, require, verify-ca, verify-full"
+            ),
+            "{e}"
+        );
+        assert!(!e.to_string().contains("pw8"), "{e}");
+    }
+
+    #[test]
+    fn key_values_split_with_quotes_and_escapes() {
+        let (rest, taken) =
+            take_key_values(r"host=db password='it\'s' sslmode=require a=b\ c", TLS_KEYS);
+        assert_eq!(rest, r"host='db' password='it\'s' a='b c'");
+        assert_eq!(taken, vec![("sslmode".to_string(), "require".to_string())]);
+        // Unclosed quote: left whole for tokio-postgres to refuse.
+        let (rest, taken) = take_key_values("host='db sslmode=require", TLS_KEYS);
+        assert_eq!(rest, "host='db sslmode=require");
+        assert!(taken.is_empty());
     }
 }

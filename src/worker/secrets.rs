@@ -42,7 +42,8 @@ pub(crate) fn redact(text: &str, secrets: &[String]) -> String {
     out
 }
 
-fn percent_decode(s: &str) -> String {
+/// `s` with its `%XX` escapes decoded (invalid UTF-8 replaced).
+pub(crate) fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -1,12 +1,15 @@
 //! What the two server clients (MariaDB/MySQL and PostgreSQL) share: one connection opened on
 //! first use and reopened after a transient failure, every call bounded by the timeout, the table
-//! probed (or created) on connect, and failures turned into [`Error::Database`] with a hint for
-//! the known problems and no password. Each database supplies a [`Driver`]; its statements stay
-//! in its own module.
+//! probed (or created) on connect, the TLS mode and CA file, and failures turned into
+//! [`Error::Database`] with a hint for the known problems and no password. Each database supplies
+//! a [`Driver`]; its statements stay in its own module.
 
-use super::secrets::redact;
+use super::secrets::{percent_decode, redact};
 use super::table::{DatabaseAssigner, TableSetup};
 use crate::Error;
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -35,11 +38,21 @@ pub(crate) trait Driver: Send + Sync + 'static {
     /// Whether a new timeout applies only to connections opened after it: the kept connection
     /// is then dropped when the timeout changes.
     const TIMEOUT_SET_AT_CONNECT: bool;
+    /// The URL parameter that sets the TLS mode: `sslmode`, `ssl-mode`.
+    const TLS_PARAM: &'static str;
+    /// The URL parameter that names a CA file: `sslrootcert`, `ssl-ca`.
+    const CA_PARAM: &'static str;
+    /// The names of the modes in the URL, in [`TlsMode`]'s order.
+    const TLS_MODES: [&'static str; 5];
 
     /// Opens a connection: the TCP connection within `connect_timeout`, every step within
-    /// `timeout`.
-    fn open(&self, connect_timeout: Duration, timeout: Duration)
-    -> Result<Self::Conn, Self::Error>;
+    /// `timeout`, TLS as `tls` says.
+    fn open(
+        &self,
+        connect_timeout: Duration,
+        timeout: Duration,
+        tls: &Tls,
+    ) -> Result<Self::Conn, Self::Error>;
     /// Creates the table from the schema file if it is missing.
     fn create_table(&self, conn: &mut Self::Conn, timeout: Duration) -> Result<(), Self::Error>;
     /// Runs `sql`, which returns no rows, within `timeout`.
@@ -83,12 +96,28 @@ pub(crate) enum Problem {
     Credentials,
     /// The database in the URL does not exist.
     UnknownDatabase,
+    /// TLS: the server's certificate chain does not lead to a trusted CA.
+    UnknownCa,
+    /// TLS: the server's certificate does not name the host connected to.
+    NameMismatch,
+    /// TLS: the server's certificate is refused for another reason (expired, bad signature...).
+    BadCertificate,
+    /// TLS was required and the server does not offer it.
+    ServerWithoutTls,
+    /// The server refuses connections without TLS, and the mode turned TLS off.
+    ServerRequiresTls,
 }
 
 impl Problem {
-    /// What to do about it, ending in `; ` (the driver's message follows).
-    fn hint<D: Driver>(self) -> String {
+    /// What to do about it, ending in `; ` (the driver's message follows). `ca` is the CA file
+    /// in force, if any.
+    fn hint<D: Driver>(self, tls: &Tls) -> String {
         let (name, schema) = (D::NAME, D::SCHEMA_FILE);
+        let mode = |m: TlsMode| format!("{}={}", D::TLS_PARAM, D::TLS_MODES[m as usize]);
+        let trusted = match &tls.ca {
+            Some(ca) => format!("the CA file {}", ca.path.display()),
+            None => "the public web roots (no CA file given)".to_string(),
+        };
         match self {
             Problem::MissingTable => format!(
                 "table WORKER_NODE not found: apply {schema} to the database or enable create_table (DatabaseAssigner::{name}(url)?.create_table(true)); "
@@ -101,8 +130,207 @@ impl Problem {
                 D::CREDENTIALS_REFUSED
             ),
             Problem::UnknownDatabase => "unknown database: create it or fix the URL; ".to_string(),
+            Problem::UnknownCa => format!(
+                "TLS certificate verification failed: the server's certificate is not signed by a CA in {trusted}: give the CA that signed it with --db-ca-file (DatabaseAssigner::ca_file) or {}=PATH in the URL; ",
+                D::CA_PARAM
+            ),
+            Problem::NameMismatch => format!(
+                "TLS host name verification failed ({}): the server's certificate does not name the host in the URL: connect by a name or address the certificate lists, or check the CA only with {}; ",
+                mode(TlsMode::VerifyFull),
+                mode(TlsMode::VerifyCa)
+            ),
+            Problem::BadCertificate => {
+                format!("TLS certificate verification failed (checked against {trusted}); ")
+            }
+            Problem::ServerWithoutTls => format!(
+                "the server does not offer TLS, which {} requires: enable TLS on the server, or use {} for a server on a trusted network; ",
+                mode(tls.mode),
+                mode(TlsMode::Disable)
+            ),
+            Problem::ServerRequiresTls => format!(
+                "the server may accept only TLS connections and {} turns TLS off: use {} with the CA file (--db-ca-file), or leave {} out; ",
+                mode(tls.mode),
+                mode(TlsMode::VerifyFull),
+                D::TLS_PARAM
+            ),
         }
     }
+}
+
+/// How a connection uses TLS: libpq's `sslmode` values, which MariaDB/MySQL's `ssl-mode` values
+/// map onto one to one (`DISABLED`, `PREFERRED`, `REQUIRED`, `VERIFY_CA`, `VERIFY_IDENTITY`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TlsMode {
+    /// Plain TCP.
+    Disable = 0,
+    /// TLS if the server offers it, plain TCP otherwise.
+    Prefer = 1,
+    /// TLS or no connection.
+    Require = 2,
+    /// TLS with the certificate chain checked against the CA.
+    VerifyCa = 3,
+    /// TLS with the chain checked and the host name (or address) in the certificate.
+    VerifyFull = 4,
+}
+
+impl TlsMode {
+    const ALL: [TlsMode; 5] = [
+        TlsMode::Disable,
+        TlsMode::Prefer,
+        TlsMode::Require,
+        TlsMode::VerifyCa,
+        TlsMode::VerifyFull,
+    ];
+
+    /// The mode a URL value names (case-insensitive, `-` and `_` alike), in driver `D`'s names.
+    pub(crate) fn parse<D: Driver>(value: &str, secrets: &[String]) -> Result<TlsMode, Error> {
+        let norm = |s: &str| s.to_ascii_lowercase().replace('_', "-");
+        TlsMode::ALL
+            .into_iter()
+            .find(|&m| norm(D::TLS_MODES[m as usize]) == norm(value))
+            .ok_or_else(|| {
+                invalid_url::<D>(
+                    &format!(
+                        "{}={value} is not a TLS mode: expected one of {}",
+                        D::TLS_PARAM,
+                        D::TLS_MODES.join(", ")
+                    ),
+                    secrets,
+                )
+            })
+    }
+}
+
+/// A CA file, read: its path and its certificates.
+pub(crate) struct CaFile {
+    pub(crate) path: PathBuf,
+    /// PostgreSQL's rustls configuration takes them; the mysql crate reads the file itself (the
+    /// read here checks it first, for a clear error).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub(crate) certs: Vec<CertificateDer<'static>>,
+}
+
+/// The TLS a connection uses: the mode in force and the CA file, read.
+pub(crate) struct Tls {
+    pub(crate) mode: TlsMode,
+    pub(crate) ca: Option<CaFile>,
+}
+
+impl Tls {
+    /// The mode in force: the URL's; without one, `verify-full` when a CA file is given (it asks
+    /// for verification), else `prefer` (libpq's and MySQL's default: TLS when the server offers
+    /// it, plain TCP for a local server without it).
+    fn mode(url_mode: Option<TlsMode>, has_ca: bool) -> TlsMode {
+        match url_mode {
+            Some(m) => m,
+            None if has_ca => TlsMode::VerifyFull,
+            None => TlsMode::Prefer,
+        }
+    }
+
+    /// Whether the certificate chain is checked: in the verify modes, and in `prefer` and
+    /// `require` when a CA file is given (libpq's rule for `require` with a root certificate).
+    pub(crate) fn verify_chain(&self) -> bool {
+        match self.mode {
+            TlsMode::Disable => false,
+            TlsMode::Prefer | TlsMode::Require => self.ca.is_some(),
+            TlsMode::VerifyCa | TlsMode::VerifyFull => true,
+        }
+    }
+
+    /// Whether the certificate must name the host connected to.
+    pub(crate) fn verify_name(&self) -> bool {
+        self.mode == TlsMode::VerifyFull
+    }
+}
+
+/// Reads the certificates of a PEM (or single DER) CA file.
+fn read_ca(path: &Path) -> Result<CaFile, String> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| format!("cannot read the CA file {}: {e}", path.display()))?;
+    let mut certs = Vec::new();
+    for cert in CertificateDer::pem_slice_iter(&bytes) {
+        certs.push(cert.map_err(|e| {
+            format!(
+                "the CA file {} is not a PEM certificate file: {e}",
+                path.display()
+            )
+        })?);
+    }
+    if certs.is_empty() {
+        if bytes.first() == Some(&0x30) {
+            // DER: one certificate.
+            certs.push(CertificateDer::from(bytes));
+        } else {
+            return Err(format!(
+                "the CA file {} holds no certificate (expected PEM: -----BEGIN CERTIFICATE-----)",
+                path.display()
+            ));
+        }
+    }
+    Ok(CaFile {
+        path: path.to_path_buf(),
+        certs,
+    })
+}
+
+/// The query parameters of `url` (`scheme://...?a=1&b=2`) whose key, lower-cased with `_` as `-`,
+/// is among `keys`: taken out, as (key as given, percent-decoded value), with the URL left
+/// without them.
+pub(crate) fn take_params(url: &str, keys: &[&str]) -> (String, Vec<(String, String)>) {
+    let Some((base, query)) = url.split_once('?') else {
+        return (url.to_string(), Vec::new());
+    };
+    let (query, fragment) = match query.split_once('#') {
+        Some((q, f)) => (q, Some(f)),
+        None => (query, None),
+    };
+    let mut kept = Vec::new();
+    let mut taken = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let norm = percent_decode(k).to_ascii_lowercase().replace('_', "-");
+        if keys.contains(&norm.as_str()) {
+            taken.push((percent_decode(k), percent_decode(v)));
+        } else {
+            kept.push(pair);
+        }
+    }
+    let mut out = base.to_string();
+    if !kept.is_empty() {
+        out.push('?');
+        out.push_str(&kept.join("&"));
+    }
+    if let Some(f) = fragment {
+        out.push('#');
+        out.push_str(f);
+    }
+    (out, taken)
+}
+
+/// The TLS problem behind an error, if it is one: a rustls error anywhere in its chain (an
+/// `io::Error` may carry it).
+pub(crate) fn tls_problem(e: &(dyn std::error::Error + 'static)) -> Option<Problem> {
+    use rustls::CertificateError as C;
+    let mut next = Some(e);
+    while let Some(e) = next {
+        let rustls = e.downcast_ref::<rustls::Error>().or_else(|| {
+            e.downcast_ref::<std::io::Error>()
+                .and_then(|io| io.get_ref())
+                .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        });
+        if let Some(r) = rustls {
+            return Some(match r {
+                rustls::Error::InvalidCertificate(C::UnknownIssuer) => Problem::UnknownCa,
+                rustls::Error::InvalidCertificate(
+                    C::NotValidForName | C::NotValidForNameContext { .. },
+                ) => Problem::NameMismatch,
+                _ => Problem::BadCertificate,
+            });
+        }
+        next = e.source();
+    }
+    None
 }
 
 /// The URL a driver expects, for messages: `mysql://user:password@host:port/database`.
@@ -162,6 +390,10 @@ pub(crate) struct Server<D: Driver> {
     url_connect_timeout: Option<Duration>,
     /// Whether connecting creates the table when it is missing.
     create_table: AtomicBool,
+    /// The URL's TLS mode, if it names one.
+    url_tls_mode: Option<TlsMode>,
+    /// The CA file: [`DatabaseAssigner::ca_file`]'s, else the URL's.
+    ca_file: Mutex<Option<PathBuf>>,
     timeout: Mutex<Duration>,
     conn: Mutex<Option<D::Conn>>,
 }
@@ -172,6 +404,8 @@ impl<D: Driver> Server<D> {
         database: String,
         secrets: Vec<String>,
         url_connect_timeout: Option<Duration>,
+        url_tls_mode: Option<TlsMode>,
+        url_ca_file: Option<PathBuf>,
     ) -> Self {
         Server {
             driver,
@@ -179,9 +413,45 @@ impl<D: Driver> Server<D> {
             secrets,
             url_connect_timeout,
             create_table: AtomicBool::new(false),
+            url_tls_mode,
+            ca_file: Mutex::new(url_ca_file),
             timeout: Mutex::new(INITIAL_TIMEOUT),
             conn: Mutex::new(None),
         }
+    }
+
+    fn ca_path(&self) -> Option<PathBuf> {
+        self.ca_file
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The TLS in force, without reading the CA file (for messages).
+    fn tls_unread(&self) -> Tls {
+        let path = self.ca_path();
+        Tls {
+            mode: Tls::mode(self.url_tls_mode, path.is_some()),
+            ca: path.map(|path| CaFile {
+                path,
+                certs: Vec::new(),
+            }),
+        }
+    }
+
+    /// The TLS in force, its CA file read (a file that cannot be read is an error that retrying
+    /// does not mend).
+    fn tls(&self) -> Result<Tls, Error> {
+        let mut tls = self.tls_unread();
+        if let Some(ca) = &tls.ca {
+            let read = read_ca(&ca.path).map_err(|message| Error::Database {
+                database: self.database.clone(),
+                message: format!("cannot connect: {message}"),
+                transient: false,
+            })?;
+            tls.ca = Some(read);
+        }
+        Ok(tls)
     }
 
     /// The longest one call may take.
@@ -192,9 +462,14 @@ impl<D: Driver> Server<D> {
     /// Opens a connection and checks (or creates) the table.
     fn connect(&self) -> Result<D::Conn, Error> {
         let timeout = self.timeout();
+        let tls = self.tls()?;
         let mut conn = self
             .driver
-            .open(connect_timeout(self.url_connect_timeout, timeout), timeout)
+            .open(
+                connect_timeout(self.url_connect_timeout, timeout),
+                timeout,
+                &tls,
+            )
             .map_err(|e| self.error(&e, "cannot connect"))?;
         if self.create_table.load(Ordering::Relaxed) {
             self.driver.create_table(&mut conn, timeout).map_err(|e| {
@@ -254,7 +529,16 @@ impl<D: Driver> Server<D> {
                 transient,
                 problem,
             } => {
-                let hint = problem.map(Problem::hint::<D>).unwrap_or_default();
+                let tls = self.tls_unread();
+                let mut hint = problem.map(|p| p.hint::<D>(&tls)).unwrap_or_default();
+                if matches!(problem, Some(Problem::Credentials)) && tls.mode == TlsMode::Disable {
+                    // MariaDB's require_secure_transport refuses a plain connection as a wrong
+                    // password.
+                    hint.push_str(&format!(
+                        "or, as the connection was without TLS, {}",
+                        Problem::ServerRequiresTls.hint::<D>(&tls)
+                    ));
+                }
                 (format!("{what}: {hint}{message}"), transient)
             }
         };
@@ -286,6 +570,21 @@ impl<D: Driver> TableSetup for Server<D> {
     fn set_create_table(&self, on: bool) {
         self.create_table.store(on, Ordering::Relaxed);
     }
+
+    fn set_ca_file(&self, path: &Path) {
+        *self.ca_file.lock().unwrap_or_else(|e| e.into_inner()) = Some(path.to_path_buf());
+        // The next call connects with it.
+        *self.conn.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    fn tls(&self) -> Option<String> {
+        let tls = self.tls_unread();
+        let mode = format!("{}={}", D::TLS_PARAM, D::TLS_MODES[tls.mode as usize]);
+        Some(match tls.ca {
+            Some(ca) => format!("{mode} with CA file {}", ca.path.display()),
+            None => mode,
+        })
+    }
 }
 
 impl DatabaseAssigner {
@@ -311,11 +610,107 @@ impl DatabaseAssigner {
         self.table.set_create_table(on);
         self
     }
+
+    /// Trust the CA certificates in this PEM file (one or more `-----BEGIN CERTIFICATE-----`
+    /// blocks) for TLS to a MariaDB/MySQL or PostgreSQL server, instead of the URL's
+    /// `ssl-ca`/`sslrootcert`. The file is read at each connection; one that cannot be read
+    /// fails the connection at once (no retrying), naming it.
+    ///
+    /// Unless the URL names a mode (`sslmode=…` / `ssl-mode=…`), a CA file means `verify-full`
+    /// (`VERIFY_IDENTITY`): TLS, the server's certificate signed by this CA and naming the host
+    /// of the URL. In `prefer` and `require` it makes the chain checked too; `disable` ignores
+    /// it. A SQLite assigner ignores it.
+    ///
+    /// ```
+    /// use ringflake::DatabaseAssigner;
+    ///
+    /// # #[cfg(feature = "postgres")]
+    /// let assigner = DatabaseAssigner::postgres("postgres://app:pw@db.internal:5432/ids")?;
+    /// # #[cfg(not(feature = "postgres"))]
+    /// # let assigner = DatabaseAssigner::mysql("mysql://app:pw@db.internal:3306/ids")?;
+    /// // Without a CA file nor a mode: TLS when the server offers it (sslmode=prefer, libpq's
+    /// // default; ssl-mode=PREFERRED for MariaDB/MySQL).
+    /// assert!(format!("{assigner:?}").to_lowercase().contains("mode=prefer"));
+    /// let assigner = assigner.ca_file("/etc/ssl/db-ca.pem");
+    /// // With one: verify-full (VERIFY_IDENTITY), against it.
+    /// let shown = format!("{assigner:?}");
+    /// # #[cfg(feature = "postgres")]
+    /// assert!(shown.contains("sslmode=verify-full with CA file /etc/ssl/db-ca.pem"));
+    /// # #[cfg(not(feature = "postgres"))]
+    /// # assert!(shown.contains("ssl-mode=VERIFY_IDENTITY with CA file /etc/ssl/db-ca.pem"));
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn ca_file(self, path: impl AsRef<Path>) -> Self {
+        self.table.set_ca_file(path.as_ref());
+        self
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tls_params_are_taken_out_of_the_query() {
+        let (rest, taken) = take_params(
+            "mysql://u:p@h/db?prefer_socket=false&SSL_MODE=VERIFY_CA&ssl-ca=%2Fetc%2Fca.pem#x",
+            &["ssl-mode", "ssl-ca"],
+        );
+        assert_eq!(rest, "mysql://u:p@h/db?prefer_socket=false#x");
+        assert_eq!(
+            taken,
+            vec![
+                ("SSL_MODE".to_string(), "VERIFY_CA".to_string()),
+                ("ssl-ca".to_string(), "/etc/ca.pem".to_string())
+            ]
+        );
+        let (rest, taken) = take_params("postgres://h/db?sslmode=disable", &["sslmode"]);
+        assert_eq!(rest, "postgres://h/db");
+        assert_eq!(taken.len(), 1);
+        assert_eq!(
+            take_params("postgres://h/db", &["sslmode"]).0,
+            "postgres://h/db"
+        );
+    }
+
+    #[test]
+    fn a_ca_file_means_verify_full_unless_the_url_names_a_mode() {
+        let tls = |mode: Option<TlsMode>, ca: bool| Tls {
+            mode: Tls::mode(mode, ca),
+            ca: ca.then(|| CaFile {
+                path: PathBuf::from("ca.pem"),
+                certs: Vec::new(),
+            }),
+        };
+        let t = tls(None, false);
+        assert_eq!(t.mode, TlsMode::Prefer);
+        assert!(!t.verify_chain() && !t.verify_name());
+        let t = tls(None, true);
+        assert_eq!(t.mode, TlsMode::VerifyFull);
+        assert!(t.verify_chain() && t.verify_name());
+        // libpq: require with a root certificate checks the chain.
+        let t = tls(Some(TlsMode::Require), true);
+        assert!(t.verify_chain() && !t.verify_name());
+        let t = tls(Some(TlsMode::Require), false);
+        assert!(!t.verify_chain());
+        let t = tls(Some(TlsMode::VerifyCa), false);
+        assert!(t.verify_chain() && !t.verify_name());
+        let t = tls(Some(TlsMode::VerifyFull), false);
+        assert!(t.verify_chain() && t.verify_name());
+        assert!(!tls(Some(TlsMode::Disable), true).verify_chain());
+    }
+
+    #[test]
+    fn ca_files_are_read_as_pem_or_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("not-a-ca.pem");
+        std::fs::write(&path, "hello").unwrap();
+        let e = read_ca(&path).err().unwrap();
+        assert!(e.contains("holds no certificate"), "{e}");
+        assert!(e.contains("not-a-ca.pem"), "{e}");
+        let e = read_ca(&dir.path().join("missing.pem")).err().unwrap();
+        assert!(e.contains("cannot read the CA file"), "{e}");
+    }
 
     #[test]
     fn the_url_connect_timeout_wins_else_the_call_timeout_up_to_10_s() {

@@ -61,6 +61,14 @@ pub(crate) trait TableSetup {
     /// is not a choice.
     #[cfg(any(feature = "mysql", feature = "postgres"))]
     fn set_create_table(&self, _on: bool) {}
+    /// Makes later connections trust the CA certificates in `path`; ignored where there is no
+    /// TLS (SQLite).
+    #[cfg(any(feature = "mysql", feature = "postgres"))]
+    fn set_ca_file(&self, _path: &std::path::Path) {}
+    /// The TLS mode and CA file in force, for `Debug`; `None` where there is no TLS.
+    fn tls(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The statements one database provides; the algorithm in this module does the rest.
@@ -139,6 +147,9 @@ impl fmt::Debug for DatabaseAssigner {
         d.field("table", &self.table.describe());
         if let Some(create_table) = self.table.creates_table() {
             d.field("create_table", &create_table);
+        }
+        if let Some(tls) = self.table.tls() {
+            d.field("tls", &tls);
         }
         d.field("recycle", &self.recycle)
             .field("lease_window", &Duration::from_secs(self.window as u64))

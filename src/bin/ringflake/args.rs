@@ -22,6 +22,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once per run: the size of the largest variant (serve's flags) costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve IDs over HTTP (the help line lists the routes).
@@ -88,6 +90,12 @@ pub struct DbArgs {
     #[cfg(any(feature = "mysql", feature = "postgres"))]
     #[arg(long, env = "RINGFLAKE_CREATE_TABLE", value_parser = boolish())]
     pub create_table: bool,
+    /// With --mysql or --postgres: trust the CA certificates in this PEM file for TLS to the
+    /// server; unless the URL sets sslmode / ssl-mode, TLS with the certificate and host name
+    /// verified (verify-full / VERIFY_IDENTITY)
+    #[cfg(any(feature = "mysql", feature = "postgres"))]
+    #[arg(long, env = "RINGFLAKE_DB_CA_FILE", value_name = "PATH")]
+    pub db_ca_file: Option<PathBuf>,
     /// Fail a database call (connecting, or one statement) that gets no answer within this many
     /// seconds, and reconnect on the next one; for SQLite, how long to wait for another
     /// process's write lock [default: 30]
@@ -232,6 +240,29 @@ pub struct ServeArgs {
     /// core]
     #[arg(long, env = "RINGFLAKE_THREADS", value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
+    /// Bearer tokens, one a line (blank lines and # comments ignored): /id, /ids and /parse then
+    /// answer 401 without `Authorization: Bearer TOKEN`; read again on SIGHUP
+    #[arg(long, env = "RINGFLAKE_AUTH_TOKEN_FILE", value_name = "PATH")]
+    pub auth_token_file: Option<PathBuf>,
+    /// Serve /metrics (and /healthz) on this address, an internal one, and not on --listen
+    #[arg(long, env = "RINGFLAKE_METRICS_LISTEN", value_name = "ADDR")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// Certificate chain (PEM, the server's certificate first): --listen speaks HTTPS only
+    #[arg(
+        long,
+        env = "RINGFLAKE_TLS_CERT",
+        value_name = "PEM",
+        requires = "tls_key"
+    )]
+    pub tls_cert: Option<PathBuf>,
+    /// Private key of --tls-cert (PEM: PKCS#8, RSA or EC)
+    #[arg(
+        long,
+        env = "RINGFLAKE_TLS_KEY",
+        value_name = "PEM",
+        requires = "tls_cert"
+    )]
+    pub tls_key: Option<PathBuf>,
     #[command(flatten)]
     pub worker: WorkerArgs,
     #[command(flatten)]
@@ -471,7 +502,12 @@ impl DbArgs {
 
     /// The table the flags name (SQLite `ringflake.db` when none is given).
     fn table(&self, chosen: Option<&str>) -> Result<DatabaseAssigner, String> {
+        self.ca_needs_server(chosen)?;
         let mut table = self.open(chosen)?;
+        #[cfg(any(feature = "mysql", feature = "postgres"))]
+        if let Some(ca) = &self.db_ca_file {
+            table = table.ca_file(ca);
+        }
         if let Some(s) = self.db_timeout {
             table = table.timeout(Duration::from_secs(s));
         }
@@ -479,6 +515,21 @@ impl DbArgs {
             table = table.retry_for(Duration::from_secs(s));
         }
         Ok(table)
+    }
+
+    /// `--db-ca-file` is for a server: an error with a SQLite file rather than ignored.
+    fn ca_needs_server(&self, chosen: Option<&str>) -> Result<(), String> {
+        #[cfg(any(feature = "mysql", feature = "postgres"))]
+        if let Some(ca) = &self.db_ca_file
+            && !matches!(chosen, Some("mysql" | "postgres"))
+        {
+            return Err(format!(
+                "--db-ca-file {} is for TLS to a server: it needs --mysql or --postgres, not a SQLite file",
+                ca.display()
+            ));
+        }
+        let _ = chosen;
+        Ok(())
     }
 
     fn open(&self, chosen: Option<&str>) -> Result<DatabaseAssigner, String> {
@@ -510,6 +561,7 @@ impl DbArgs {
     pub fn assigner(&self, matches: &ArgMatches) -> Result<DatabaseAssigner, String> {
         let chosen = pick(sub(matches), Self::NAMES, WORKER_SOURCE)?;
         if matches!(chosen, None | Some("db")) {
+            self.ca_needs_server(chosen)?;
             let path = self
                 .db
                 .clone()

@@ -3,30 +3,81 @@
 use ringflake::{Layout, TimeZone};
 use std::fmt::Write as _;
 
-/// Reads an ID written in decimal; the error says what is wrong with it, for a person.
+/// The grammar of a decimal number on the command line, in `/parse/{id}` and in `count`: ASCII
+/// digits only, no sign, no leading zero (`0` itself excepted), as the errors say.
+pub const DIGITS_ONLY: &str = "digits only, no sign or leading zero";
+
+/// How much of a bad value an error shows: the first [`ECHO_CHARS`] characters, then how long it
+/// was.
+pub const ECHO_CHARS: usize = 32;
+
+/// `value` for an error message: at most [`ECHO_CHARS`] characters, then `…(N bytes)` if it was
+/// longer; every character that is not printable ASCII (controls, DEL, non-ASCII, a space) and the
+/// quote and backslash are percent-encoded byte by byte (`%00`), so an error never carries raw
+/// bytes a client sent, whatever the transport does with them.
+pub fn echo(value: &str) -> String {
+    let mut out = String::with_capacity(value.len().min(ECHO_CHARS * 3) + 16);
+    for (i, c) in value.chars().enumerate() {
+        if i == ECHO_CHARS {
+            let _ = write!(out, "…({} bytes)", value.len());
+            break;
+        }
+        if c.is_ascii_graphic() && c != '"' && c != '\\' {
+            out.push(c);
+        } else {
+            let mut utf8 = [0u8; 4];
+            for b in c.encode_utf8(&mut utf8).bytes() {
+                let _ = write!(out, "%{b:02X}");
+            }
+        }
+    }
+    out
+}
+
+/// `value` for an error message in quotes: [`echo`] between `"`.
+pub fn quoted(value: &str) -> String {
+    format!("\"{}\"", echo(value))
+}
+
+/// Whether `text` follows [`DIGITS_ONLY`]: one or more ASCII digits, no leading zero unless it is
+/// `0`.
+pub fn is_plain_decimal(text: &str) -> bool {
+    let b = text.as_bytes();
+    !b.is_empty() && b.iter().all(u8::is_ascii_digit) && (b[0] != b'0' || b.len() == 1)
+}
+
+/// Reads an ID written in decimal ([`DIGITS_ONLY`]); the error says what is wrong with it, for a
+/// person, showing at most [`ECHO_CHARS`] characters of it.
 pub fn parse_id(text: &str) -> Result<u64, String> {
     let max = i64::MAX;
     if text.is_empty() {
         return Err(format!("empty ID: expected a decimal number in 0..={max}"));
     }
-    let (negative, digits) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text.strip_prefix('+').unwrap_or(text)),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    if let Some(digits) = text.strip_prefix('-')
+        && is_plain_decimal(digits)
+        && digits != "0"
+    {
         return Err(format!(
-            "ID {text:?} is not a decimal number: expected digits only, in 0..={max}"
+            "ID -{} is negative: no UidGenerator ID has its sign bit set; expected 0..={max}",
+            echo(digits)
         ));
     }
-    if negative && digits.bytes().any(|b| b != b'0') {
+    if !is_plain_decimal(text) {
+        let why = if text.bytes().all(|b| b.is_ascii_digit()) {
+            "has a leading zero"
+        } else {
+            "is not a decimal number"
+        };
         return Err(format!(
-            "ID {text} is negative: no UidGenerator ID has its sign bit set; expected 0..={max}"
+            "ID {} {why}: expected {DIGITS_ONLY}, in 0..={max}",
+            quoted(text)
         ));
     }
-    match digits.parse::<u64>() {
+    match text.parse::<u64>() {
         Ok(id) if id <= max as u64 => Ok(id),
         _ => Err(format!(
-            "ID {text} is out of range: expected at most {max} (63 bits)"
+            "ID {} is out of range: expected at most {max} (63 bits)",
+            echo(text)
         )),
     }
 }
@@ -208,8 +259,13 @@ mod tests {
     fn ids_from_text() {
         assert_eq!(parse_id("17179877377"), Ok(17_179_877_377));
         assert_eq!(parse_id("9223372036854775807"), Ok(i64::MAX as u64));
-        assert_eq!(parse_id("-0"), Ok(0));
+        assert_eq!(parse_id("0"), Ok(0));
         for (text, error) in [
+            ("-0", "not a decimal number"),
+            ("+5", "not a decimal number"),
+            ("010", "has a leading zero"),
+            ("00", "has a leading zero"),
+            (" 5", "not a decimal number"),
             ("9223372036854775808", "out of range"),
             ("99999999999999999999999", "out of range"),
             ("-5", "negative"),
@@ -220,6 +276,21 @@ mod tests {
             let message = parse_id(text).unwrap_err();
             assert!(message.contains(error), "{text:?}: {message}");
         }
+    }
+
+    #[test]
+    fn echoes_are_bounded_and_escaped() {
+        assert_eq!(echo("abc"), "abc");
+        assert_eq!(echo("a\0b\"c\\ d\u{7f}é"), "a%00b%22c%5C%20d%7F%C3%A9");
+        let long = "x".repeat(10_240);
+        assert_eq!(echo(&long), format!("{}…(10240 bytes)", "x".repeat(32)));
+        assert_eq!(echo(&"y".repeat(32)), "y".repeat(32));
+        let message = parse_id(&"9".repeat(10_240)).unwrap_err();
+        assert!(message.len() < 150, "{message}");
+        assert!(
+            message.contains("…(10240 bytes) is out of range"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -8,6 +8,12 @@ use std::time::Duration;
 /// A client that has not sent a request's headers within this time is disconnected.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The most a request's head (request line and headers) may take: 64 KiB, where hyper's default
+/// lets about 400 KiB through (its read buffer's limit). A longer head is answered 431 by hyper
+/// and the connection closed (`ringflake serve` adds the JSON body to that answer). An ID service's requests are a few hundred bytes;
+/// this leaves room for long tokens and proxies' headers.
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+
 /// Connections the kernel queues, accepted by no thread yet.
 const BACKLOG: u32 = 1024;
 
@@ -46,11 +52,13 @@ pub fn prepare(stream: &tokio::net::TcpStream) {
     let _ = stream.set_nodelay(true);
 }
 
-/// hyper's HTTP/1 server with Tokio's timer and [`HEADER_TIMEOUT`].
+/// hyper's HTTP/1 server with Tokio's timer, [`HEADER_TIMEOUT`] and [`MAX_HEAD_BYTES`]
+/// (`max_header_size`, which counts the whole head, request line included).
 pub fn http1() -> hyper::server::conn::http1::Builder {
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_TIMEOUT);
+        .header_read_timeout(HEADER_TIMEOUT)
+        .max_header_size(MAX_HEAD_BYTES);
     builder
 }

@@ -4,19 +4,26 @@
 //! - [`routes`]: what each request gets (request in, response out), from one route table;
 //! - [`server`]: the serving threads, their runtimes and connections, and how they stop;
 //! - [`listen`]: the socket and HTTP/1 set-up, shared with `examples/http_floor.rs`;
-//! - [`signals`]: SIGTERM and Ctrl-C;
+//! - [`bodies`]: the JSON body of the answers hyper writes itself (400, 414, 431);
+//! - [`auth`]: the bearer tokens of `--auth-token-file`;
+//! - [`tls`]: HTTPS (`--tls-cert`, `--tls-key`);
+//! - [`signals`]: SIGTERM and Ctrl-C stop, SIGHUP reloads the tokens;
 //! - this file: the command's life from flags to exit: boot the generator, serve until a signal,
 //!   stop, release the worker lease.
 
+mod auth;
+mod bodies;
 mod listen;
 pub mod routes;
 mod server;
 mod signals;
+mod tls;
 
 use crate::args::{self, Lead, ServeArgs};
 use crate::layout::thousands;
+use auth::Auth;
 use ringflake::{Layout, LeadPolicy};
-use routes::App;
+use routes::{App, Exposure};
 use server::{Server, Stop};
 use signals::Signals;
 use std::fmt::Write as _;
@@ -29,6 +36,22 @@ use std::time::Duration;
 /// in-flight requests, and drops the generator (which stops the filler and releases the worker
 /// lease).
 pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
+    // The files the service reads at start are checked before the generator boots (and perhaps
+    // takes a worker table row).
+    if let Some(internal) = a.metrics_listen
+        && internal == a.listen
+        && internal.port() != 0
+    {
+        return Err(format!(
+            "--metrics-listen {internal} is --listen's address: give the metrics an address of \
+             their own (another port, or an internal interface)"
+        ));
+    }
+    let auth = a.auth_token_file.as_deref().map(Auth::load).transpose()?;
+    let tls = match (&a.tls_cert, &a.tls_key) {
+        (Some(cert), Some(key)) => Some(tls::acceptor(cert, key)?),
+        _ => None,
+    };
     let (tz, layout) = a.layout.zone_and_layout()?;
     let source = a.worker.source(matches)?;
     let lead = a.ring.lead(matches)?;
@@ -48,6 +71,12 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
         layout,
         tz,
         metrics: Some(Arc::new((handle, reporter))),
+        exposure: if a.metrics_listen.is_some() {
+            Exposure::Ids
+        } else {
+            Exposure::All
+        },
+        auth: auth.clone(),
     };
     // Signals are caught from before the address is printed: a SIGTERM sent as soon as the
     // service is announced must stop it cleanly, not kill it.
@@ -60,13 +89,33 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
     let grace = Duration::from_secs(a.shutdown_timeout);
-    let server = Server::start(&app, a.listen, threads, grace)?;
+    // The internal listener first: its address is printed before the main one's, which is last.
+    let internal = match a.metrics_listen {
+        Some(addr) => {
+            let internal = App {
+                exposure: Exposure::Internal,
+                auth: None,
+                ..app.clone()
+            };
+            Some(Server::start(&internal, addr, 1, grace, None)?)
+        }
+        None => None,
+    };
+    let secure = tls.is_some();
+    let server = Server::start(&app, a.listen, threads, grace, tls)?;
     drop(app);
     let mut start = trade_off(&layout, lead);
     start.push_str(&state_line(state.as_deref(), generator.worker_id(), lead));
+    start.push_str(&access_lines(
+        auth.as_ref(),
+        internal.as_ref().map(Server::addr),
+        server.addr(),
+        secure,
+    ));
     let _ = writeln!(
         start,
-        "ringflake: listening on http://{} with worker id {} ({}); {threads} serving threads",
+        "ringflake: listening on {}://{} with worker id {} ({}); {threads} serving threads",
+        if secure { "https" } else { "http" },
         server.addr(),
         generator.worker_id(),
         source.describe(),
@@ -77,25 +126,36 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
     let _ = stdout.write_all(start.as_bytes());
     let _ = stdout.flush();
     drop(stdout);
-    let signal = control.block_on(signals.recv());
+    let mut reload = || reload_tokens(auth.as_ref());
+    let signal = control.block_on(signals.stop(&mut reload));
     eprintln!(
         "ringflake: {signal}: stopping; no new connections, finishing in-flight requests \
          (at most {} s)",
         a.shutdown_timeout
     );
-    let stopper = server.stopper();
-    stopper.signal(Stop::Graceful);
+    let stoppers: Vec<_> = std::iter::once(&server)
+        .chain(&internal)
+        .map(Server::stopper)
+        .collect();
+    for s in &stoppers {
+        s.signal(Stop::Graceful);
+    }
     let (joined_tx, joined_rx) = tokio::sync::oneshot::channel();
     let joiner = std::thread::spawn(move || {
         server.join();
+        if let Some(internal) = internal {
+            internal.join();
+        }
         let _ = joined_tx.send(());
     });
     control.block_on(async {
         tokio::select! {
             _ = joined_rx => {}
-            second = signals.recv() => {
+            second = signals.stop(&mut reload) => {
                 eprintln!("ringflake: second {second}: closing open requests now");
-                stopper.signal(Stop::Now);
+                for s in &stoppers {
+                    s.signal(Stop::Now);
+                }
             }
         }
     });
@@ -117,6 +177,69 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
         eprintln!("ringflake: stopped; the filler is stopped (worker id {worker_id})");
     }
     Ok(())
+}
+
+/// SIGHUP: reads the token file again, and says in one line on standard error what came of it.
+fn reload_tokens(auth: Option<&Auth>) {
+    match auth {
+        None => eprintln!("ringflake: SIGHUP: no --auth-token-file, nothing to reload"),
+        Some(auth) => match auth.reload() {
+            Ok(n) => eprintln!(
+                "ringflake: SIGHUP: {n} bearer token{} from {}",
+                if n == 1 { "" } else { "s" },
+                auth.path().display()
+            ),
+            Err(e) => eprintln!(
+                "ringflake: SIGHUP: kept the {} token{} in use: {e}",
+                auth.count(),
+                if auth.count() == 1 { "" } else { "s" },
+            ),
+        },
+    }
+}
+
+/// The start-up lines on who may take IDs, where metrics are, and what runs in the clear.
+fn access_lines(
+    auth: Option<&Auth>,
+    internal: Option<std::net::SocketAddr>,
+    main: std::net::SocketAddr,
+    secure: bool,
+) -> String {
+    let mut lines = String::new();
+    match auth {
+        Some(auth) => {
+            if let Some(warning) = auth::exposure_warning(auth.path()) {
+                lines.push_str(&warning);
+            }
+            let n = auth.count();
+            let _ = writeln!(
+                lines,
+                "ringflake: {n} bearer token{} from {} (read again on SIGHUP): /id, /ids and \
+                 /parse answer 401 without one{}",
+                if n == 1 { "" } else { "s" },
+                auth.path().display(),
+                if secure {
+                    ""
+                } else {
+                    "; without --tls-cert the tokens cross the network in the clear"
+                }
+            );
+        }
+        None if !main.ip().is_loopback() => {
+            let _ = writeln!(
+                lines,
+                "ringflake: no --auth-token-file: anyone who reaches {main} can take IDs"
+            );
+        }
+        None => {}
+    }
+    if let Some(addr) = internal {
+        let _ = writeln!(
+            lines,
+            "ringflake: metrics on http://{addr}/metrics (and /healthz), not on {main}"
+        );
+    }
+    lines
 }
 
 /// The layout's epoch for reading: the date if it is midnight UTC, else the second in RFC 3339.

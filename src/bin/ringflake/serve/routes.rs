@@ -5,12 +5,19 @@
 //! `{"error":"…"}` saying what was wrong; a generator that cannot issue (time bits exhausted,
 //! lease expired, filler down) gets a 503 with the same shape, and so does a take that waits
 //! longer than [`TAKE_WAIT`] at the lead cap (with `Retry-After`).
+//!
+//! Each listener serves the routes of its [`Exposure`]; with a token file, the ID and parse
+//! routes answer 401 without a valid bearer token. A bad value is shown in an error bounded and
+//! escaped ([`crate::text::echo`]).
 
-use crate::text::{json_error, json_ids, json_string, parse_uid};
+use super::auth::{Auth, Denied};
+use crate::text::{
+    DIGITS_ONLY, echo, is_plain_decimal, json_error, json_ids, json_string, parse_uid, quoted,
+};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::header::{ALLOW, CONTENT_TYPE, HeaderValue, RETRY_AFTER};
+use hyper::header::{ALLOW, CONTENT_TYPE, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
 use hyper::{Method, Request, Response, StatusCode};
 use ringflake::{CachedUidGenerator, Error, Layout, MetricsReporter, PrometheusHandle, TimeZone};
 use std::fmt::Write as _;
@@ -69,6 +76,43 @@ enum Endpoint {
     Healthz,
 }
 
+/// Which routes a listener serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exposure {
+    /// Every route: the one listener of a service without `--metrics-listen`.
+    All,
+    /// The ID and parse routes and `/healthz`: the main listener beside a `--metrics-listen` one.
+    Ids,
+    /// `/metrics` and `/healthz`: the `--metrics-listen` listener.
+    Internal,
+}
+
+impl Endpoint {
+    /// Whether a listener of `exposure` serves this endpoint.
+    fn served_on(self, exposure: Exposure) -> bool {
+        match self {
+            Endpoint::Id | Endpoint::Ids | Endpoint::Parse => exposure != Exposure::Internal,
+            Endpoint::Metrics => exposure != Exposure::Ids,
+            Endpoint::Healthz => true,
+        }
+    }
+
+    /// Whether a token file guards this endpoint: the ID and parse routes.
+    fn guarded(self) -> bool {
+        matches!(self, Endpoint::Id | Endpoint::Ids | Endpoint::Parse)
+    }
+
+    /// The query parameters this endpoint takes; `None`: it ignores its query string (the
+    /// probes and scrapers' routes, whose clients may add their own).
+    fn parameters(self) -> Option<&'static [&'static str]> {
+        match self {
+            Endpoint::Ids => Some(&["count"]),
+            Endpoint::Id | Endpoint::Parse => Some(&[]),
+            Endpoint::Metrics | Endpoint::Healthz => None,
+        }
+    }
+}
+
 impl Route {
     /// The path parameter if `path` is this route's (`""` for a route without one).
     fn matches<'p>(&self, path: &'p str) -> Option<&'p str> {
@@ -82,15 +126,27 @@ impl Route {
     }
 }
 
-/// The route `path` asks for, with its path parameter.
-fn route(path: &str) -> Option<(&'static Route, &str)> {
-    ROUTES.iter().find_map(|r| Some((r, r.matches(path)?)))
+/// The route `path` asks for on a listener of `exposure`, with its path parameter.
+fn route(path: &str, exposure: Exposure) -> Option<(&'static Route, &str)> {
+    ROUTES
+        .iter()
+        .filter(|r| r.endpoint.served_on(exposure))
+        .find_map(|r| Some((r, r.matches(path)?)))
 }
 
 /// The routes for a person to read, `last` before the final one:
 /// `GET /id, /ids?count=N, /parse/{id}, /metrics or /healthz`.
 pub fn listing(last: &str) -> String {
-    let usages: Vec<&str> = ROUTES.iter().map(|r| r.usage).collect();
+    listing_on(Exposure::All, last)
+}
+
+/// The routes a listener of `exposure` serves, for a person to read.
+fn listing_on(exposure: Exposure, last: &str) -> String {
+    let usages: Vec<&str> = ROUTES
+        .iter()
+        .filter(|r| r.endpoint.served_on(exposure))
+        .map(|r| r.usage)
+        .collect();
     let (final_one, others) = usages.split_last().expect("routes");
     format!("{} {}{last}{final_one}", METHODS[0], others.join(", "))
 }
@@ -119,6 +175,10 @@ pub struct App {
     pub tz: TimeZone,
     /// The Prometheus recorder and the sampler of the generator's statistics, for `/metrics`.
     pub metrics: Option<Arc<(PrometheusHandle, MetricsReporter)>>,
+    /// The routes this listener serves.
+    pub exposure: Exposure,
+    /// The bearer tokens the ID and parse routes require, if any.
+    pub auth: Option<Auth>,
 }
 
 /// A response, its body in one piece.
@@ -145,36 +205,75 @@ fn unavailable(e: &Error) -> Reply {
     error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string())
 }
 
+/// What a client without a token is told to send (RFC 6750).
+const BEARER: HeaderValue = HeaderValue::from_static("Bearer realm=\"ringflake\"");
+/// ... and a client whose token is not one of the file's.
+const BEARER_INVALID: HeaderValue =
+    HeaderValue::from_static("Bearer realm=\"ringflake\", error=\"invalid_token\"");
+
+/// The 401 for a request the token file refuses; the token it sent is never shown.
+fn unauthorized(denied: Denied) -> Reply {
+    let (message, challenge) = match denied {
+        Denied::Missing => (
+            "missing bearer token: send Authorization: Bearer <token> with a token of the \
+             service's token file",
+            BEARER,
+        ),
+        Denied::Invalid => (
+            "invalid bearer token: not one of the service's token file",
+            BEARER_INVALID,
+        ),
+    };
+    let mut r = error(StatusCode::UNAUTHORIZED, message);
+    r.headers_mut().insert(WWW_AUTHENTICATE, challenge);
+    r
+}
+
 /// Answers one request.
 pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
     let path = req.uri().path();
     if !METHODS.contains(req.method()) {
+        let allow: Vec<&str> = METHODS.iter().map(Method::as_str).collect();
         let mut r = error(
             StatusCode::METHOD_NOT_ALLOWED,
             &format!(
-                "method {} not allowed on {path}: use {}",
-                req.method(),
-                METHODS[0]
+                "method {} not allowed on {}: use {}",
+                echo(req.method().as_str()),
+                echo(path),
+                allow.join(" or ")
             ),
         );
-        let allow: Vec<&str> = METHODS.iter().map(Method::as_str).collect();
         if let Ok(allow) = HeaderValue::from_str(&allow.join(", ")) {
             r.headers_mut().insert(ALLOW, allow);
         }
         return r;
     }
-    let Some((route, param)) = route(path) else {
+    let Some((route, param)) = route(path, app.exposure) else {
         return error(
             StatusCode::NOT_FOUND,
-            &format!("no route {path}: try {}", listing(" or ")),
+            &format!(
+                "no route {}: try {}",
+                echo(path),
+                listing_on(app.exposure, " or ")
+            ),
         );
+    };
+    if route.endpoint.guarded()
+        && let Some(auth) = &app.auth
+        && let Err(denied) = auth.check(req.headers())
+    {
+        return unauthorized(denied);
+    }
+    let query = match query(route, req.uri().query()) {
+        Ok(query) => query,
+        Err(message) => return error(StatusCode::BAD_REQUEST, &message),
     };
     // HEAD answers what GET would, headers only, and takes no ID.
     let take = req.method() != Method::HEAD;
     match route.endpoint {
         Endpoint::Id if take => id(app).await,
         Endpoint::Id => respond(StatusCode::OK, TEXT, Bytes::new()),
-        Endpoint::Ids => ids(app, route, req.uri().query(), take).await,
+        Endpoint::Ids => ids(app, route, &query, take).await,
         Endpoint::Parse => parse(app, route, param),
         Endpoint::Metrics => metrics(app),
         Endpoint::Healthz => healthz(app),
@@ -221,21 +320,72 @@ async fn id(app: &App) -> Reply {
     }
 }
 
-/// The `count` parameter of `/ids`; `usage` is the route's, for the error.
-fn count(usage: &str, query: Option<&str>) -> Result<usize, String> {
-    let usage = format!("use {usage} with N in 1..={MAX_COUNT}");
+/// How a route is used, for an error: `use /ids?count=N with N in 1..=100000`.
+fn usage(route: &Route) -> String {
+    match route.endpoint {
+        Endpoint::Ids => format!("use {} with N in 1..={MAX_COUNT}", route.usage),
+        Endpoint::Parse => format!("use {} with a decimal ID", route.usage),
+        _ => format!("use {}", route.usage),
+    }
+}
+
+/// The query parameters of a request on `route`, as `(name, value)` pairs (a name without `=`
+/// has the value `""`; empty pairs, `a=1&&b=2`, are skipped). One rule for every route that takes
+/// parameters: each at most once, and no other; a route that ignores its query gets none.
+fn query<'q>(route: &Route, query: Option<&'q str>) -> Result<Vec<(&'q str, &'q str)>, String> {
+    let Some(known) = route.endpoint.parameters() else {
+        return Ok(Vec::new());
+    };
+    let mut pairs: Vec<(&str, &str)> = Vec::new();
+    for pair in query.into_iter().flat_map(|q| q.split('&')) {
+        if pair.is_empty() {
+            continue;
+        }
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        if !known.contains(&name) {
+            let takes = match known {
+                [] => format!("{} takes none", route.usage),
+                _ => usage(route),
+            };
+            return Err(format!("unknown query parameter {}: {takes}", quoted(name)));
+        }
+        if pairs.iter().any(|(n, _)| *n == name) {
+            let times = query
+                .into_iter()
+                .flat_map(|q| q.split('&'))
+                .filter(|p| p.split_once('=').map_or(*p, |(n, _)| n) == name)
+                .count();
+            return Err(format!(
+                "query parameter {name} given {times} times: give it once; {}",
+                usage(route)
+            ));
+        }
+        pairs.push((name, value));
+    }
+    Ok(pairs)
+}
+
+/// The `count` parameter of `/ids` ([`DIGITS_ONLY`], 1..=[`MAX_COUNT`]), from its query pairs.
+fn count(route: &Route, query: &[(&str, &str)]) -> Result<usize, String> {
+    let usage = usage(route);
     let value = query
-        .into_iter()
-        .flat_map(|q| q.split('&'))
-        .find_map(|pair| pair.strip_prefix("count="))
+        .iter()
+        .find_map(|&(name, value)| (name == "count").then_some(value))
         .ok_or_else(|| format!("missing query parameter count: {usage}"))?;
+    if !is_plain_decimal(value) {
+        let why = if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+            "has a leading zero"
+        } else {
+            "is not a number"
+        };
+        return Err(format!(
+            "count {} {why}: expected {DIGITS_ONLY}; {usage}",
+            quoted(value)
+        ));
+    }
     match value.parse::<usize>() {
         Ok(n) if (1..=MAX_COUNT).contains(&n) => Ok(n),
-        Ok(n) => Err(format!("count {n} out of range: {usage}")),
-        Err(_) if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
-            Err(format!("count {value} out of range: {usage}"))
-        }
-        Err(_) => Err(format!("count {value:?} is not a number: {usage}")),
+        _ => Err(format!("count {} out of range: {usage}", echo(value))),
     }
 }
 
@@ -256,8 +406,8 @@ fn too_many(app: &App, count: u64, max: u64) -> Reply {
 /// batch dropped while it waits for the filler takes nothing more.
 /// `/ids?count=N`; with `take` false (HEAD), the checks alone: the status GET would answer, no ID
 /// taken.
-async fn ids(app: &App, route: &Route, query: Option<&str>, take: bool) -> Reply {
-    let n = match count(route.usage, query) {
+async fn ids(app: &App, route: &Route, query: &[(&str, &str)], take: bool) -> Reply {
+    let n = match count(route, query) {
         Ok(n) => n,
         Err(message) => return error(StatusCode::BAD_REQUEST, &message),
     };
@@ -363,7 +513,7 @@ mod tests {
 
     #[test]
     fn the_table_routes_requests() {
-        let endpoint = |path| route(path).map(|(r, param)| (r.endpoint, param));
+        let endpoint = |path| route(path, Exposure::All).map(|(r, param)| (r.endpoint, param));
         assert_eq!(endpoint("/id"), Some((Endpoint::Id, "")));
         assert_eq!(endpoint("/ids"), Some((Endpoint::Ids, "")));
         assert_eq!(endpoint("/parse/17"), Some((Endpoint::Parse, "17")));
@@ -379,25 +529,93 @@ mod tests {
         );
     }
 
+    /// `count` as `/ids` reads it from a query string.
+    fn count_of(q: Option<&str>) -> Result<usize, String> {
+        let ids = &ROUTES[1];
+        count(ids, &query(ids, q)?)
+    }
+
     #[test]
     fn counts() {
-        let usage = "/ids?count=N";
-        assert_eq!(count(usage, Some("count=5")), Ok(5));
-        assert_eq!(count(usage, Some("x=1&count=100000")), Ok(100_000));
+        assert_eq!(count_of(Some("count=5")), Ok(5));
+        assert_eq!(count_of(Some("count=100000")), Ok(100_000));
+        assert_eq!(count_of(Some("&count=7&")), Ok(7));
         for (query, error) in [
             (
                 None,
                 "missing query parameter count: use /ids?count=N with N in 1..=100000",
             ),
-            (Some("count=0"), "out of range"),
+            (Some("count=0"), "count 0 out of range"),
             (Some("count=100001"), "out of range"),
             (Some("count=99999999999999999999999"), "out of range"),
-            (Some("count=ten"), "not a number"),
-            (Some("count="), "not a number"),
+            (
+                Some("count=ten"),
+                r#"count "ten" is not a number: expected digits only"#,
+            ),
+            (Some("count="), r#"count "" is not a number"#),
+            (Some("count"), r#"count "" is not a number"#),
+            (Some("count=+5"), r#"count "+5" is not a number"#),
+            (Some("count=-5"), r#"count "-5" is not a number"#),
+            (Some("count=%35"), r#"count "%35" is not a number"#),
+            (Some("count=010"), r#"count "010" has a leading zero"#),
+            (
+                Some("count=10&count=20"),
+                "query parameter count given 2 times: give it once",
+            ),
+            (Some("count=1&count=2&count"), "count given 3 times"),
+            (
+                Some("x=1&count=5"),
+                r#"unknown query parameter "x": use /ids?count=N"#,
+            ),
         ] {
-            let message = count(usage, query).unwrap_err();
+            let message = count_of(query).unwrap_err();
             assert!(message.contains(error), "{query:?}: {message}");
         }
+        let long = format!("count={}", "1".repeat(10_000));
+        let message = count_of(Some(&long)).unwrap_err();
+        assert!(message.contains("…(10000 bytes) out of range"), "{message}");
+        assert!(message.len() < 150, "{message}");
+    }
+
+    #[test]
+    fn queries_of_other_routes() {
+        let id = &ROUTES[0];
+        assert_eq!(query(id, None), Ok(vec![]));
+        assert_eq!(query(id, Some("")), Ok(vec![]));
+        assert_eq!(
+            query(id, Some("count=5")),
+            Err(r#"unknown query parameter "count": /id takes none"#.into())
+        );
+        let parse = &ROUTES[2];
+        assert!(
+            query(parse, Some("a%00=1"))
+                .unwrap_err()
+                .contains(r#""a%00""#)
+        );
+        // Probes and scrapers may add what they like.
+        for r in &ROUTES[3..] {
+            assert_eq!(query(r, Some("x=1&x=2")), Ok(vec![]));
+        }
+    }
+
+    #[test]
+    fn listeners_serve_their_routes() {
+        let on = |path, exposure| route(path, exposure).map(|(r, _)| r.endpoint);
+        assert_eq!(on("/metrics", Exposure::Ids), None);
+        assert_eq!(on("/id", Exposure::Internal), None);
+        assert_eq!(on("/parse/1", Exposure::Internal), None);
+        assert_eq!(on("/metrics", Exposure::Internal), Some(Endpoint::Metrics));
+        assert_eq!(on("/healthz", Exposure::Internal), Some(Endpoint::Healthz));
+        assert_eq!(on("/healthz", Exposure::Ids), Some(Endpoint::Healthz));
+        assert_eq!(on("/ids", Exposure::Ids), Some(Endpoint::Ids));
+        assert_eq!(
+            listing_on(Exposure::Internal, " or "),
+            "GET /metrics or /healthz"
+        );
+        assert_eq!(
+            listing_on(Exposure::Ids, " or "),
+            "GET /id, /ids?count=N, /parse/{id} or /healthz"
+        );
     }
 
     #[test]

@@ -7,8 +7,10 @@
 //! thread that accepted it, and a request never crosses a thread (no work stealing). The threads
 //! share only the socket and the generator, whose take is one atomic add.
 
+use super::bodies::JsonBodies;
 use super::listen;
 use super::routes::{App, handle};
+use super::tls;
 use hyper::Request;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
@@ -16,7 +18,9 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, watch};
+use tokio_rustls::TlsAcceptor;
 
 /// The stop signal the serving threads watch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -52,12 +56,14 @@ impl Stopper {
 }
 
 impl Server {
-    /// Binds `listen` and serves it on `threads` threads; returns once every thread accepts.
+    /// Binds `listen` and serves it on `threads` threads, over TLS if `tls` is given; returns
+    /// once every thread accepts.
     pub fn start(
         app: &App,
         listen: SocketAddr,
         threads: usize,
         grace: Duration,
+        tls: Option<TlsAcceptor>,
     ) -> Result<Server, String> {
         let listener = listen::bind(listen).map_err(|e| cannot_listen(listen, &e))?;
         let addr = listener
@@ -70,7 +76,7 @@ impl Server {
             threads: Vec::new(),
         };
         for i in 0..threads.max(1) {
-            if let Err(message) = server.spawn(i, app, &listener, grace) {
+            if let Err(message) = server.spawn(i, app, &listener, grace, tls.clone()) {
                 server.stop(Stop::Now);
                 return Err(message);
             }
@@ -86,6 +92,7 @@ impl Server {
         app: &App,
         listener: &std::net::TcpListener,
         grace: Duration,
+        tls: Option<TlsAcceptor>,
     ) -> Result<(), String> {
         let listener = listener
             .try_clone()
@@ -96,7 +103,7 @@ impl Server {
         let addr = self.addr;
         let thread = std::thread::Builder::new()
             .name(format!("ringflake-http-{i}"))
-            .spawn(move || serve_thread(app, listener, addr, stop, grace, ready_tx))
+            .spawn(move || serve_thread(app, listener, addr, stop, grace, tls, ready_tx))
             .map_err(|e| format!("cannot start a serving thread: {e}"))?;
         self.threads.push(thread);
         ready_rx
@@ -148,6 +155,7 @@ fn serve_thread(
     addr: SocketAddr,
     mut stop: watch::Receiver<Stop>,
     grace: Duration,
+    tls: Option<TlsAcceptor>,
     ready: std::sync::mpsc::Sender<Result<(), String>>,
 ) {
     let (runtime, listener) = match thread_runtime(listener, addr) {
@@ -171,7 +179,13 @@ fn serve_thread(
                 _ = stop.wait_for(|s| *s != Stop::No) => break,
                 accepted = listener.accept() => match accepted {
                     Ok((stream, _)) => {
-                        let conn = serve_connection(Arc::clone(&app), stream, conn_stop.clone(), alive.clone());
+                        let conn = serve_connection(
+                            Arc::clone(&app),
+                            stream,
+                            tls.clone(),
+                            conn_stop.clone(),
+                            alive.clone(),
+                        );
                         tokio::spawn(conn);
                     }
                     Err(e) => {
@@ -221,19 +235,39 @@ fn thread_runtime(
 }
 
 /// Serves one connection until it closes, or until the stop signal, when hyper finishes the
-/// request in flight and closes the connection instead of waiting for another.
+/// request in flight and closes the connection instead of waiting for another. With `tls`, the
+/// handshake comes first, in this task, bounded by [`tls::HANDSHAKE_TIMEOUT`] (and cut short by
+/// the stop signal).
 async fn serve_connection(
     app: Arc<App>,
     stream: tokio::net::TcpStream,
+    tls: Option<TlsAcceptor>,
     mut stop: watch::Receiver<Stop>,
     _alive: mpsc::Sender<()>,
 ) {
     listen::prepare(&stream);
+    let Some(acceptor) = tls else {
+        return serve_http(app, stream, stop).await;
+    };
+    let session = tokio::select! {
+        session = tls::accept(&acceptor, stream) => session,
+        _ = stop.wait_for(|s| *s != Stop::No) => return,
+    };
+    if let Some(session) = session {
+        serve_http(app, session, stop).await;
+    }
+}
+
+/// Serves HTTP/1 on `io` (a TCP stream or a TLS session on one).
+async fn serve_http<I>(app: Arc<App>, io: I, mut stop: watch::Receiver<Stop>)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let service = hyper::service::service_fn(move |req: Request<Incoming>| {
         let app = Arc::clone(&app);
         async move { Ok::<_, Infallible>(handle(&app, &req).await) }
     });
-    let conn = listen::http1().serve_connection(TokioIo::new(stream), service);
+    let conn = listen::http1().serve_connection(TokioIo::new(JsonBodies::new(io)), service);
     tokio::pin!(conn);
     tokio::select! {
         _ = conn.as_mut() => return,
