@@ -27,6 +27,7 @@ impl Boot {
         clock: &Arc<dyn Clock>,
         state: Option<&ReachFile>,
         max_lead: Option<u64>,
+        above: Option<u64>,
     ) -> Result<Boot, Error> {
         let assignment = assignment?;
         let worker_id = crate::worker::check_fits(assignment.worker_id, layout)?;
@@ -54,6 +55,12 @@ impl Boot {
                     .saturating_sub(layout.epoch_seconds())
                     .max(0) as u64
             });
+        if let Some(above) = above {
+            // The first second is the floor or the clock's, whichever is later; every later ID
+            // of this worker is higher.
+            let first = floor.max(now.saturating_sub(layout.epoch_seconds()).max(0) as u64);
+            check_above(layout, first, worker_id, above)?;
+        }
         let keeper = match assignment.lease {
             // The lease must cover the floor: extensions reach a window past it from the start.
             Some(lease) => Some(Keeper::start(
@@ -72,8 +79,22 @@ impl Boot {
     }
 }
 
+/// Checks that the first ID of second `first` for `worker_id` sorts above `above`.
+fn check_above(layout: &Layout, first: u64, worker_id: u64, above: u64) -> Result<(), Error> {
+    let first_id = layout.compose(first, worker_id, 0)?;
+    if first_id > above {
+        return Ok(());
+    }
+    Err(Error::NotAbove {
+        above,
+        first_id,
+        epoch_back_seconds: (above >> layout.time_shift()) + 1 - first,
+    })
+}
+
 /// The start settings both builders share (`layout`, `assignment` and `clock` fields), written
-/// once: `worker_id`, `worker_id_from` and `clock`, each documented with an example on `$gen`.
+/// once: `worker_id`, `worker_id_from`, `clock` and `above`, each documented with an example on
+/// `$gen`.
 macro_rules! start_setters {
     ($gen:ident) => {
         #[doc = concat!("Uses worker id `id` (checked against the layout when built).\n\n```\nuse ringflake::{", stringify!($gen), ", Layout};\nlet g = ", stringify!($gen), "::builder(Layout::default()).worker_id(9).build()?;\nassert_eq!(g.worker_id(), 9);\n# Ok::<(), ringflake::Error>(())\n```")]
@@ -91,6 +112,12 @@ macro_rules! start_setters {
         #[doc = concat!("Reads time from `clock` instead of the system clock.\n\n```\nuse ringflake::{", stringify!($gen), ", Layout, ManualClock};\nlet clock = ManualClock::from_seconds(1_800_000_000);\nlet g = ", stringify!($gen), "::builder(Layout::default()).worker_id(1).clock(clock).build()?;\nlet parsed = Layout::default().parse(g.next_id()?)?;\nassert_eq!(parsed.unix_seconds, 1_800_000_000);\n# Ok::<(), ringflake::Error>(())\n```")]
         pub fn clock(mut self, clock: impl $crate::Clock) -> Self {
             self.clock = std::sync::Arc::new(clock);
+            self
+        }
+
+        #[doc = concat!("Refuses to start unless every ID issued sorts above `id`, an ID of another generator (Leaf, Java UidGenerator, any 63-bit scheme) this one takes over from: when built, the first ID (the first second this boot may use, its worker id, sequence 0) must exceed `id`, else the build fails with [`Error::NotAbove`](crate::Error::NotAbove), naming both IDs and how far the epoch must move back. [`plan::epoch_above`](crate::plan::epoch_above) finds such an epoch.\n\n```\nuse ringflake::{", stringify!($gen), ", Error, Layout, ManualClock};\nlet layout = Layout::default();\nlet clock = ManualClock::from_seconds(1_800_000_000);\nlet now_id = layout.compose(1_800_000_000 - layout.epoch_seconds() as u64, 0, 0)?;\n// An ID from an hour ago is below: the generator starts.\nlet g = ", stringify!($gen), "::builder(layout).worker_id(1).clock(clock.clone()).above(now_id - (3600 << 32)).build()?;\nassert!(g.next_id()? > now_id);\ndrop(g);\n// An ID from an hour ahead is not.\nlet err = ", stringify!($gen), "::builder(layout).worker_id(1).clock(clock).above(now_id + (3600 << 32)).build().unwrap_err();\nassert!(matches!(err, Error::NotAbove { epoch_back_seconds: 3601, .. }), \"{err}\");\n# Ok::<(), ringflake::Error>(())\n```")]
+        pub fn above(mut self, id: u64) -> Self {
+            self.above = Some(id);
             self
         }
     };

@@ -89,6 +89,7 @@ pub struct DefaultBuilder {
     assignment: Result<Assignment, Error>,
     clock: Arc<dyn Clock>,
     backwards: ClockBackwards,
+    above: Option<u64>,
 }
 
 impl std::fmt::Debug for DefaultBuilder {
@@ -97,6 +98,7 @@ impl std::fmt::Debug for DefaultBuilder {
             .field("layout", &self.layout)
             .field("assignment", &self.assignment)
             .field("backwards", &self.backwards)
+            .field("above", &self.above)
             .finish_non_exhaustive()
     }
 }
@@ -137,7 +139,14 @@ impl DefaultBuilder {
             worker_id,
             floor,
             keeper,
-        } = Boot::start(self.assignment, &self.layout, &self.clock, None, Some(0))?;
+        } = Boot::start(
+            self.assignment,
+            &self.layout,
+            &self.clock,
+            None,
+            Some(0),
+            self.above,
+        )?;
         Ok(DefaultUidGenerator {
             keeper,
             layout: self.layout,
@@ -169,6 +178,7 @@ impl DefaultUidGenerator {
             )),
             clock: Arc::new(SystemClock),
             backwards: ClockBackwards::Refuse,
+            above: None,
         }
     }
 

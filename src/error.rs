@@ -177,6 +177,26 @@ pub enum Error {
         /// What went wrong, and how to fix it.
         message: String,
     },
+    /// No epoch makes every ID of a layout sort above an existing ID: the ID is at or above the
+    /// first ID of the layout's last second ([`plan::epoch_above`](crate::plan::epoch_above)).
+    AboveUnreachable {
+        /// The existing ID.
+        id: u64,
+        /// The lowest ID the layout cannot get above: `max_delta << (worker_bits + seq_bits)`.
+        limit: u64,
+        /// Width of the layout's time field (more time bits raise the limit).
+        time_bits: u32,
+    },
+    /// A generator's first ID would not sort above the ID it must stay above
+    /// ([`CachedBuilder::above`](crate::CachedBuilder::above)).
+    NotAbove {
+        /// The ID every new ID must sort above.
+        above: u64,
+        /// The first ID the generator would issue.
+        first_id: u64,
+        /// How many seconds, at least, the epoch must move back for it to sort above.
+        epoch_back_seconds: u64,
+    },
 }
 
 impl fmt::Display for Error {
@@ -266,6 +286,26 @@ impl fmt::Display for Error {
                 f,
                 "worker lease expired at {}: {reason}",
                 crate::layout::rfc3339(*until)
+            ),
+            Error::AboveUnreachable {
+                id,
+                limit,
+                time_bits,
+            } => write!(
+                f,
+                "ID {id} is too high for a layout with {time_bits} time bits: no epoch makes its \
+                 IDs sort above an ID at or above {limit}, the first ID of its last second; more \
+                 time bits raise that limit"
+            ),
+            Error::NotAbove {
+                above,
+                first_id,
+                epoch_back_seconds,
+            } => write!(
+                f,
+                "the first ID this generator would issue, {first_id}, does not sort above the \
+                 existing ID {above}: move the epoch back by at least {epoch_back_seconds} \
+                 seconds (`ringflake layout --above {above}` proposes one)"
             ),
             Error::Exporter { address, message } => {
                 write!(f, "metrics exporter on {address}: {message}")

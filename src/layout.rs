@@ -129,7 +129,8 @@ impl ParsedId {
     ///
     /// # Errors
     ///
-    /// [`Error::TimestampOutOfRange`] if the second is beyond the calendar's range;
+    /// [`Error::TimestampOutOfRange`] if the second lies before the year -9999 (after the year
+    /// 9999 it is rendered as Java does, see [`ParsedId::to_java_string_in`]);
     /// [`Error::TimeZone`] if the local time zone is refused (e.g. `TZ=/dev/zero`).
     ///
     /// # Examples
@@ -145,9 +146,15 @@ impl ParsedId {
 
     /// Renders UidGenerator's `parseUID` JSON with the timestamp in the given time zone.
     ///
+    /// After the year 9999 the timestamp is rendered as Java's `SimpleDateFormat` does: the year
+    /// with all its digits, in the proleptic Gregorian calendar, with the offset of the zone's
+    /// last rule (exact for UTC and fixed zones such as `Asia/Shanghai`). Java's `Date` holds at
+    /// most `Long.MAX_VALUE` milliseconds, so a later second (possible only with more than 53
+    /// time bits) renders, as in Java, as 292278994-08-17 07:12:55 UTC.
+    ///
     /// # Errors
     ///
-    /// [`Error::TimestampOutOfRange`] if the second is beyond the calendar's range.
+    /// [`Error::TimestampOutOfRange`] if the second lies before the year -9999.
     ///
     /// # Examples
     ///
@@ -158,6 +165,13 @@ impl ParsedId {
     /// assert_eq!(
     ///     parsed.to_java_string_in(&TimeZone::get("Asia/Shanghai").unwrap())?,
     ///     r#"{"UID":"0","timestamp":"2025-01-01 08:00:00","workerId":"0","sequence":"0"}"#
+    /// );
+    ///
+    /// // 41 time bits from 2000-01-01 reach the year 71684, which Java prints with five digits.
+    /// let layout = Layout::with_epoch_date(41, 10, 12, "2000-01-01", &TimeZone::UTC)?;
+    /// assert_eq!(
+    ///     layout.parse(i64::MAX as u64)?.to_java_string_in(&TimeZone::UTC)?,
+    ///     r#"{"UID":"9223372036854775807","timestamp":"71684-04-09 01:12:31","workerId":"1023","sequence":"4095"}"#
     /// );
     /// # Ok::<(), ringflake::Error>(())
     /// ```
@@ -173,12 +187,72 @@ impl ParsedId {
 }
 
 /// Formats a unix second as `yyyy-MM-dd HH:mm:ss` in `tz`, the pattern UidGenerator uses.
+///
+/// Within `jiff`'s range (years -9999 to 9999) `jiff` renders it. After year 9999 the date is
+/// computed here, in the proleptic Gregorian calendar, as Java's `SimpleDateFormat` prints it:
+/// the year with as many digits as it has (`71684-04-09 01:12:31`), and with the zone's offset
+/// under its last rule (see [`far_future_offset`]). Before year -9999 it is an error, as before.
 fn format_local(seconds: i64, tz: &TimeZone) -> Result<String, Error> {
-    let ts = Timestamp::from_second(seconds).map_err(|_| Error::TimestampOutOfRange { seconds })?;
-    Ok(ts
-        .to_zoned(tz.clone())
-        .strftime("%Y-%m-%d %H:%M:%S")
-        .to_string())
+    if let Ok(ts) = Timestamp::from_second(seconds) {
+        return Ok(ts
+            .to_zoned(tz.clone())
+            .strftime("%Y-%m-%d %H:%M:%S")
+            .to_string());
+    }
+    if seconds < 0 {
+        return Err(Error::TimestampOutOfRange { seconds });
+    }
+    // Java makes a `Date` of `TimeUnit.SECONDS.toMillis(second)`, which saturates at
+    // `Long.MAX_VALUE` milliseconds (292278994-08-17T07:12:55.807Z): every later second prints as
+    // that one.
+    let seconds = seconds.min(JAVA_MAX_DATE_SECONDS);
+    let local = seconds + i64::from(far_future_offset(seconds, tz));
+    let (year, month, day) = civil_from_days(local.div_euclid(86_400));
+    let time = local.rem_euclid(86_400);
+    Ok(format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
+        time / 3600,
+        time / 60 % 60,
+        time % 60
+    ))
+}
+
+/// The last second a Java `Date` made from seconds can carry: `Long.MAX_VALUE` milliseconds.
+const JAVA_MAX_DATE_SECONDS: i64 = i64::MAX / 1000;
+
+/// Seconds in 400 Gregorian years (146,097 days): the calendar, weekdays included, repeats after
+/// them.
+const GREGORIAN_CYCLE_SECONDS: i64 = 146_097 * 86_400;
+
+/// The offset of `tz` (in seconds) at a unix second after `jiff`'s range (year 9999).
+///
+/// Java's `SimpleDateFormat` takes the offset of a far-future instant from the zone's last rule
+/// (`ZoneInfo` beyond its transition table: the zone's final `SimpleTimeZone` rule if it still
+/// has daylight saving time, else its last standard offset), as a TZif file's POSIX footer
+/// describes it. Such a rule ("second Sunday of March at 02:00") falls on the same instants
+/// every 400 years, so the offset is the one `jiff` gives at the same instant moved back by
+/// whole 400-year cycles into its range: exact for UTC and fixed zones (`Asia/Shanghai`,
+/// +08:00), and for zones with daylight saving time the offset of their last rule.
+fn far_future_offset(seconds: i64, tz: &TimeZone) -> i32 {
+    let limit = Timestamp::MAX.as_second();
+    let cycles = (seconds - limit) / GREGORIAN_CYCLE_SECONDS + 1;
+    let moved = seconds - cycles * GREGORIAN_CYCLE_SECONDS;
+    Timestamp::from_second(moved).map_or(0, |ts| tz.to_offset(ts).seconds())
+}
+
+/// The proleptic Gregorian date `(year, month, day)` of a day counted from 1970-01-01 (Howard
+/// Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097); // [0, 146096]
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365; // [0, 399]
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // [0, 365]
+    let mp = (5 * doy + 2) / 153; // [0, 11], from March
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
 }
 
 /// The largest time zone file [`system_time_zone`] reads: 1 MiB. A real TZif file is a few KB
@@ -801,5 +875,93 @@ impl Layout {
             worker_id: p.worker_id,
             sequence: p.sequence,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The calendar arithmetic against jiff's, over the whole of jiff's range.
+    #[test]
+    fn civil_from_days_matches_jiff() {
+        let unix = jiff::civil::date(1970, 1, 1);
+        let first = i64::from(Date::MIN.since(unix).unwrap().get_days());
+        let last = i64::from(Date::MAX.since(unix).unwrap().get_days());
+        assert!(first < -4_000_000 && last > 2_900_000, "{first}..={last}");
+        let mut date = Date::MIN;
+        for days in first..=last {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(
+                (y, m, d),
+                (
+                    i64::from(date.year()),
+                    date.month() as u32,
+                    date.day() as u32
+                ),
+                "day {days}"
+            );
+            date = date.tomorrow().unwrap_or(date);
+        }
+    }
+
+    /// Where jiff stops, the own path goes on without a seam: the last seconds jiff renders and
+    /// the first it cannot, in UTC and in Asia/Shanghai.
+    #[test]
+    fn the_year_9999_seam() {
+        let utc = TimeZone::UTC;
+        let shanghai = TimeZone::get("Asia/Shanghai").unwrap();
+        let max = Timestamp::MAX.as_second();
+        assert_eq!(format_local(max, &utc).unwrap(), "9999-12-30 22:00:00");
+        assert_eq!(format_local(max + 1, &utc).unwrap(), "9999-12-30 22:00:01");
+        assert_eq!(format_local(max, &shanghai).unwrap(), "9999-12-31 06:00:00");
+        assert_eq!(
+            format_local(max + 1, &shanghai).unwrap(),
+            "9999-12-31 06:00:01"
+        );
+        // 10000-01-01T00:00:00Z, and 8 hours earlier in Shanghai.
+        let y10k = 253_402_300_800;
+        assert_eq!(format_local(y10k, &utc).unwrap(), "10000-01-01 00:00:00");
+        assert_eq!(
+            format_local(y10k - 8 * 3600, &shanghai).unwrap(),
+            "10000-01-01 00:00:00"
+        );
+    }
+
+    /// A zone with daylight saving time takes its last rule's offset: New York in July of a
+    /// far year is on EDT (-04:00), in January on EST (-05:00), as in 2025.
+    #[test]
+    fn far_future_uses_the_last_rule() {
+        let ny = TimeZone::get("America/New_York").unwrap();
+        // 12025-07-01T12:00:00Z and 12025-01-01T12:00:00Z: 2025's instants plus 25 cycles.
+        let cycles = 25 * GREGORIAN_CYCLE_SECONDS;
+        assert_eq!(
+            format_local(1_751_371_200 + cycles, &ny).unwrap(),
+            "12025-07-01 08:00:00"
+        );
+        assert_eq!(
+            format_local(1_735_732_800 + cycles, &ny).unwrap(),
+            "12025-01-01 07:00:00"
+        );
+    }
+
+    /// Java's `Date` saturates at `Long.MAX_VALUE` milliseconds; so does the rendering.
+    #[test]
+    fn java_date_saturation() {
+        let utc = TimeZone::UTC;
+        let shanghai = TimeZone::get("Asia/Shanghai").unwrap();
+        assert_eq!(
+            format_local(JAVA_MAX_DATE_SECONDS, &utc).unwrap(),
+            "292278994-08-17 07:12:55"
+        );
+        assert_eq!(
+            format_local(i64::MAX, &utc).unwrap(),
+            "292278994-08-17 07:12:55"
+        );
+        assert_eq!(
+            format_local(i64::MAX, &shanghai).unwrap(),
+            "292278994-08-17 15:12:55"
+        );
+        assert!(format_local(i64::MIN, &utc).is_err());
     }
 }

@@ -390,7 +390,17 @@ fn bits_for(n: u64) -> u32 {
 /// # Ok::<(), ringflake::Error>(())
 /// ```
 pub fn propose(demand: &Demand, epoch_seconds: i64, now: i64) -> Result<Vec<Proposal>, Error> {
-    let (t, w, s) = minimum_widths(demand, epoch_seconds, now)?;
+    let widths = minimum_widths(demand, epoch_seconds, now)?;
+    candidates(demand, widths, epoch_seconds, now)
+}
+
+/// The layouts for minimum widths `(t, w, s)`, best first (see [`propose`]).
+fn candidates(
+    demand: &Demand,
+    (t, w, s): (u32, u32, u32),
+    epoch_seconds: i64,
+    now: i64,
+) -> Result<Vec<Proposal>, Error> {
     let mut candidates: Vec<(&'static str, &'static str, u32, u32, u32)> = Vec::new();
     if t + w + s <= 63 {
         let spare = 63 - (t + w + s);
@@ -456,4 +466,177 @@ pub fn propose(demand: &Demand, epoch_seconds: i64, now: i64) -> Result<Vec<Prop
         });
     }
     Ok(out)
+}
+
+/// [`minimum_widths`] when every new ID must also sort above the existing ID `above` (see
+/// [`epoch_above`]): the time field must then hold, besides the demanded years, the seconds
+/// between the epoch moved back and `now`. Those seconds depend only on the time bits (a layout
+/// with `t` time bits shifts its time field by `63 - t`), so the smallest `t` that holds both is
+/// taken; the worker and sequence widths are unchanged.
+///
+/// # Errors
+///
+/// As [`minimum_widths`]; [`Error::NegativeId`] if `above` has the sign bit set;
+/// [`Error::AboveUnreachable`] if not even 61 time bits can sort above it.
+///
+/// ```
+/// use ringflake::plan::{Demand, minimum_widths, minimum_widths_above};
+/// let d = Demand { ids_per_second: 100_000, restarts_per_day: 2, years: 30 };
+/// let now = 1_767_225_600; // 2026-01-01
+/// assert_eq!(minimum_widths(&d, now, now)?, (30, 15, 17));
+/// // An ID of Leaf's 41-bit millisecond clock from 2026, read as seconds shifted by 33 bits, is
+/// // 7.4 years: 30 time bits (34 years) cannot also hold 30 more; 31 bits, shifting by 32,
+/// // lose 14.8 of their 68 years and can.
+/// let leaf = ((now as u64) * 1000 - 1_288_834_974_657) << 22;
+/// assert_eq!(minimum_widths_above(&d, leaf, now, now)?, (31, 15, 17));
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+pub fn minimum_widths_above(
+    demand: &Demand,
+    above: u64,
+    epoch_seconds: i64,
+    now: i64,
+) -> Result<(u32, u32, u32), Error> {
+    let (t0, w, s) = minimum_widths(demand, epoch_seconds, now)?;
+    if above > i64::MAX as u64 {
+        return Err(Error::NegativeId { id: above });
+    }
+    let elapsed = now.saturating_sub(epoch_seconds).max(0) as u64;
+    let years = u64::from(demand.years) * SECONDS_PER_YEAR;
+    let needed = |t: u32| (above >> (63 - t)) + 1;
+    let max = |t: u32| (1u64 << t) - 1;
+    let fits = |t: u32| needed(t) <= max(t);
+    let t = (t0..=61)
+        .find(|&t| fits(t) && max(t) - needed(t).max(elapsed) >= years)
+        .or_else(|| (t0..=61).find(|&t| fits(t)))
+        .ok_or(Error::AboveUnreachable {
+            id: above,
+            limit: max(61) << 2,
+            time_bits: 61,
+        })?;
+    Ok((t, w, s))
+}
+
+/// [`propose`] for a migration: every layout proposed makes IDs that sort above the existing ID
+/// `above` from `now` on, its epoch moved back by [`epoch_above`], and its widths start from
+/// [`minimum_widths_above`], so that the lifetime lost to the move is counted in. A proposal
+/// that no epoch can put above `above` is left out.
+///
+/// # Errors
+///
+/// As [`minimum_widths_above`] and [`propose`]; [`Error::AboveUnreachable`] if no proposal can
+/// be put above `above`.
+///
+/// ```
+/// use ringflake::plan::{Demand, propose_above};
+/// let d = Demand { ids_per_second: 10_000, restarts_per_day: 2, years: 30 };
+/// let now = 1_767_225_600; // 2026-01-01
+/// let leaf = ((now as u64) * 1000 - 1_288_834_974_657) << 22;
+/// let proposals = propose_above(&d, leaf, now, now)?;
+/// assert!(!proposals.is_empty());
+/// for p in &proposals {
+///     let l = p.assessment.layout;
+///     assert!(l.epoch_seconds() < now);
+///     assert!(l.compose((now - l.epoch_seconds()) as u64, 0, 0)? > leaf);
+/// }
+/// assert!(proposals[0].assessment.meets(&d));
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+pub fn propose_above(
+    demand: &Demand,
+    above: u64,
+    epoch_seconds: i64,
+    now: i64,
+) -> Result<Vec<Proposal>, Error> {
+    let widths = minimum_widths_above(demand, above, epoch_seconds, now)?;
+    let mut first_error = None;
+    let mut out = Vec::new();
+    for p in candidates(demand, widths, epoch_seconds, now)? {
+        match epoch_above(&p.assessment.layout, above, now) {
+            Ok(layout) => out.push(Proposal {
+                assessment: Assessment::of(&layout, demand, now),
+                ..p
+            }),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match (out.is_empty(), first_error) {
+        (true, Some(e)) => Err(e),
+        _ => Ok(out),
+    }
+}
+
+/// `layout` with its epoch moved back, if it must be, so that every ID it makes from unix second
+/// `now` on, whatever the worker id, sorts above `id`: an ID of the generator being replaced
+/// (Meituan Leaf, Java UidGenerator with another layout, any 63-bit scheme), so that new IDs keep
+/// sorting after old ones and never meet them.
+///
+/// At second `now` the smallest new ID is `delta << (worker_bits + seq_bits)` with `delta = now -
+/// epoch`: it is above `id` once `delta > id >> (worker_bits + seq_bits)`. The epoch returned is
+/// the latest that does this (`now - (id >> shift) - 1`), or `layout`'s own if that is earlier
+/// already. Every second the epoch moves back is a second of the time field used up before the
+/// first boot: compare [`Assessment::of`] both layouts for what that costs in lifetime.
+///
+/// # Errors
+///
+/// [`Error::NegativeId`] if `id` has the sign bit set; [`Error::AboveUnreachable`] naming `id`
+/// and the limit when no epoch can do it (`id` is at or above the first ID of the layout's last
+/// second, `max_delta << shift`); [`Error::TimeBitsExhausted`] if `layout` with its own, earlier
+/// epoch has already run out at `now`.
+///
+/// # Examples
+///
+/// ```
+/// use ringflake::plan::{Assessment, Demand, epoch_above};
+/// use ringflake::{Error, Layout};
+///
+/// let now = 1_767_225_600; // 2026-01-01
+/// // A Meituan Leaf ID of that day: milliseconds since 2010-11-04T01:42:54.657Z, shifted by 22.
+/// let leaf = ((now as u64) * 1000 - 1_288_834_974_657) << 22;
+/// let plain = Layout::new(31, 10, 22, now)?; // the planner's epoch: today
+/// let moved = epoch_above(&plain, leaf, now)?;
+/// // The first ID at `now`, worker 0, sequence 0, sorts above the Leaf ID; a second earlier
+/// // epoch would have been enough, one second later not.
+/// let first = moved.compose((now - moved.epoch_seconds()) as u64, 0, 0)?;
+/// assert!(first > leaf);
+/// assert!(((now - moved.epoch_seconds() - 1) as u64) << 32 <= leaf);
+/// // What it costs: of the 68 years of 31 time bits, 14.8 go before the first boot (15.2
+/// // years of Leaf milliseconds, shifted by 22, read as seconds shifted by 32: / 1.024).
+/// let demand = Demand { ids_per_second: 1_000, restarts_per_day: 1, years: 30 };
+/// let lost = Assessment::of(&plain, &demand, now).lifetime_years()
+///     - Assessment::of(&moved, &demand, now).lifetime_years();
+/// assert!((lost - 14.8).abs() < 0.05, "{lost}");
+///
+/// // Above the first ID of the last second, no epoch helps.
+/// let err = epoch_above(&plain, i64::MAX as u64, now).unwrap_err();
+/// assert!(matches!(err, Error::AboveUnreachable { id, limit, .. }
+///     if id == i64::MAX as u64 && limit == ((1u64 << 31) - 1) << 32));
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+pub fn epoch_above(layout: &Layout, id: u64, now: i64) -> Result<Layout, Error> {
+    if id > i64::MAX as u64 {
+        return Err(Error::NegativeId { id });
+    }
+    let shift = layout.time_shift();
+    let needed = (id >> shift) + 1;
+    if needed > layout.max_delta_seconds() {
+        return Err(Error::AboveUnreachable {
+            id,
+            limit: layout.max_delta_seconds() << shift,
+            time_bits: layout.time_bits(),
+        });
+    }
+    let epoch = layout
+        .epoch_seconds()
+        .min(now.saturating_sub(needed as i64));
+    let moved = Layout::new(
+        layout.time_bits(),
+        layout.worker_bits(),
+        layout.seq_bits(),
+        epoch,
+    )?;
+    moved.check_alive_at(now)?;
+    Ok(moved)
 }

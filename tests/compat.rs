@@ -6,6 +6,8 @@
 //! delta, worker id or sequence exceeds its field show Java's spill-over, which ringflake refuses
 //! with the matching typed error.
 
+mod common;
+
 use ringflake::{Error, Layout, TimeZone};
 
 const VECTORS: &str = concat!(
@@ -304,4 +306,98 @@ fn every_row_is_either_in_range_or_overflow() {
             );
         }
     }
+}
+
+/// Java's `parseUID` after the year 9999, from issue 13 (the real Java classes, JVM zone UTC):
+/// layout 41/10/12 from 2000-01-01, the largest ID. Java prints the year with five digits where
+/// ringflake used to refuse the date.
+#[test]
+fn after_year_9999_java_prints_every_digit_of_the_year() {
+    let layout = Layout::with_epoch_date(41, 10, 12, "2000-01-01", &TimeZone::UTC).unwrap();
+    let parsed = layout.parse(9_223_372_036_854_775_807).unwrap();
+    assert_eq!(
+        parsed.to_java_string_in(&TimeZone::UTC).unwrap(),
+        r#"{"UID":"9223372036854775807","timestamp":"71684-04-09 01:12:31","workerId":"1023","sequence":"4095"}"#
+    );
+    // Asia/Shanghai has been +08:00 without daylight saving time since 1991: 8 hours later.
+    let shanghai = TimeZone::get("Asia/Shanghai").unwrap();
+    assert!(
+        parsed
+            .to_java_string_in(&shanghai)
+            .unwrap()
+            .contains(r#""timestamp":"71684-04-09 09:12:31""#)
+    );
+}
+
+const FAR_FUTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/java-far-future-dates.tsv"
+);
+
+/// Seconds after the year 9999 rendered by Java's `SimpleDateFormat` (as `parseUID` renders them)
+/// in six zones, three with daylight saving time (New York, London, Sydney): ringflake renders
+/// each the same, through the public `parse` of a 61/1/1 layout from the unix epoch.
+#[test]
+fn far_future_dates_match_java_in_six_zones() {
+    let text = std::fs::read_to_string(FAR_FUTURE)
+        .unwrap_or_else(|e| panic!("cannot read {FAR_FUTURE}: {e}; it is part of the repository"));
+    let layout = Layout::new(61, 1, 1, 0).unwrap();
+    let mut rows = 0;
+    let mut zones = std::collections::BTreeSet::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with('#') || line.starts_with("second\t") || line.is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split('\t').collect();
+        assert_eq!(f.len(), 3, "line {}: {line:?}", i + 1);
+        let second: u64 = f[0].parse().unwrap();
+        let tz = TimeZone::get(f[1]).unwrap();
+        let parsed = layout.parse(second << 2).unwrap();
+        assert_eq!(parsed.unix_seconds, second as i64);
+        let json = parsed
+            .to_java_string_in(&tz)
+            .unwrap_or_else(|e| panic!("line {}: {e}", i + 1));
+        let want = format!(r#""timestamp":"{}""#, f[2]);
+        assert!(json.contains(&want), "line {}: {json} lacks {want}", i + 1);
+        rows += 1;
+        zones.insert(f[1].to_string());
+    }
+    assert_eq!(rows, 756);
+    assert_eq!(zones.len(), 6);
+}
+
+/// The same vector through the binary: `ringflake parse` and serve's `/parse/{id}` print Java's
+/// five-digit year (both used to answer "cannot be rendered as a date").
+#[test]
+fn parse_and_serve_render_the_year_71684() {
+    let dir = tempfile::tempdir().unwrap();
+    let layout = [
+        "--time-bits",
+        "41",
+        "--worker-bits",
+        "10",
+        "--seq-bits",
+        "12",
+        "--epoch",
+        "2000-01-01",
+        "--tz",
+        "UTC",
+    ];
+    let want = r#"{"UID":"9223372036854775807","timestamp":"71684-04-09 01:12:31","workerId":"1023","sequence":"4095"}"#;
+    let out = common::ringflake(dir.path())
+        .arg("parse")
+        .arg("9223372036854775807")
+        .args(layout)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "parse failed: {stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), want);
+
+    let mut args = vec!["--worker-id", "1"];
+    args.extend(layout);
+    let serve = common::Serve::start(dir.path(), &args);
+    let reply = common::get(serve.addr(), "/parse/9223372036854775807");
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(reply.body.trim_end(), want);
 }

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use ringflake::{Error, Layout, TimeZone, UID_GENERATOR_EPOCH_SECONDS, epoch_from_date};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// 2023-11-14T22:13:20Z: an epoch safely in the past.
 const PAST_EPOCH: i64 = 1_700_000_000;
@@ -424,4 +424,259 @@ fn default_layout_lifetime() {
     assert!(layout.max_sequence() + 1 >= 4_000_000);
     assert!(layout.max_worker_id() + 1 >= 1_024);
     assert!(layout.check_alive_at(now_seconds()).is_ok());
+}
+
+mod common;
+
+/// Meituan Leaf's snowflake: milliseconds since 2010-11-04T01:42:54.657Z, shifted by 22 bits.
+fn leaf_id_at(unix_seconds: i64) -> u64 {
+    ((unix_seconds as u64) * 1000 - 1_288_834_974_657) << 22
+}
+
+/// `epoch_above` moves the epoch to exactly the latest second that works, keeps an epoch that
+/// already works, and refuses an ID no epoch can get above with a typed error naming the ID and
+/// the limit.
+#[test]
+fn epoch_above_is_the_latest_epoch_that_works() {
+    use ringflake::plan::epoch_above;
+    let now = PAST_EPOCH + 10 * 86_400;
+    let plain = Layout::new(31, 10, 22, PAST_EPOCH).unwrap();
+    let shift = plain.time_shift();
+    for above in [0, 1 << 40, leaf_id_at(now), leaf_id_at(now) + 12_345] {
+        let moved = epoch_above(&plain, above, now).unwrap();
+        let first = |l: &Layout| ((now - l.epoch_seconds()) as u64) << shift;
+        assert!(first(&moved) > above, "{above}");
+        assert_eq!(moved.epoch_seconds().min(PAST_EPOCH), moved.epoch_seconds());
+        if moved.epoch_seconds() < PAST_EPOCH {
+            // One second later would not do.
+            let later = Layout::new(31, 10, 22, moved.epoch_seconds() + 1).unwrap();
+            assert!(first(&later) <= above, "{above}");
+        }
+    }
+    // Already above: the epoch stays.
+    assert_eq!(epoch_above(&plain, 5, now).unwrap(), plain);
+
+    let limit = ((1u64 << 31) - 1) << 32;
+    for above in [limit, i64::MAX as u64] {
+        let err = epoch_above(&plain, above, now).unwrap_err();
+        assert_eq!(
+            err,
+            Error::AboveUnreachable {
+                id: above,
+                limit,
+                time_bits: 31
+            }
+        );
+        let msg = err.to_string();
+        assert!(
+            names_number(&msg, above) && names_number(&msg, limit),
+            "{msg}"
+        );
+    }
+    // One below the limit works, with a single second of life left.
+    let moved = epoch_above(&plain, limit - 1, now).unwrap();
+    assert_eq!(now - moved.epoch_seconds(), (1 << 31) - 1);
+    assert!(matches!(
+        epoch_above(&plain, u64::MAX, now),
+        Err(Error::NegativeId { .. })
+    ));
+}
+
+/// The builders' `above`: the first ID (worker id included) must exceed the ID, else the build
+/// fails naming both IDs and how far the epoch must move back; both generators, any worker.
+#[test]
+fn builders_refuse_to_start_below_an_existing_id() {
+    use ringflake::{CachedUidGenerator, DefaultUidGenerator, ManualClock};
+    let layout = Layout::new(31, 10, 22, PAST_EPOCH).unwrap();
+    let now = PAST_EPOCH + 1_000;
+    let clock = ManualClock::from_seconds(now);
+    let at = |delta: u64, worker: u64| layout.compose(delta, worker, 0).unwrap();
+    // Worker 5's first ID at delta 1000 is above worker 4's and below worker 6's.
+    for (above, starts) in [
+        (at(999, 1023), true),
+        (at(1000, 4) + 77, true),
+        (at(1000, 5) - 1, true),
+        (at(1000, 5), false),
+        (at(1000, 6), false),
+        (at(1100, 0), false),
+    ] {
+        let cached = CachedUidGenerator::builder(layout)
+            .worker_id(5)
+            .clock(clock.clone())
+            .above(above)
+            .build();
+        let default = DefaultUidGenerator::builder(layout)
+            .worker_id(5)
+            .clock(clock.clone())
+            .above(above)
+            .build();
+        if starts {
+            assert!(cached.unwrap().next_id().unwrap() > above);
+            assert!(default.unwrap().next_id().unwrap() > above);
+            continue;
+        }
+        let back = (above >> 32) + 1 - 1000;
+        for err in [cached.err().unwrap(), default.err().unwrap()] {
+            assert_eq!(
+                err,
+                Error::NotAbove {
+                    above,
+                    first_id: at(1000, 5),
+                    epoch_back_seconds: back
+                }
+            );
+            let msg = err.to_string();
+            assert!(
+                names_number(&msg, above) && names_number(&msg, at(1000, 5)),
+                "{msg}"
+            );
+        }
+    }
+}
+
+/// `ringflake layout --above ID` (a Leaf ID of now): every proposal's flags give a layout whose
+/// first ID now sorts above it, with the cost in lifetime; an ID no layout can exceed is said
+/// to be impossible, with the limit.
+#[test]
+fn planner_moves_the_epoch_above_an_existing_id() {
+    let dir = tempfile::tempdir().unwrap();
+    // The planner reads the clock between `before` and `after`.
+    let before = now_seconds();
+    let leaf = leaf_id_at(before);
+    let out = common::ringflake(dir.path())
+        .args(["layout", "--rate", "10000", "--restarts-per-day", "2"])
+        .args(["--years", "30", "--tz", "UTC", "--above", &leaf.to_string()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains(&format!("every new ID must sort above {leaf}")),
+        "{text}"
+    );
+    let after = now_seconds();
+    let mut checked = 0;
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let Some(flags) = line.trim().strip_prefix("flags") else {
+            continue;
+        };
+        let f: Vec<&str> = flags.split_whitespace().collect();
+        assert_eq!(f.len(), 8, "{line}");
+        let (t, w, s) = (
+            f[1].parse().unwrap(),
+            f[3].parse().unwrap(),
+            f[5].parse().unwrap(),
+        );
+        assert_eq!(f[6], "--epoch", "{line}");
+        let layout = Layout::with_epoch_date(t, w, s, f[7], &TimeZone::UTC).unwrap();
+        let first = layout
+            .compose((after - layout.epoch_seconds()) as u64, 0, 0)
+            .unwrap();
+        assert!(first > leaf, "{line}: first ID {first} <= {leaf}");
+        // The day before would also do; the day after would not: the latest midnight.
+        let next_day = layout.epoch_seconds() + 86_400;
+        assert!(
+            (((before - next_day) as u64) << layout.time_shift()) <= leaf,
+            "{line}"
+        );
+        let above = lines
+            .by_ref()
+            .find(|l| l.trim().starts_with("above"))
+            .unwrap();
+        assert!(
+            above.contains(&format!("> {leaf}")) && above.contains(" of lifetime ("),
+            "{above}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 3, "{text}");
+    // The first proposal lasts the 30 years despite the years lost.
+    assert!(
+        text.split("\n\n")
+            .nth(1)
+            .unwrap()
+            .contains("(lasts the 30 years)"),
+        "{text}"
+    );
+
+    let out = common::ringflake(dir.path())
+        .args(["layout", "--rate", "10000", "--restarts-per-day", "2"])
+        .args(["--years", "30", "--time-bits", "31", "--worker-bits", "10"])
+        .args(["--above", "9223372036854775807"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        stderr.contains("ID 9223372036854775807 is too high")
+            && stderr.contains("more time bits raise that limit"),
+        "{stderr}"
+    );
+}
+
+/// `serve --above ID` exits 1 naming both IDs when its first ID would not be above; starts when
+/// it would.
+#[test]
+fn serve_refuses_to_start_below_an_existing_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let layout = [
+        "--time-bits",
+        "31",
+        "--worker-bits",
+        "10",
+        "--seq-bits",
+        "22",
+    ];
+    // Default epoch 2025-01-01: an ID of an hour from now is above every ID serve can make now.
+    let now = now_seconds();
+    let ahead = ((now + 3600 - ringflake::DEFAULT_EPOCH_SECONDS) as u64) << 32;
+    let ahead_text = ahead.to_string();
+    let mut args = vec!["--worker-id", "3", "--above", &ahead_text];
+    args.extend(layout);
+    // Bounded: a serve that wrongly starts is killed when the wait fails.
+    let mut serve = common::Serve::launch(dir.path(), &args);
+    common::wait_until("serve --above exits", Duration::from_secs(60), || {
+        !serve.running()
+    });
+    let status = serve.kill().expect("serve's exit status");
+    common::wait_until("serve's error is read", Duration::from_secs(10), || {
+        serve.output().contains("ringflake: error:")
+    });
+    let stderr = serve.output();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("does not sort above the existing ID {ahead}"))
+            && stderr.contains("the first ID this generator would issue, ")
+            && stderr.contains(&format!("ringflake layout --above {ahead}")),
+        "{stderr}"
+    );
+    let first: u64 = stderr
+        .split("would issue, ")
+        .nth(1)
+        .and_then(|r| r.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(first < ahead && first >> 32 >= ((now - ringflake::DEFAULT_EPOCH_SECONDS) as u64));
+
+    // An ID of an hour ago is below: serve starts and its IDs are above it.
+    let behind = ((now - 3600 - ringflake::DEFAULT_EPOCH_SECONDS) as u64) << 32;
+    let mut args = vec!["--worker-id", "3", "--above"];
+    let behind_text = behind.to_string();
+    args.push(&behind_text);
+    args.extend(layout);
+    let serve = common::Serve::start(dir.path(), &args);
+    let reply = common::get(serve.addr(), "/id");
+    let id: u64 = reply
+        .body
+        .trim()
+        .trim_matches('"')
+        .parse()
+        .unwrap_or_else(|_| panic!("{}", reply.body));
+    assert!(id > behind);
 }

@@ -74,6 +74,7 @@ pub struct CachedBuilder {
     state_file: Option<PathBuf>,
     background: bool,
     sink: Option<Box<dyn StatsSink>>,
+    above: Option<u64>,
 }
 
 impl std::fmt::Debug for CachedBuilder {
@@ -86,6 +87,7 @@ impl std::fmt::Debug for CachedBuilder {
             .field("max_lag", &self.max_lag)
             .field("max_lead", &self.max_lead)
             .field("state_file", &self.state_file)
+            .field("above", &self.above)
             .finish_non_exhaustive()
     }
 }
@@ -348,6 +350,7 @@ impl CachedBuilder {
             &self.clock,
             reach.as_ref().map(|r| &r.file),
             max_lead.map(|(lead, _)| lead),
+            self.above,
         )?;
         let capacity = 1u64 << (layout.seq_bits() + self.boost_power);
         // Chunks of up to 1024 IDs, and at least two chunks in the ring.
@@ -429,6 +432,7 @@ impl CachedUidGenerator {
             state_file: None,
             background: true,
             sink: None,
+            above: None,
         }
     }
 }

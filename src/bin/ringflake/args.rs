@@ -172,6 +172,11 @@ pub struct RingArgs {
     /// At the --max-lead cap: wait for the clock, or fail the request
     #[arg(long, env = "RINGFLAKE_LEAD_POLICY", value_name = "POLICY", value_enum, default_value_t = LeadPolicyArg::Wait)]
     pub lead_policy: LeadPolicyArg,
+    /// Refuse to start unless the first ID sorts above this ID of the generator being replaced
+    /// (Leaf, Java): `ringflake layout --above ID` proposes an epoch that does it
+    #[arg(long, env = "RINGFLAKE_ABOVE", value_name = "ID",
+          value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
+    pub above: Option<u64>,
 }
 
 /// How the switches read a value from their environment variable: `true`, `1`, `yes`, `on` (and
@@ -308,6 +313,11 @@ pub struct PlanArgs {
     /// How many years the layout must last
     #[arg(long, env = "RINGFLAKE_YEARS", value_name = "Y")]
     pub years: u32,
+    /// An existing ID (from Leaf, Java or any 63-bit generator) every new ID must sort above:
+    /// each proposal gets the epoch that does it, and what that costs in lifetime
+    #[arg(long, env = "RINGFLAKE_ABOVE", value_name = "ID",
+          value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
+    pub above: Option<u64>,
     #[command(flatten)]
     pub layout: LayoutArgs,
 }
@@ -667,6 +677,9 @@ impl RingArgs {
         }
         if let Some(s) = self.max_lag {
             b = b.max_lag(Duration::from_secs(s));
+        }
+        if let Some(id) = self.above {
+            b = b.above(id);
         }
         match lead {
             Lead::Capped(s, policy) => b.max_lead(Duration::from_secs(s), policy),

@@ -2,7 +2,9 @@
 //! read.
 
 use crate::args::PlanArgs;
-use ringflake::plan::{Assessment, Demand, minimum_widths, propose};
+use ringflake::plan::{
+    Assessment, Demand, epoch_above, minimum_widths, minimum_widths_above, propose, propose_above,
+};
 use ringflake::{DEFAULT_MAX_LEAD, Layout, TimeZone};
 use std::fmt::Write as _;
 
@@ -113,6 +115,74 @@ fn describe(out: &mut String, a: &Assessment, demand: &Demand, tz: &TimeZone, ep
     let _ = writeln!(out, "   borrowing  {borrowing}");
 }
 
+/// The lines describing `plain` moved above existing ID `id`: its epoch moved back (to midnight
+/// in `tz`, so that `--epoch` can say it), what that costs, or why no epoch can do it.
+fn describe_above(
+    out: &mut String,
+    plain: &Assessment,
+    id: u64,
+    demand: &Demand,
+    tz: &TimeZone,
+    plain_flag: &str,
+) -> Result<(), String> {
+    let now = plain.now;
+    let moved = match epoch_above(&plain.layout, id, now) {
+        Ok(moved) => moved,
+        Err(e) => {
+            describe(out, plain, demand, tz, plain_flag);
+            let _ = writeln!(out, "   above      IMPOSSIBLE: {e}");
+            return Ok(());
+        }
+    };
+    if moved == plain.layout {
+        describe(out, plain, demand, tz, plain_flag);
+        let _ = writeln!(
+            out,
+            "   above      its IDs already sort above {id} at this epoch: nothing lost"
+        );
+        return Ok(());
+    }
+    // Midnight of the epoch's day: `--epoch` can write it, and it is no later than needed.
+    let midnight = jiff::Timestamp::from_second(moved.epoch_seconds())
+        .ok()
+        .and_then(|t| t.to_zoned(tz.clone()).date().to_zoned(tz.clone()).ok())
+        .filter(|z| z.timestamp().as_second() <= moved.epoch_seconds())
+        .map(|z| (z.timestamp().as_second(), format!("--epoch {}", z.date())));
+    let (epoch, flag) = midnight.unwrap_or((
+        moved.epoch_seconds(),
+        format!("--epoch-seconds {}", moved.epoch_seconds()),
+    ));
+    let layout = Layout::new(
+        moved.time_bits(),
+        moved.worker_bits(),
+        moved.seq_bits(),
+        epoch,
+    )
+    .map_err(|e| e.to_string())?;
+    if let Err(e) = layout.check_alive_at(now) {
+        describe(out, plain, demand, tz, plain_flag);
+        let _ = writeln!(out, "   above      IMPOSSIBLE: {e}");
+        return Ok(());
+    }
+    let a = Assessment::of(&layout, demand, now);
+    describe(out, &a, demand, tz, &flag);
+    let lost = plain.lifetime_seconds - a.lifetime_seconds;
+    let _ = writeln!(
+        out,
+        "   above      first ID {} > {id}: epoch {} instead of {}; costs {} of lifetime ({} instead \
+         of {})",
+        layout
+            .compose((now - epoch) as u64, 0, 0)
+            .map_err(|e| e.to_string())?,
+        date(epoch, tz),
+        date(plain.layout.epoch_seconds(), tz),
+        span(lost),
+        span(a.lifetime_seconds),
+        span(plain.lifetime_seconds),
+    );
+    Ok(())
+}
+
 /// Prints the planner's report for now.
 pub fn run(args: &PlanArgs) -> Result<(), String> {
     let report = report(args, jiff::Timestamp::now().as_second())?;
@@ -177,6 +247,7 @@ pub fn report(args: &PlanArgs, now: i64) -> Result<String, String> {
         demand.years
     );
     let _ = writeln!(out, "epoch      {epoch_note}; midnight in {zone_name}");
+
     let _ = writeln!(
         out,
         "minimum    time {t} bits ({} years from the epoch), worker {w} bits ({} worker ids), \
@@ -190,8 +261,21 @@ pub fn report(args: &PlanArgs, now: i64) -> Result<String, String> {
         thousands(1 << s),
         t + w + s
     );
+    if let Some(id) = args.above {
+        let (t, _, _) = minimum_widths_above(&demand, id, epoch, now).map_err(|e| e.to_string())?;
+        let _ = writeln!(
+            out,
+            "above      every new ID must sort above {id}: each layout below gets the latest \
+             epoch (midnight in {zone_name}) from which its first ID, at any worker id, is \
+             higher; the seconds before it are lost to the time field, so it needs {t} time bits"
+        );
+    }
     let _ = writeln!(out);
-    let proposals = propose(&demand, epoch, now).map_err(|e| e.to_string())?;
+    let proposals = match args.above {
+        None => propose(&demand, epoch, now),
+        Some(id) => propose_above(&demand, id, epoch, now),
+    }
+    .map_err(|e| e.to_string())?;
     for (i, p) in proposals.iter().enumerate() {
         let l = p.assessment.layout;
         let _ = writeln!(
@@ -204,7 +288,16 @@ pub fn report(args: &PlanArgs, now: i64) -> Result<String, String> {
             l.seq_bits(),
             p.why
         );
-        describe(&mut out, &p.assessment, &demand, &tz, &epoch_flag);
+        match args.above {
+            None => describe(&mut out, &p.assessment, &demand, &tz, &epoch_flag),
+            Some(id) => {
+                // The same widths at the plain epoch: what moving it back costs.
+                let plain = Layout::new(l.time_bits(), l.worker_bits(), l.seq_bits(), epoch)
+                    .map_err(|e| e.to_string())?;
+                let plain = Assessment::of(&plain, &demand, now);
+                describe_above(&mut out, &plain, id, &demand, &tz, &epoch_flag)?
+            }
+        }
         let _ = writeln!(out);
     }
     let mut known: Vec<(String, Layout, String)> = Vec::new();
@@ -227,18 +320,32 @@ pub fn report(args: &PlanArgs, now: i64) -> Result<String, String> {
         ("UidGenerator's suggestion", (30, 27, 6)),
     ] {
         let layout = Layout::new(t, w, s, epoch).map_err(|e| e.to_string())?;
-        if proposals.iter().any(|p| p.assessment.layout == layout)
+        let widths = |l: &Layout| (l.time_bits(), l.worker_bits(), l.seq_bits());
+        if proposals
+            .iter()
+            .any(|p| widths(&p.assessment.layout) == widths(&layout))
             || known.iter().any(|k| k.1 == layout)
         {
             continue;
         }
         known.push((format!("{name} {t}/{w}/{s}"), layout, epoch_flag.clone()));
     }
-    let _ = writeln!(out, "for comparison, at the same epoch:");
+    let _ = writeln!(
+        out,
+        "{}",
+        if args.above.is_some() {
+            "for comparison, each with its epoch moved above the ID:"
+        } else {
+            "for comparison, at the same epoch:"
+        }
+    );
     for (name, layout, flag) in &known {
         let a = Assessment::of(layout, &demand, now);
         let _ = writeln!(out, "-  {name}");
-        describe(&mut out, &a, &demand, &tz, flag);
+        match args.above {
+            None => describe(&mut out, &a, &demand, &tz, flag),
+            Some(id) => describe_above(&mut out, &a, id, &demand, &tz, flag)?,
+        }
     }
     let _ = writeln!(
         out,
