@@ -190,8 +190,8 @@ pub use self::metrics::{
     install_prometheus, install_prometheus_recorder,
 };
 pub use cached::{
-    CachedBuilder, CachedUidGenerator, DEFAULT_MAX_LEAD, FILLER_RECORD_INTERVAL, LeadPolicy, Stats,
-    StatsSink, StatsSource,
+    CachedBuilder, CachedUidGenerator, DEFAULT_MAX_LEAD, FILLER_RECORD_INTERVAL, LeadPolicy,
+    LocalTaker, Stats, StatsSink, StatsSource,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use default::{ClockBackwards, DefaultBuilder, DefaultUidGenerator};

@@ -19,6 +19,11 @@
 //!   stamp changed and claims again: its index is skipped, never read twice.
 //! - A `WAKE` bit in a stamp asks the taker of the chunk's first index to wake the filler: one
 //!   wake-up per threshold crossing, decided by the filler when it writes the chunk.
+//! - Per-thread takers ([`LocalTaker`](crate::LocalTaker)) claim a block of indices at a time
+//!   ([`Ring::claim_held`]) and publish the block in their own [`Held`] record first, so that a
+//!   stats snapshot never counts an index a taker still holds as issued; the filler publishes
+//!   the clock second it last read ([`Ring::seen`]) so that they can tell a stale block without
+//!   reading the clock.
 //!
 //! The seqlock follows the C++11 pattern of Boehm, "Can seqlocks get along with programming
 //! language memory models?" (MSPC 2012), in atomics only: there is no `unsafe` code.
@@ -54,6 +59,54 @@ pub(crate) struct Ring {
     cursor: CachePadded<AtomicU64>,
     /// The next index the filler will write (a multiple of K), published for introspection.
     tail: CachePadded<AtomicU64>,
+    /// The clock second (since the epoch) the filler read at its last round: what per-thread
+    /// takers judge staleness by. Written only when it changes (about once a second), so the
+    /// line stays in every reader's cache.
+    seen: CachePadded<AtomicU64>,
+}
+
+/// The block of indices a per-thread taker holds (claimed, not yet settled), as a seqlock: the
+/// sequence is odd while the taker claims or gives back. Written only by its taker, read by
+/// stats snapshots: one record per taker, on its own cache line.
+#[derive(Debug, Default)]
+pub(crate) struct Held {
+    seq: AtomicU64,
+    start: AtomicU64,
+    end: AtomicU64,
+}
+
+impl Held {
+    /// The held indices `start..end` (empty: `start == end`), or `None` while the taker is
+    /// between its claim and its publication of the block (look again).
+    pub(crate) fn read(&self) -> Option<(u64, u64)> {
+        let s1 = self.seq.load(Ordering::Acquire);
+        if s1 & 1 == 1 {
+            return None;
+        }
+        let start = self.start.load(Ordering::Relaxed);
+        let end = self.end.load(Ordering::Relaxed);
+        fence(Ordering::Acquire);
+        (self.seq.load(Ordering::Relaxed) == s1).then_some((start, end))
+    }
+
+    /// Publishes the block `block` makes as held (the owner only).
+    #[inline]
+    fn publish(&self, block: impl FnOnce() -> (u64, u64)) {
+        let s = self.seq.load(Ordering::Relaxed);
+        self.seq.store(s + 1, Ordering::Relaxed);
+        // Seqlock write: the odd sequence is visible before anything stored after this fence,
+        // including the cursor's claim in `claim_held`.
+        fence(Ordering::Release);
+        let (start, end) = block();
+        self.start.store(start, Ordering::Relaxed);
+        self.end.store(end, Ordering::Relaxed);
+        self.seq.store(s + 2, Ordering::Release);
+    }
+
+    /// Holds nothing any more (the owner only, after recording what it gives back).
+    pub(crate) fn clear(&self) {
+        self.publish(|| (0, 0));
+    }
 }
 
 /// Why a take found no ID.
@@ -83,6 +136,7 @@ impl Ring {
             capacity,
             cursor: CachePadded::new(AtomicU64::new(0)),
             tail: CachePadded::new(AtomicU64::new(0)),
+            seen: CachePadded::new(AtomicU64::new(0)),
         }
     }
 
@@ -116,10 +170,44 @@ impl Ring {
             .is_ok()
     }
 
+    /// Claims `n` consecutive indices for a per-thread taker and records them in its `held`
+    /// record. A snapshot that reads the cursor with [`cursor_acquire`](Self::cursor_acquire)
+    /// and then `held` either finds this claim in `held` or finds `held` busy: it never sees
+    /// the claim in the cursor without knowing it is held.
+    #[inline]
+    pub(crate) fn claim_held(&self, held: &Held, n: u64) -> u64 {
+        let mut first = 0;
+        // The claim is made after the odd sequence and its release fence: an acquire load of
+        // the cursor that sees it also sees the sequence odd (or the block published).
+        held.publish(|| {
+            first = self.cursor.fetch_add(n, Ordering::Relaxed);
+            (first, first + n)
+        });
+        first
+    }
+
     /// The next index to be claimed.
     #[inline]
     pub(crate) fn cursor(&self) -> u64 {
         self.cursor.load(Ordering::Relaxed)
+    }
+
+    /// The cursor, ordered before what a snapshot reads next (see [`claim_held`](Self::claim_held)).
+    pub(crate) fn cursor_acquire(&self) -> u64 {
+        self.cursor.load(Ordering::Acquire)
+    }
+
+    /// The clock second the filler read at its last round (0 before the first).
+    #[inline]
+    pub(crate) fn seen(&self) -> u64 {
+        self.seen.load(Ordering::Relaxed)
+    }
+
+    /// Publishes the clock second of a filler round; a store only when it changed.
+    pub(crate) fn publish_seen(&self, now: u64) {
+        if self.seen.load(Ordering::Relaxed) != now {
+            self.seen.store(now, Ordering::Relaxed);
+        }
     }
 
     /// The next index the filler will write (as last published).
@@ -147,6 +235,22 @@ impl Ring {
         let (chunk, offset) = self.split(index);
         let (base, wake) = self.read_chunk(chunk)?;
         Ok((base + offset, offset == 0 && wake))
+    }
+
+    /// Reads the run of a claim that starts at `index`: the IDs of indices `index..` up to the
+    /// end of the claim (`end`) or of the chunk, as (first ID, length, whether to wake the
+    /// filler). The IDs of a run are consecutive.
+    #[inline]
+    pub(crate) fn read_run(&self, index: u64, end: u64) -> Result<(u64, u64, bool), Miss> {
+        let (first, wake) = self.read(index)?;
+        Ok((first, self.run_len(index, end), wake))
+    }
+
+    /// The length of the run of claim `index..end` that starts at `index`.
+    #[inline]
+    pub(crate) fn run_len(&self, index: u64, end: u64) -> u64 {
+        let chunk_end = (index | (self.chunk() - 1)) + 1;
+        chunk_end.min(end) - index
     }
 
     /// Reads chunk `chunk`'s first ID and its WAKE bit. A chunk index is written at most once, so
