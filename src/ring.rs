@@ -68,11 +68,21 @@ pub(crate) struct Ring {
 /// The block of indices a per-thread taker holds (claimed, not yet settled), as a seqlock: the
 /// sequence is odd while the taker claims or gives back. Written only by its taker, read by
 /// stats snapshots: one record per taker, on its own cache line.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Held {
     seq: AtomicU64,
     start: AtomicU64,
     end: AtomicU64,
+}
+
+impl Default for Held {
+    fn default() -> Self {
+        Held {
+            seq: AtomicU64::new(0),
+            start: AtomicU64::new(0),
+            end: AtomicU64::new(0),
+        }
+    }
 }
 
 impl Held {
@@ -367,6 +377,137 @@ mod loom_tests {
             if let [a, b] = got[..] {
                 assert_ne!(a.1, b.1, "an ID handed out twice");
             }
+        });
+    }
+}
+
+/// Model checks of the per-thread takers' claims under loom.
+/// Run with `RUSTFLAGS="--cfg ringflake_loom" cargo test --release --lib ring::loom`.
+#[cfg(all(test, ringflake_loom))]
+mod loom_local {
+    use super::*;
+    use loom::sync::Arc;
+    use loom::thread;
+
+    /// A taker's block claim: the runs it reads (index, first ID, length), and how many of its
+    /// indices it gave back (lapped, or not written in time).
+    fn take_block(ring: &Ring, held: &Held, n: u64) -> (Vec<(u64, u64, u64)>, u64) {
+        let mut index = ring.claim_held(held, n);
+        let end = index + n;
+        let mut runs = Vec::new();
+        while index < end {
+            let mut looks = 0;
+            let run = loop {
+                match ring.read_run(index, end) {
+                    Ok((first, len, _)) => break Some((first, len)),
+                    Err(Miss::NotReady) if looks < 1 => {
+                        looks += 1;
+                        thread::yield_now();
+                    }
+                    Err(_) => break None,
+                }
+            };
+            let Some((first, len)) = run else {
+                return (runs, end - index);
+            };
+            runs.push((index, first, len));
+            index += len;
+            thread::yield_now(); // hands out the run, then reads the next one
+        }
+        (runs, 0)
+    }
+
+    /// A block that straddles two chunks, its second run read late, while single claims take
+    /// the rest and the filler reuses a slot: every run holds the IDs of its own indices, no ID
+    /// is handed out twice, and every index of the block is handed out or given back.
+    #[test]
+    fn block_runs_are_right_and_accounted() {
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(3);
+        model.check(|| {
+            // Two slots of two IDs; chunk c holds 100 + 10c and the next, so a run that ran past
+            // its chunk would hand out IDs of no index.
+            let expected = |i: u64| 100 + 10 * (i / 2) + i % 2;
+            let ring = Arc::new(Ring::new(4, 1));
+            assert!(ring.put(0, 100, false));
+            assert!(ring.put(1, 110, false));
+            let single = {
+                let ring = Arc::clone(&ring);
+                thread::spawn(move || {
+                    let mut got = Vec::new();
+                    for _ in 0..2 {
+                        let i = ring.claim(1);
+                        if let Ok((id, _)) = ring.read(i) {
+                            got.push((i, id));
+                        }
+                    }
+                    got
+                })
+            };
+            let taker = {
+                let ring = Arc::clone(&ring);
+                thread::spawn(move || take_block(&ring, &Held::default(), 2))
+            };
+            if !ring.put(2, 120, false) {
+                thread::yield_now();
+                let _ = ring.put(2, 120, false);
+            }
+            let mut ids: Vec<u64> = Vec::new();
+            for (i, id) in single.join().unwrap() {
+                assert_eq!(id, expected(i), "index {i} read the ID of another index");
+                ids.push(id);
+            }
+            let (runs, given_back) = taker.join().unwrap();
+            let mut handed = 0;
+            for (index, first, len) in runs {
+                for (i, id) in (index..index + len).zip(first..) {
+                    assert_eq!(id, expected(i), "run at {index} read another index's IDs");
+                    ids.push(id);
+                }
+                handed += len;
+            }
+            assert_eq!(
+                handed + given_back,
+                2,
+                "an index of the block neither handed out nor given back"
+            );
+            let n = ids.len();
+            ids.sort_unstable();
+            ids.dedup();
+            assert_eq!(ids.len(), n, "an ID handed out twice");
+        });
+    }
+
+    /// The snapshot of `Shared::stats` (the cursor with acquire, then the taker's held block)
+    /// never counts as issued an index the taker still holds: what it counts is at most what the
+    /// taker finished with.
+    #[test]
+    fn a_snapshot_never_counts_a_held_block_as_issued() {
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(3);
+        model.check(|| {
+            let ring = Arc::new(Ring::new(8, 1));
+            let held = Arc::new(Held::default());
+            let done = Arc::new(AtomicU64::new(0));
+            let taker = {
+                let (ring, held, done) = (Arc::clone(&ring), Arc::clone(&held), Arc::clone(&done));
+                thread::spawn(move || {
+                    ring.claim_held(&held, 2);
+                    // Hands out both IDs of its block, then moves on to the next block.
+                    done.store(2, Ordering::Relaxed);
+                    ring.claim_held(&held, 2);
+                })
+            };
+            let cursor = ring.cursor_acquire();
+            if let Some((start, end)) = held.read() {
+                let issued = cursor - end.min(cursor).saturating_sub(start);
+                let done = done.load(Ordering::Relaxed);
+                assert!(
+                    issued <= done,
+                    "counted {issued} as issued, the taker finished {done}"
+                );
+            }
+            taker.join().unwrap();
         });
     }
 }
