@@ -104,12 +104,15 @@ impl CachedUidGenerator {
     /// it.
     ///
     /// ```
-    /// use ringflake::{CachedUidGenerator, Layout};
-    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?;
+    /// use ringflake::{CachedUidGenerator, Layout, ManualClock};
+    /// // A clock that stands still: nothing goes stale, so the counts below are exact.
+    /// let clock = ManualClock::from_seconds(ringflake::DEFAULT_EPOCH_SECONDS + 1_000_000);
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).clock(clock).build()?;
     /// let mut taker = g.local();
     /// let a = taker.next_id()?;
     /// let b = taker.next_id()?;
     /// assert!(b > a);
+    /// assert_eq!(g.stats().issued, 0); // counted when the taker moves on from its block
     /// drop(taker); // the rest of its block is counted as discarded
     /// let stats = g.stats();
     /// assert_eq!(stats.issued, 2);
@@ -195,7 +198,7 @@ impl LocalTaker<'_> {
             ];
             self.end = self.next;
             self.rest = self.claim_end;
-            s.give_back(&self.held, &ranges, false);
+            self.give_back(&ranges, false);
         }
         let block = s.ring.chunk();
         let shift = s.layout.time_shift();
@@ -219,7 +222,7 @@ impl LocalTaker<'_> {
                     Some(first) => (first, s.ring.run_len(index, end)),
                     None => {
                         // Lapped: the rest of the claim is skipped, never handed out.
-                        s.give_back(&self.held, &[(index, end)], false);
+                        self.give_back(&[(index, end)], false);
                         continue;
                     }
                 },
@@ -227,7 +230,7 @@ impl LocalTaker<'_> {
             let deadline = (first >> shift).saturating_add(s.max_lag_secs);
             if s.ring.seen() >= deadline {
                 // Written before the filler's last sweep found it stale: not handed out.
-                s.give_back(&self.held, &[(index, end)], false);
+                self.give_back(&[(index, end)], false);
                 continue;
             }
             self.rest = index + len;
@@ -236,6 +239,24 @@ impl LocalTaker<'_> {
             self.end = first + len;
             self.deadline = deadline;
             return Ok(first);
+        }
+    }
+}
+
+impl LocalTaker<'_> {
+    /// Gives back `ranges` of this taker's claim (see [`Shared::give_back`]). A chunk's first
+    /// index may carry the filler's wake-up (rule 3): if one is given back unread, the filler is
+    /// woken here instead.
+    #[cold]
+    fn give_back(&self, ranges: &[(u64, u64)], retire: bool) {
+        let s = self.shared;
+        s.give_back(&self.held, ranges, retire);
+        let k = s.ring.chunk();
+        if ranges
+            .iter()
+            .any(|&(start, end)| start.next_multiple_of(k) < end)
+        {
+            s.wake_filler();
         }
     }
 }
@@ -251,6 +272,6 @@ impl Drop for LocalTaker<'_> {
             ),
             (self.rest, self.claim_end),
         ];
-        self.shared.give_back(&self.held, &ranges, true);
+        self.give_back(&ranges, true);
     }
 }
