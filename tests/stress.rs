@@ -336,3 +336,51 @@ fn local_block_gone_stale_is_not_handed_out() {
     // The stale block's 1,023, the new block's 1,023, and the ring's own stale IDs swept.
     assert!(s.discarded >= 2 * 1023, "{s:?}");
 }
+
+/// While takers run, every stats snapshot counts as issued at most what they handed out so far
+/// (a held block is not counted before its taker moves on), and `issued` never decreases, even
+/// as blocks are given back stale (real clock, `max_lag` 1 s) or on drop.
+#[test]
+fn local_issued_never_ahead_and_never_decreasing() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let g = CachedUidGenerator::builder(Layout::default())
+        .worker_id(13)
+        .build()
+        .unwrap();
+    let handed = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let failure = std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                // Takers come and go: each gives back the rest of its block when dropped.
+                while !stop.load(Ordering::Relaxed) {
+                    let mut taker = g.local();
+                    for _ in 0..50_000 {
+                        taker.next_id().unwrap();
+                        handed.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+            });
+        }
+        let mut last = 0;
+        let start = std::time::Instant::now();
+        // A failure stops the takers before it is reported (else the scope would wait forever).
+        let mut failure = None;
+        while failure.is_none() && start.elapsed() < Duration::from_secs(3) {
+            let issued = g.stats().issued;
+            let handed = handed.load(Ordering::SeqCst);
+            if issued > handed {
+                failure = Some(format!("issued {issued} > handed out {handed}"));
+            } else if issued < last {
+                failure = Some(format!("issued went down: {last} -> {issued}"));
+            }
+            last = issued;
+        }
+        stop.store(true, Ordering::Relaxed);
+        failure
+    });
+    if let Some(failure) = failure {
+        panic!("{failure}");
+    }
+    assert_eq!(g.stats().issued, handed.load(Ordering::SeqCst));
+}
