@@ -1,7 +1,9 @@
-//! One criterion run: ringflake's takes (one and two threads, batches), its mutex generator, the
-//! floors the ring is built on (a padded `fetch_add`, an `ArrayQueue` pop) and peer ID crates.
+//! One criterion run: ringflake's takes (one and two threads, batches), its per-thread takers
+//! (`local/*`), its mutex generator, the floors the ring is built on (a padded `fetch_add`, an
+//! `ArrayQueue` pop) and peer ID crates, each set up as its users would to be fastest.
 //!
-//! Every bench reports elements (IDs) per second. Run with `cargo bench --bench ringflake`.
+//! Every bench reports elements (IDs) per second. Run with `cargo bench --bench ringflake` (about
+//! three minutes); filter with e.g. `cargo bench --bench ringflake -- 'take|local|floor|peers'`.
 //!
 //! The `take` benches are sustained: each sample takes many times the ring's 65,536 slots, so the
 //! background filler has to keep up; they are not a drain of the ring filled at build. After each
@@ -18,12 +20,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// Samples per `take` bench (criterion's minimum is 10).
+/// Samples per `take` and `local` bench (criterion's minimum is 10).
 const TAKE_SAMPLES: usize = 20;
-/// Measurement time per `take` bench: with flat sampling each sample lasts `TAKE_MEASURE /
-/// TAKE_SAMPLES` (0.4 s), i.e. millions of IDs even at 10 M IDs/s, and the bench takes over
-/// 100 M IDs in all at any rate above 12.5 M IDs/s.
-const TAKE_MEASURE: Duration = Duration::from_secs(8);
+/// Measurement time per `take` and `local` bench: with flat sampling each sample lasts
+/// `TAKE_MEASURE / TAKE_SAMPLES` (0.25 s), i.e. millions of IDs even at 10 M IDs/s, and the
+/// bench takes over 100 M IDs in all at any rate above 20 M IDs/s.
+const TAKE_MEASURE: Duration = Duration::from_secs(5);
+/// Warm-up per `take` and `local` bench.
+const TAKE_WARM_UP: Duration = Duration::from_secs(1);
 
 /// The `iters` criterion asked of one bench (warm-up calls first, then one call per sample).
 #[derive(Default)]
@@ -88,7 +92,7 @@ fn take(c: &mut Criterion) {
     group
         .sample_size(TAKE_SAMPLES)
         .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(Duration::from_secs(2))
+        .warm_up_time(TAKE_WARM_UP)
         .measurement_time(TAKE_MEASURE);
 
     group.throughput(Throughput::Elements(1));
@@ -154,6 +158,66 @@ fn take(c: &mut Criterion) {
     group.finish();
 }
 
+/// The per-thread takers ([`LocalTaker`](ringflake::LocalTaker)): `local/1-thread` is one thread
+/// with one taker (kept across samples, as a thread keeps its taker), `local/2-threads` two
+/// threads with a taker each (made at the start of each sample; a sample is millions of IDs).
+/// Same generator set-up and sampling as `take/*`: compare `local/2-threads` with
+/// `take/1-thread` (target: at least 1.8 x).
+fn local(c: &mut Criterion) {
+    let mut group = c.benchmark_group("local");
+    group
+        .sample_size(TAKE_SAMPLES)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(TAKE_WARM_UP)
+        .measurement_time(TAKE_MEASURE)
+        .throughput(Throughput::Elements(1));
+    {
+        let g = cached();
+        let mut taker = g.local();
+        let mut tally = Tally::default();
+        group.bench_function("1-thread", |b| {
+            b.iter_custom(|iters| {
+                let n = tally.record(iters);
+                let start = Instant::now();
+                for _ in 0..n {
+                    black_box(taker.next_id().expect("next_id"));
+                }
+                start.elapsed()
+            })
+        });
+        drop(taker);
+        tally.report("local/1-thread", 1, TAKE_SAMPLES, &stats_line(&g));
+    }
+    {
+        let g = cached();
+        let mut tally = Tally::default();
+        group.bench_function("2-threads", |b| {
+            b.iter_custom(|iters| {
+                let n = tally.record(iters);
+                let halves = [n / 2, n - n / 2];
+                let barrier = Barrier::new(3);
+                std::thread::scope(|s| {
+                    for half in halves {
+                        let (g, barrier) = (&g, &barrier);
+                        s.spawn(move || {
+                            let mut taker = g.local();
+                            barrier.wait();
+                            for _ in 0..half {
+                                black_box(taker.next_id().expect("next_id"));
+                            }
+                        });
+                    }
+                    barrier.wait();
+                    Instant::now()
+                })
+                .elapsed()
+            })
+        });
+        tally.report("local/2-threads", 1, TAKE_SAMPLES, &stats_line(&g));
+    }
+    group.finish();
+}
+
 /// `take/1-thread` again with monitoring on: the Prometheus exporter installed as the global
 /// recorder, a `MetricsReporter` sampling the generator every second (the default), and a thread
 /// that scrapes `/metrics` over HTTP every 100 ms. Compare with `take/1-thread` (target: within
@@ -195,7 +259,7 @@ fn take_with_exporter(c: &mut Criterion) {
     group
         .sample_size(TAKE_SAMPLES)
         .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(Duration::from_secs(2))
+        .warm_up_time(TAKE_WARM_UP)
         .measurement_time(TAKE_MEASURE)
         .throughput(Throughput::Elements(1));
     let mut tally = Tally::default();
@@ -343,6 +407,21 @@ impl MutexSnowflake {
     }
 }
 
+/// ferroid's layout for `peers/ferroid-atomic`: Twitter's 41 bits of milliseconds, with 2
+/// machine bits and 20 sequence bits (a million IDs a millisecond) instead of 10 and 12, so that
+/// the bench measures its generator, not the 4,096-a-millisecond cap (as `default/1-thread` does
+/// for ringflake's; ferroid's own bench uses a layout of sequence bits only).
+mod ferroid_layout {
+    ferroid::define_snowflake_id!(
+        /// 1 reserved bit, 41 bits of milliseconds, 2 machine bits, 20 sequence bits.
+        PeerSnowflake, u64,
+        reserved: 1,
+        timestamp: 41,
+        machine_id: 2,
+        sequence: 20
+    );
+}
+
 fn peers(c: &mut Criterion) {
     let mut group = c.benchmark_group("peers");
     group
@@ -350,8 +429,29 @@ fn peers(c: &mut Criterion) {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3))
         .throughput(Throughput::Elements(1));
+    // With `fast-rng`: the random bits from a thread-local ChaCha, not the OS, per call.
     group.bench_function("uuid-v7", |b| b.iter(|| black_box(uuid::Uuid::now_v7())));
-    group.bench_function("ulid", |b| b.iter(|| black_box(ulid::Ulid::generate())));
+    // ulid's monotonic generator: increments the random part within a millisecond.
+    let mut ulids = ulid::Generator::new();
+    group.bench_function("ulid-monotonic", |b| {
+        b.iter(|| black_box(ulids.generate().expect("ulid within its millisecond")))
+    });
+    // ferroid's lock-free generator (one CAS per ID) on its shared ticker clock (a background
+    // thread updates the millisecond: no clock read per ID).
+    {
+        use ferroid::generator::AtomicSnowflakeGenerator;
+        use ferroid::time::{MonotonicClock, TWITTER_EPOCH};
+        let ferroid: AtomicSnowflakeGenerator<ferroid_layout::PeerSnowflake, _> =
+            AtomicSnowflakeGenerator::new(1, MonotonicClock::<1>::with_epoch(TWITTER_EPOCH));
+        group.bench_function("ferroid-atomic", |b| {
+            b.iter(|| black_box(ferroid.next_id(|_| std::hint::spin_loop())))
+        });
+    }
+    // snowflaked's single-owner generator (`&mut`, no atomics): its fastest; 12 sequence bits.
+    let mut snowflaked = snowflaked::Generator::new(1);
+    group.bench_function("snowflaked", |b| {
+        b.iter(|| black_box(snowflaked.generate::<u64>()))
+    });
     let mut rs = snowflake::SnowflakeIdGenerator::new(1, 1);
     group.bench_function("rs-snowflake", |b| {
         b.iter(|| black_box(rs.real_time_generate()))
@@ -408,6 +508,7 @@ fn bounded(c: &mut Criterion) {
 criterion_group!(
     benches,
     take,
+    local,
     take_with_exporter,
     bounded,
     default,

@@ -19,6 +19,11 @@
 //!   stamp changed and claims again: its index is skipped, never read twice.
 //! - A `WAKE` bit in a stamp asks the taker of the chunk's first index to wake the filler: one
 //!   wake-up per threshold crossing, decided by the filler when it writes the chunk.
+//! - Per-thread takers ([`LocalTaker`](crate::LocalTaker)) claim a block of indices at a time
+//!   ([`Ring::claim_held`]) and publish the block in their own [`Held`] record first, so that a
+//!   stats snapshot never counts an index a taker still holds as issued; the filler publishes
+//!   the clock second it last read ([`Ring::seen`]) so that they can tell a stale block without
+//!   reading the clock.
 //!
 //! The seqlock follows the C++11 pattern of Boehm, "Can seqlocks get along with programming
 //! language memory models?" (MSPC 2012), in atomics only: there is no `unsafe` code.
@@ -54,6 +59,64 @@ pub(crate) struct Ring {
     cursor: CachePadded<AtomicU64>,
     /// The next index the filler will write (a multiple of K), published for introspection.
     tail: CachePadded<AtomicU64>,
+    /// The clock second (since the epoch) the filler read at its last round: what per-thread
+    /// takers judge staleness by. Written only when it changes (about once a second), so the
+    /// line stays in every reader's cache.
+    seen: CachePadded<AtomicU64>,
+}
+
+/// The block of indices a per-thread taker holds (claimed, not yet settled), as a seqlock: the
+/// sequence is odd while the taker claims or gives back. Written only by its taker, read by
+/// stats snapshots: one record per taker, on its own cache line.
+#[derive(Debug)]
+pub(crate) struct Held {
+    seq: AtomicU64,
+    start: AtomicU64,
+    end: AtomicU64,
+}
+
+impl Default for Held {
+    fn default() -> Self {
+        Held {
+            seq: AtomicU64::new(0),
+            start: AtomicU64::new(0),
+            end: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Held {
+    /// The held indices `start..end` (empty: `start == end`), or `None` while the taker is
+    /// between its claim and its publication of the block (look again).
+    pub(crate) fn read(&self) -> Option<(u64, u64)> {
+        let s1 = self.seq.load(Ordering::Acquire);
+        if s1 & 1 == 1 {
+            return None;
+        }
+        let start = self.start.load(Ordering::Relaxed);
+        let end = self.end.load(Ordering::Relaxed);
+        fence(Ordering::Acquire);
+        (self.seq.load(Ordering::Relaxed) == s1).then_some((start, end))
+    }
+
+    /// Publishes the block `block` makes as held (the owner only).
+    #[inline]
+    fn publish(&self, block: impl FnOnce() -> (u64, u64)) {
+        let s = self.seq.load(Ordering::Relaxed);
+        self.seq.store(s + 1, Ordering::Relaxed);
+        // Seqlock write: the odd sequence is visible before anything stored after this fence,
+        // including the cursor's claim in `claim_held`.
+        fence(Ordering::Release);
+        let (start, end) = block();
+        self.start.store(start, Ordering::Relaxed);
+        self.end.store(end, Ordering::Relaxed);
+        self.seq.store(s + 2, Ordering::Release);
+    }
+
+    /// Holds nothing any more (the owner only, after recording what it gives back).
+    pub(crate) fn clear(&self) {
+        self.publish(|| (0, 0));
+    }
 }
 
 /// Why a take found no ID.
@@ -83,6 +146,7 @@ impl Ring {
             capacity,
             cursor: CachePadded::new(AtomicU64::new(0)),
             tail: CachePadded::new(AtomicU64::new(0)),
+            seen: CachePadded::new(AtomicU64::new(0)),
         }
     }
 
@@ -116,10 +180,44 @@ impl Ring {
             .is_ok()
     }
 
+    /// Claims `n` consecutive indices for a per-thread taker and records them in its `held`
+    /// record. A snapshot that reads the cursor with [`cursor_acquire`](Self::cursor_acquire)
+    /// and then `held` either finds this claim in `held` or finds `held` busy: it never sees
+    /// the claim in the cursor without knowing it is held.
+    #[inline]
+    pub(crate) fn claim_held(&self, held: &Held, n: u64) -> u64 {
+        let mut first = 0;
+        // The claim is made after the odd sequence and its release fence: an acquire load of
+        // the cursor that sees it also sees the sequence odd (or the block published).
+        held.publish(|| {
+            first = self.cursor.fetch_add(n, Ordering::Relaxed);
+            (first, first + n)
+        });
+        first
+    }
+
     /// The next index to be claimed.
     #[inline]
     pub(crate) fn cursor(&self) -> u64 {
         self.cursor.load(Ordering::Relaxed)
+    }
+
+    /// The cursor, ordered before what a snapshot reads next (see [`claim_held`](Self::claim_held)).
+    pub(crate) fn cursor_acquire(&self) -> u64 {
+        self.cursor.load(Ordering::Acquire)
+    }
+
+    /// The clock second the filler read at its last round (0 before the first).
+    #[inline]
+    pub(crate) fn seen(&self) -> u64 {
+        self.seen.load(Ordering::Relaxed)
+    }
+
+    /// Publishes the clock second of a filler round; a store only when it changed.
+    pub(crate) fn publish_seen(&self, now: u64) {
+        if self.seen.load(Ordering::Relaxed) != now {
+            self.seen.store(now, Ordering::Relaxed);
+        }
     }
 
     /// The next index the filler will write (as last published).
@@ -147,6 +245,22 @@ impl Ring {
         let (chunk, offset) = self.split(index);
         let (base, wake) = self.read_chunk(chunk)?;
         Ok((base + offset, offset == 0 && wake))
+    }
+
+    /// Reads the run of a claim that starts at `index`: the IDs of indices `index..` up to the
+    /// end of the claim (`end`) or of the chunk, as (first ID, length, whether to wake the
+    /// filler). The IDs of a run are consecutive.
+    #[inline]
+    pub(crate) fn read_run(&self, index: u64, end: u64) -> Result<(u64, u64, bool), Miss> {
+        let (first, wake) = self.read(index)?;
+        Ok((first, self.run_len(index, end), wake))
+    }
+
+    /// The length of the run of claim `index..end` that starts at `index`.
+    #[inline]
+    pub(crate) fn run_len(&self, index: u64, end: u64) -> u64 {
+        let chunk_end = (index | (self.chunk() - 1)) + 1;
+        chunk_end.min(end) - index
     }
 
     /// Reads chunk `chunk`'s first ID and its WAKE bit. A chunk index is written at most once, so
@@ -263,6 +377,137 @@ mod loom_tests {
             if let [a, b] = got[..] {
                 assert_ne!(a.1, b.1, "an ID handed out twice");
             }
+        });
+    }
+}
+
+/// Model checks of the per-thread takers' claims under loom.
+/// Run with `RUSTFLAGS="--cfg ringflake_loom" cargo test --release --lib ring::loom`.
+#[cfg(all(test, ringflake_loom))]
+mod loom_local {
+    use super::*;
+    use loom::sync::Arc;
+    use loom::thread;
+
+    /// A taker's block claim: the runs it reads (index, first ID, length), and how many of its
+    /// indices it gave back (lapped, or not written in time).
+    fn take_block(ring: &Ring, held: &Held, n: u64) -> (Vec<(u64, u64, u64)>, u64) {
+        let mut index = ring.claim_held(held, n);
+        let end = index + n;
+        let mut runs = Vec::new();
+        while index < end {
+            let mut looks = 0;
+            let run = loop {
+                match ring.read_run(index, end) {
+                    Ok((first, len, _)) => break Some((first, len)),
+                    Err(Miss::NotReady) if looks < 1 => {
+                        looks += 1;
+                        thread::yield_now();
+                    }
+                    Err(_) => break None,
+                }
+            };
+            let Some((first, len)) = run else {
+                return (runs, end - index);
+            };
+            runs.push((index, first, len));
+            index += len;
+            thread::yield_now(); // hands out the run, then reads the next one
+        }
+        (runs, 0)
+    }
+
+    /// A block that straddles two chunks, its second run read late, while single claims take
+    /// the rest and the filler reuses a slot: every run holds the IDs of its own indices, no ID
+    /// is handed out twice, and every index of the block is handed out or given back.
+    #[test]
+    fn block_runs_are_right_and_accounted() {
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(3);
+        model.check(|| {
+            // Two slots of two IDs; chunk c holds 100 + 10c and the next, so a run that ran past
+            // its chunk would hand out IDs of no index.
+            let expected = |i: u64| 100 + 10 * (i / 2) + i % 2;
+            let ring = Arc::new(Ring::new(4, 1));
+            assert!(ring.put(0, 100, false));
+            assert!(ring.put(1, 110, false));
+            let single = {
+                let ring = Arc::clone(&ring);
+                thread::spawn(move || {
+                    let mut got = Vec::new();
+                    for _ in 0..2 {
+                        let i = ring.claim(1);
+                        if let Ok((id, _)) = ring.read(i) {
+                            got.push((i, id));
+                        }
+                    }
+                    got
+                })
+            };
+            let taker = {
+                let ring = Arc::clone(&ring);
+                thread::spawn(move || take_block(&ring, &Held::default(), 2))
+            };
+            if !ring.put(2, 120, false) {
+                thread::yield_now();
+                let _ = ring.put(2, 120, false);
+            }
+            let mut ids: Vec<u64> = Vec::new();
+            for (i, id) in single.join().unwrap() {
+                assert_eq!(id, expected(i), "index {i} read the ID of another index");
+                ids.push(id);
+            }
+            let (runs, given_back) = taker.join().unwrap();
+            let mut handed = 0;
+            for (index, first, len) in runs {
+                for (i, id) in (index..index + len).zip(first..) {
+                    assert_eq!(id, expected(i), "run at {index} read another index's IDs");
+                    ids.push(id);
+                }
+                handed += len;
+            }
+            assert_eq!(
+                handed + given_back,
+                2,
+                "an index of the block neither handed out nor given back"
+            );
+            let n = ids.len();
+            ids.sort_unstable();
+            ids.dedup();
+            assert_eq!(ids.len(), n, "an ID handed out twice");
+        });
+    }
+
+    /// The snapshot of `Shared::stats` (the cursor with acquire, then the taker's held block)
+    /// never counts as issued an index the taker still holds: what it counts is at most what the
+    /// taker finished with.
+    #[test]
+    fn a_snapshot_never_counts_a_held_block_as_issued() {
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(3);
+        model.check(|| {
+            let ring = Arc::new(Ring::new(8, 1));
+            let held = Arc::new(Held::default());
+            let done = Arc::new(AtomicU64::new(0));
+            let taker = {
+                let (ring, held, done) = (Arc::clone(&ring), Arc::clone(&held), Arc::clone(&done));
+                thread::spawn(move || {
+                    ring.claim_held(&held, 2);
+                    // Hands out both IDs of its block, then moves on to the next block.
+                    done.store(2, Ordering::Relaxed);
+                    ring.claim_held(&held, 2);
+                })
+            };
+            let cursor = ring.cursor_acquire();
+            if let Some((start, end)) = held.read() {
+                let issued = cursor - end.min(cursor).saturating_sub(start);
+                let done = done.load(Ordering::Relaxed);
+                assert!(
+                    issued <= done,
+                    "counted {issued} as issued, the taker finished {done}"
+                );
+            }
+            taker.join().unwrap();
         });
     }
 }

@@ -179,3 +179,208 @@ fn large_batches_waste_nothing() {
     // own span adds at most 8 more.
     assert!((5 * 8 - 1..=5 * 8 + 8).contains(&s.lead_seconds), "{s:?}");
 }
+
+/// The per-thread path: `threads` threads with a `LocalTaker` each, real clock, background
+/// filler. Every ID unique, each thread's strictly increasing, and once the takers are dropped
+/// `issued` is exactly the number of IDs taken.
+fn run_local(threads: usize) {
+    let g = CachedUidGenerator::builder(Layout::default())
+        .worker_id(12)
+        .build()
+        .unwrap();
+    let per = TOTAL / threads;
+    let mut all: Vec<u64> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let g = &g;
+                s.spawn(move || {
+                    let mut taker = g.local();
+                    let ids: Vec<u64> = (0..per).map(|_| taker.next_id().unwrap()).collect();
+                    assert!(
+                        ids.windows(2).all(|w| w[0] < w[1]),
+                        "thread {t}: not strictly increasing"
+                    );
+                    ids
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let n = all.len();
+    assert_eq!(n, per * threads);
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(
+        all.len(),
+        n,
+        "{} duplicates with {threads} threads",
+        n - all.len()
+    );
+    let s = g.stats();
+    assert_eq!(s.issued, n as u64, "{threads} threads: {s:?}");
+}
+
+#[test]
+fn local_1_thread() {
+    run_local(1);
+}
+
+#[test]
+fn local_2_threads() {
+    run_local(2);
+}
+
+#[test]
+fn local_4_threads() {
+    run_local(4);
+}
+
+#[test]
+fn local_8_threads() {
+    run_local(8);
+}
+
+/// Counters are exact with takers: at a frozen clock (nothing goes stale), takers take counts
+/// that are not multiples of their block, one thread also takes with `next_id` (so blocks
+/// straddle chunks), and after the takers are dropped `issued` is the IDs taken and `issued +
+/// discarded` is every ring position claimed: the leftovers of the blocks are discarded, none
+/// lost and none counted twice.
+#[test]
+fn local_counters_exact_after_drop() {
+    let layout = Layout::default();
+    let clock = ManualClock::from_seconds(ringflake::DEFAULT_EPOCH_SECONDS + 100_000_000);
+    let g = CachedUidGenerator::builder(layout)
+        .worker_id(5)
+        .clock(clock)
+        .unbounded_lead()
+        .build()
+        .unwrap();
+    let first = layout.decompose(g.next_id().unwrap()).unwrap();
+    assert_eq!(first.sequence, 0);
+    // The ring position of an ID: seconds since the first, times IDs a second, plus sequence.
+    let position = |id: u64| {
+        let p = layout.decompose(id).unwrap();
+        ((p.delta_seconds - first.delta_seconds) << layout.seq_bits()) + p.sequence
+    };
+    let mut issued = 1;
+    for threads in [1, 2, 4, 8] {
+        let taken: u64 = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    let g = &g;
+                    s.spawn(move || {
+                        let mut taker = g.local();
+                        let n = 300_000 + 4_099 * t;
+                        let mut last = 0;
+                        let mut taken = 0;
+                        for i in 0..n {
+                            let id = taker.next_id().unwrap();
+                            assert!(id > last, "thread {t}: not strictly increasing");
+                            last = id;
+                            taken += 1;
+                            if t == 0 && i % 1_000 == 0 {
+                                g.next_id().unwrap();
+                                taken += 1;
+                            }
+                        }
+                        taken
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        issued += taken;
+        let s = g.stats();
+        assert_eq!(s.issued, issued, "{threads} threads: {s:?}");
+        let claimed = position(g.next_id().unwrap());
+        issued += 1;
+        assert_eq!(s.issued + s.discarded, claimed, "{threads} threads: {s:?}");
+        assert!(
+            s.discarded > 0,
+            "{threads} threads: the blocks' leftovers: {s:?}"
+        );
+    }
+}
+
+/// `max_lag` with a taker: a block whose second falls `max_lag` behind the filler's clock is
+/// given back (counted as discarded), never handed out; the taker's next ID is of the current
+/// second.
+#[test]
+fn local_block_gone_stale_is_not_handed_out() {
+    let layout = Layout::default();
+    let clock = ManualClock::from_seconds(ringflake::DEFAULT_EPOCH_SECONDS + 100_000_000);
+    let g = CachedUidGenerator::builder(layout)
+        .worker_id(6)
+        .clock(clock.clone())
+        .background_filler(false)
+        .build()
+        .unwrap();
+    let mut taker = g.local();
+    let a = layout.decompose(taker.next_id().unwrap()).unwrap();
+    assert_eq!(taker.ready(), 1023);
+    clock.advance_seconds(2);
+    g.pad(); // a filler round: it reads the clock and sweeps the ring
+    let b = layout.decompose(taker.next_id().unwrap()).unwrap();
+    assert_eq!(
+        b.delta_seconds,
+        a.delta_seconds + 2,
+        "the taker handed out an ID {} s behind the clock (max_lag 1 s)",
+        a.delta_seconds + 2 - b.delta_seconds
+    );
+    drop(taker);
+    let s = g.stats();
+    assert_eq!(s.issued, 2, "{s:?}");
+    // The stale block's 1,023, the new block's 1,023, and the ring's own stale IDs swept.
+    assert!(s.discarded >= 2 * 1023, "{s:?}");
+}
+
+/// While takers run, every stats snapshot counts as issued at most what they handed out so far
+/// (a held block is not counted before its taker moves on), and `issued` never decreases, even
+/// as blocks are given back stale (real clock, `max_lag` 1 s) or on drop.
+#[test]
+fn local_issued_never_ahead_and_never_decreasing() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let g = CachedUidGenerator::builder(Layout::default())
+        .worker_id(13)
+        .build()
+        .unwrap();
+    let handed = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let failure = std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                // Takers come and go: each gives back the rest of its block when dropped.
+                while !stop.load(Ordering::Relaxed) {
+                    let mut taker = g.local();
+                    for _ in 0..50_000 {
+                        taker.next_id().unwrap();
+                        handed.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+            });
+        }
+        let mut last = 0;
+        let start = std::time::Instant::now();
+        // A failure stops the takers before it is reported (else the scope would wait forever).
+        let mut failure = None;
+        while failure.is_none() && start.elapsed() < Duration::from_secs(3) {
+            let issued = g.stats().issued;
+            let handed = handed.load(Ordering::SeqCst);
+            if issued > handed {
+                failure = Some(format!("issued {issued} > handed out {handed}"));
+            } else if issued < last {
+                failure = Some(format!("issued went down: {last} -> {issued}"));
+            }
+            last = issued;
+        }
+        stop.store(true, Ordering::Relaxed);
+        failure
+    });
+    if let Some(failure) = failure {
+        panic!("{failure}");
+    }
+    assert_eq!(g.stats().issued, handed.load(Ordering::SeqCst));
+}

@@ -29,6 +29,9 @@ impl Shared {
         let mut st = lock(&self.filler);
         let now = self.now_delta();
         self.sweep_stale(&st, now);
+        // After the sweep: per-thread takers see the new second once the stale prefix of the
+        // ring is claimed, and judge their own blocks by it.
+        self.ring.publish_seen(now);
         // Rule 1 (and the tail of rule 2): never start below the clock.
         if st.next_delta < now {
             st.next_delta = now;

@@ -31,10 +31,12 @@
 
 mod builder;
 mod filler;
+mod local;
 mod stats;
 mod take;
 
 pub use builder::{CachedBuilder, DEFAULT_MAX_LEAD, LeadPolicy};
+pub use local::LocalTaker;
 pub use stats::{FILLER_RECORD_INTERVAL, Stats, StatsSink, StatsSource};
 
 use crate::reach::ReachFile;

@@ -1,9 +1,11 @@
 //! What a generator can tell about itself: [`Stats`], read from counters it keeps anyway.
 
 use super::{Shared, lock};
+use crate::ring::Held;
+use crossbeam_utils::CachePadded;
 use std::collections::BTreeMap;
-use std::sync::Mutex;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The shortest time between two records by a filler thread given a sink with
@@ -91,12 +93,18 @@ pub struct Stats {
     /// wrote to its buffer). Never decreases, also while takes fail (a failed take's claim counts
     /// as discarded, not issued), with one exception: a take whose thread was descheduled while
     /// the whole ring was taken (lapped) lowers it by one, once.
+    ///
+    /// A [`LocalTaker`](crate::LocalTaker)'s IDs are counted a block at a time, when it moves on
+    /// from its block (claims the next one, gives it back stale, or is dropped): while takers
+    /// are live it may lag behind what they handed out by up to one block each, and it is exact
+    /// once every taker is dropped.
     pub issued: u64,
     /// Filler rounds that wrote at least one ID.
     pub paddings: u64,
     /// IDs discarded unused: stale (older than `max_lag`), or claimed by a take that failed or
     /// was lapped and never handed out (counted when the take gives up, even before the filler
-    /// has written the IDs it claimed).
+    /// has written the IDs it claimed), or left in a [`LocalTaker`](crate::LocalTaker)'s block
+    /// when it went stale or the taker was dropped.
     pub discarded: u64,
     /// Takes that found the ring empty and had to wait.
     pub take_waits: u64,
@@ -132,6 +140,10 @@ pub(super) struct Discards(Mutex<DiscardLog>);
 
 #[derive(Debug, Default)]
 struct DiscardLog {
+    /// The held blocks of the live per-thread takers: claimed indices not counted as issued
+    /// until their taker moves on. Registered and removed under this lock, with the discards of
+    /// what the taker gives back.
+    takers: Vec<Arc<CachePadded<Held>>>,
     /// Discarded ranges `start..end` not yet known to be below the tail, by start.
     pending: BTreeMap<u64, u64>,
     /// Discarded indices below the tail (as of the last settle).
@@ -161,6 +173,17 @@ impl DiscardLog {
         self.pending.insert(start, end);
     }
 
+    /// How many indices below `limit` the live takers hold, or `None` if a taker is publishing
+    /// a new block right now (look again).
+    fn held_below(&self, limit: u64) -> Option<u64> {
+        let mut held = 0;
+        for taker in &self.takers {
+            let (start, end) = taker.read()?;
+            held += end.min(limit).saturating_sub(start);
+        }
+        Some(held)
+    }
+
     /// Moves what is below `tail` from `pending` to `passed`.
     fn settle(&mut self, tail: u64) {
         while let Some((&start, &end)) = self.pending.first_key_value() {
@@ -183,16 +206,48 @@ impl Shared {
     }
 
     /// A failing take's last look at `index` (the first of its claim `index..end` it has not
-    /// read): its ID if the filler wrote it after all, else the claim is recorded as discarded.
-    /// Both under the lock that [`stats`](Self::stats) reads under: a snapshot either sees the
-    /// tail below `index` or the claim recorded.
-    pub(super) fn abandon(&self, index: u64, end: u64) -> Option<u64> {
+    /// read): its ID if the filler wrote it after all, else the claim is recorded as discarded
+    /// (and a per-thread taker's block, `held`, is given back with it). Both under the lock that
+    /// [`stats`](Self::stats) reads under: a snapshot either sees the tail below `index` or the
+    /// claim recorded.
+    pub(super) fn abandon(&self, index: u64, end: u64, held: Option<&Held>) -> Option<u64> {
         let mut log = lock(&self.counters.discards.0);
         if let Ok((id, _)) = self.ring.read(index) {
             return Some(id);
         }
         log.add(index, end);
+        if let Some(held) = held {
+            held.clear();
+        }
         None
+    }
+
+    /// Registers a new per-thread taker's held block (empty).
+    pub(super) fn register_taker(&self) -> Arc<CachePadded<Held>> {
+        let held = Arc::new(CachePadded::new(Held::default()));
+        lock(&self.counters.discards.0)
+            .takers
+            .push(Arc::clone(&held));
+        held
+    }
+
+    /// A per-thread taker moves on from its block: `ranges` (claimed indices it will never hand
+    /// out) are recorded as discarded, and the block is no longer held, in one step under the
+    /// lock. With `retire`, the taker is also unregistered (it is being dropped).
+    pub(super) fn give_back(
+        &self,
+        held: &Arc<CachePadded<Held>>,
+        ranges: &[(u64, u64)],
+        retire: bool,
+    ) {
+        let mut log = lock(&self.counters.discards.0);
+        for &(start, end) in ranges {
+            log.add(start, end);
+        }
+        held.clear();
+        if retire {
+            log.takers.retain(|t| !Arc::ptr_eq(t, held));
+        }
     }
 
     /// Claims `n` indices from `at` as discarded (the filler's stale sweep) if the cursor still
@@ -210,12 +265,22 @@ impl Shared {
     pub(super) fn stats(&self) -> Stats {
         let s = self;
         let c = &s.counters;
-        let (cursor, tail, passed, discarded) = {
+        let (cursor, tail, passed, discarded, held) = loop {
             let mut log = lock(&c.discards.0);
-            let cursor = s.ring.cursor();
+            // The cursor first (acquire), then the takers' blocks: a block claimed before the
+            // cursor was read is seen held, or its taker is seen publishing it (look again).
+            let cursor = s.ring.cursor_acquire();
             let tail = s.ring.tail();
-            log.settle(tail);
-            (cursor, tail, log.passed, log.total)
+            match log.held_below(cursor.min(tail)) {
+                Some(held) => {
+                    log.settle(tail);
+                    break (cursor, tail, log.passed, log.total, held);
+                }
+                None => {
+                    drop(log);
+                    std::thread::yield_now();
+                }
+            }
         };
         let now = s.now_delta();
         let last = c.last_delta.load(Ordering::Relaxed).checked_sub(1);
@@ -227,7 +292,7 @@ impl Shared {
         Stats {
             capacity: s.ring.capacity(),
             available: tail.saturating_sub(cursor),
-            issued: cursor.min(tail).saturating_sub(passed),
+            issued: cursor.min(tail).saturating_sub(passed).saturating_sub(held),
             paddings: c.paddings.load(Ordering::Relaxed),
             discarded,
             take_waits: c.take_waits.load(Ordering::Relaxed),

@@ -87,7 +87,13 @@ impl Shared {
     /// lapped (its caller was descheduled for a whole ring), claim another. On failure the rest
     /// of the claim, `index..end`, is discarded.
     #[cold]
-    pub(super) fn take_slow(&self, index: u64, end: u64) -> Result<Option<u64>, Error> {
+    /// `held`: the block of the per-thread taker the claim belongs to, given back on failure.
+    pub(super) fn take_slow(
+        &self,
+        index: u64,
+        end: u64,
+        held: Option<&crate::ring::Held>,
+    ) -> Result<Option<u64>, Error> {
         self.counters.take_waits.fetch_add(1, Ordering::Relaxed);
         let backoff = Backoff::new();
         let mut rounds = 0u32;
@@ -108,7 +114,7 @@ impl Shared {
             if let Some(err) = self.failure() {
                 // The filler wrote everything it will before raising the flag: look once more.
                 // Else the claim stays unread: it is skipped, never handed out.
-                return match self.abandon(index, end) {
+                return match self.abandon(index, end, held) {
                     Some(id) => Ok(Some(id)),
                     None => Err(err),
                 };
@@ -140,7 +146,7 @@ impl Shared {
                 }
             };
             outcome.or_else(|| {
-                s.failure().map(|err| match s.abandon(index, end) {
+                s.failure().map(|err| match s.abandon(index, end, None) {
                     Some(id) => Ok(Some(id)),
                     None => Err(err),
                 })
@@ -268,7 +274,7 @@ impl CachedUidGenerator {
                     }
                     return Ok(base + offset);
                 }
-                Err(_) => match s.take_slow(index, index + 1)? {
+                Err(_) => match s.take_slow(index, index + 1, None)? {
                     Some(id) => return Ok(id),
                     // Lapped: this index is skipped, never handed out; claim another.
                     None => s.discard(index, index + 1),
@@ -377,7 +383,7 @@ impl CachedUidGenerator {
             while let Some((index, run)) = claim.next_run(k) {
                 let base = match s.read_ready(index) {
                     Some(id) => Some(id),
-                    None => s.take_slow(index, claim.end)?,
+                    None => s.take_slow(index, claim.end, None)?,
                 };
                 if !claim.copy(s, base, run, out, &mut filled) {
                     break;
