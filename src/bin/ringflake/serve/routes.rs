@@ -6,6 +6,8 @@
 //! lease expired, filler down) gets a 503 with the same shape, and so does a take that waits
 //! longer than [`TAKE_WAIT`] at the lead cap (with `Retry-After`).
 
+use super::named::Generators;
+use super::{leaf, status};
 use crate::text::{json_error, json_ids, json_string, parse_uid};
 use bytes::Bytes;
 use http_body_util::Full;
@@ -19,18 +21,38 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Every route, in the order a person is told about them.
-pub const ROUTES: [Route; 5] = [
+pub const ROUTES: [Route; 12] = [
+    Route {
+        usage: "/",
+        endpoint: Endpoint::Page,
+    },
     Route {
         usage: "/id",
         endpoint: Endpoint::Id,
+    },
+    Route {
+        usage: "/id/{name}",
+        endpoint: Endpoint::IdOf,
     },
     Route {
         usage: "/ids?count=N",
         endpoint: Endpoint::Ids,
     },
     Route {
+        usage: "/ids/{name}?count=N",
+        endpoint: Endpoint::IdsOf,
+    },
+    Route {
         usage: "/parse/{id}",
         endpoint: Endpoint::Parse,
+    },
+    Route {
+        usage: "/parse/{name}/{id}",
+        endpoint: Endpoint::ParseOf,
+    },
+    Route {
+        usage: "/status",
+        endpoint: Endpoint::Status,
     },
     Route {
         usage: "/metrics",
@@ -40,6 +62,14 @@ pub const ROUTES: [Route; 5] = [
         usage: "/healthz",
         endpoint: Endpoint::Healthz,
     },
+    Route {
+        usage: "/api/snowflake/get/{key}",
+        endpoint: Endpoint::LeafGet,
+    },
+    Route {
+        usage: "/decodeSnowflakeId?snowflakeId=ID",
+        endpoint: Endpoint::LeafDecode,
+    },
 ];
 
 /// The methods every route answers (the service only reads); any other gets a 405.
@@ -48,7 +78,8 @@ const METHODS: [Method; 2] = [Method::GET, Method::HEAD];
 /// A path the service answers, and what answers it.
 pub struct Route {
     /// The route as requests write it and people read it: a path (`/id`), a path with its query
-    /// (`/ids?count=N`), or a path ending in a parameter (`/parse/{id}`, any rest of the path).
+    /// (`/ids?count=N`), or a path ending in parameters (`/parse/{id}`, `/parse/{name}/{id}`:
+    /// the rest of the path, with as many `/` as the parameters have between them).
     usage: &'static str,
     endpoint: Endpoint,
 }
@@ -56,13 +87,27 @@ pub struct Route {
 /// What a route answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Endpoint {
+    /// The status page (HTML), see [`super::status`].
+    Page,
     /// One ID, `text/plain`, decimal.
     Id,
+    /// [`Endpoint::Id`] from the generator named in the path.
+    IdOf,
     /// A JSON array of `count` IDs as strings, `1 <= count <= MAX_COUNT`, and no more than the
     /// generator's `max_batch`.
     Ids,
+    /// [`Endpoint::Ids`] from the generator named in the path.
+    IdsOf,
     /// UidGenerator's `parseUID` JSON of the ID in the path.
     Parse,
+    /// [`Endpoint::Parse`] with the layout of the generator named in the path.
+    ParseOf,
+    /// Every generator's state as JSON, what the status page shows.
+    Status,
+    /// Leaf's `/api/snowflake/get/{key}`: [`Endpoint::Id`] from generator `key`, else `default`.
+    LeafGet,
+    /// Leaf's `/decodeSnowflakeId?snowflakeId=ID`, see [`super::leaf`].
+    LeafDecode,
     /// The Prometheus series of the generator.
     Metrics,
     /// 200 `{"status":"ok",…}`, or 503 with the reason the generator cannot serve.
@@ -72,12 +117,13 @@ enum Endpoint {
 impl Route {
     /// The path parameter if `path` is this route's (`""` for a route without one).
     fn matches<'p>(&self, path: &'p str) -> Option<&'p str> {
-        match self.usage.split_once('{') {
-            Some((prefix, _)) => path.strip_prefix(prefix),
-            None => {
-                let fixed = self.usage.split_once('?').map_or(self.usage, |(p, _)| p);
-                (path == fixed).then_some("")
+        let usage = self.usage.split_once('?').map_or(self.usage, |(p, _)| p);
+        match usage.split_once('{') {
+            Some((prefix, params)) => {
+                let param = path.strip_prefix(prefix)?;
+                (param.matches('/').count() == params.matches('/').count()).then_some(param)
             }
+            None => (path == usage).then_some(""),
         }
     }
 }
@@ -117,8 +163,28 @@ pub struct App {
     pub layout: Layout,
     /// The zone `/parse/{id}` renders timestamps in.
     pub tz: TimeZone,
-    /// The Prometheus recorder and the sampler of the generator's statistics, for `/metrics`.
-    pub metrics: Option<Arc<(PrometheusHandle, MetricsReporter)>>,
+    /// The Prometheus recorder and the samplers of every generator's statistics, for
+    /// `/metrics`.
+    pub metrics: Option<Arc<(PrometheusHandle, Vec<MetricsReporter>)>>,
+    /// Every generator by name, `default` (the one above) first; empty in a generator's own
+    /// `App` (the one its named routes answer from).
+    pub generators: Arc<Generators>,
+}
+
+impl App {
+    /// The `App` of generator `name`, or the 404 naming the known ones.
+    fn named(&self, name: &str) -> Result<&App, Reply> {
+        match self.generators.get(name) {
+            Some(named) => Ok(&named.app),
+            None => {
+                let message = format!(
+                    "no generator {name:?}: the generators are {}",
+                    self.generators.names()
+                );
+                Err(error(StatusCode::NOT_FOUND, &message))
+            }
+        }
+    }
 }
 
 /// A response, its body in one piece.
@@ -126,6 +192,7 @@ pub type Reply = Response<Full<Bytes>>;
 
 const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
+const HTML: HeaderValue = HeaderValue::from_static("text/html; charset=utf-8");
 const PROMETHEUS: HeaderValue =
     HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");
 
@@ -171,11 +238,41 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
     };
     // HEAD answers what GET would, headers only, and takes no ID.
     let take = req.method() != Method::HEAD;
+    let query = req.uri().query();
     match route.endpoint {
         Endpoint::Id if take => id(app).await,
         Endpoint::Id => respond(StatusCode::OK, TEXT, Bytes::new()),
-        Endpoint::Ids => ids(app, route, req.uri().query(), take).await,
+        Endpoint::Ids => ids(app, route, query, take).await,
         Endpoint::Parse => parse(app, route, param),
+        Endpoint::IdOf | Endpoint::IdsOf | Endpoint::ParseOf => {
+            let (name, rest) = param.split_once('/').unwrap_or((param, ""));
+            let target = match app.named(name) {
+                Ok(target) => target,
+                Err(reply) => return reply,
+            };
+            match route.endpoint {
+                Endpoint::IdOf if take => id(target).await,
+                Endpoint::IdOf => respond(StatusCode::OK, TEXT, Bytes::new()),
+                Endpoint::IdsOf => ids(target, route, query, take).await,
+                _ => parse(target, route, rest),
+            }
+        }
+        Endpoint::LeafGet => {
+            // Leaf's snowflake service ignores the key; here it names a generator, if any.
+            let target = app.named(param).unwrap_or(app);
+            if take {
+                id(target).await
+            } else {
+                respond(StatusCode::OK, TEXT, Bytes::new())
+            }
+        }
+        Endpoint::LeafDecode => {
+            let (status, body) = leaf::decode(query, &app.layout, &app.tz);
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
+            respond(status, JSON, body)
+        }
+        Endpoint::Page => respond(StatusCode::OK, HTML, status::page(&app.generators)),
+        Endpoint::Status => respond(StatusCode::OK, JSON, status::json(&app.generators)),
         Endpoint::Metrics => metrics(app),
         Endpoint::Healthz => healthz(app),
     }
@@ -296,8 +393,10 @@ fn parse(app: &App, route: &Route, text: &str) -> Reply {
 
 fn metrics(app: &App) -> Reply {
     match app.metrics.as_deref() {
-        Some((handle, reporter)) => {
-            reporter.sample();
+        Some((handle, reporters)) => {
+            for reporter in reporters {
+                reporter.sample();
+            }
             respond(StatusCode::OK, PROMETHEUS, handle.render())
         }
         None => error(
@@ -370,12 +469,38 @@ mod tests {
         assert_eq!(endpoint("/parse/"), Some((Endpoint::Parse, "")));
         assert_eq!(endpoint("/metrics"), Some((Endpoint::Metrics, "")));
         assert_eq!(endpoint("/healthz"), Some((Endpoint::Healthz, "")));
-        for path in ["/", "/nope", "/parse", "/id/", "/ids?count=N", "/idz"] {
+        assert_eq!(endpoint("/"), Some((Endpoint::Page, "")));
+        assert_eq!(endpoint("/status"), Some((Endpoint::Status, "")));
+        assert_eq!(endpoint("/id/orders"), Some((Endpoint::IdOf, "orders")));
+        assert_eq!(endpoint("/ids/orders"), Some((Endpoint::IdsOf, "orders")));
+        assert_eq!(
+            endpoint("/parse/orders/17"),
+            Some((Endpoint::ParseOf, "orders/17"))
+        );
+        assert_eq!(
+            endpoint("/api/snowflake/get/orders"),
+            Some((Endpoint::LeafGet, "orders"))
+        );
+        assert_eq!(
+            endpoint("/decodeSnowflakeId"),
+            Some((Endpoint::LeafDecode, ""))
+        );
+        for path in [
+            "/nope",
+            "/parse",
+            "/parse/a/b/c",
+            "/id/a/b",
+            "/ids?count=N",
+            "/idz",
+            "/status/",
+        ] {
             assert_eq!(endpoint(path), None, "{path}");
         }
         assert_eq!(
             listing(" or "),
-            "GET /id, /ids?count=N, /parse/{id}, /metrics or /healthz"
+            "GET /, /id, /id/{name}, /ids?count=N, /ids/{name}?count=N, /parse/{id}, \
+             /parse/{name}/{id}, /status, /metrics, /healthz, /api/snowflake/get/{key} or \
+             /decodeSnowflakeId?snowflakeId=ID"
         );
     }
 
