@@ -34,8 +34,11 @@ pub const MAX_NAME: usize = 24;
 #[serde(deny_unknown_fields)]
 struct File {
     #[serde(default)]
-    generators: BTreeMap<Spanned<String>, Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>>,
+    generators: BTreeMap<Spanned<String>, Spanned<Keys>>,
 }
+
+/// A generator's table: its keys and values, with where each is in the file.
+type Keys = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
 
 /// One generator, checked and resolved, not yet booted.
 pub struct Plan {
@@ -300,7 +303,8 @@ fn read(path: &Path) -> Result<Vec<Table>, String> {
 }
 
 /// What two generators must not share: a fixed worker id on the same layout (they would hand out
-/// the same IDs), or a state file (each records its own generator's seconds).
+/// the same IDs). A state file they may share, as the library allows: each then starts above the
+/// seconds any of them reserved.
 fn check_shared(plans: &[Plan]) -> Result<(), String> {
     for (i, a) in plans.iter().enumerate() {
         for b in &plans[..i] {
@@ -319,17 +323,6 @@ fn check_shared(plans: &[Plan]) -> Result<(), String> {
                     a.layout.worker_bits(),
                     a.layout.seq_bits(),
                     a.layout.epoch_seconds()
-                ));
-            }
-            if let (Some(x), Some(y)) = (&a.state, &b.state)
-                && std::path::absolute(x).ok() == std::path::absolute(y).ok()
-            {
-                return Err(format!(
-                    "{}: state-file {} is also generator {}'s ({}): each generator needs its own",
-                    a.origin,
-                    x.display(),
-                    b.name,
-                    b.origin
                 ));
             }
         }

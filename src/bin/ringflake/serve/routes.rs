@@ -172,18 +172,18 @@ pub struct App {
 }
 
 impl App {
-    /// The `App` of generator `name`, or the 404 naming the known ones.
-    fn named(&self, name: &str) -> Result<&App, Reply> {
-        match self.generators.get(name) {
-            Some(named) => Ok(&named.app),
-            None => {
-                let message = format!(
-                    "no generator {name:?}: the generators are {}",
-                    self.generators.names()
-                );
-                Err(error(StatusCode::NOT_FOUND, &message))
-            }
-        }
+    /// The `App` of generator `name`.
+    fn named(&self, name: &str) -> Option<&App> {
+        self.generators.get(name).map(|named| &named.app)
+    }
+
+    /// The 404 for a generator `name` that does not exist, naming those that do.
+    fn no_generator(&self, name: &str) -> Reply {
+        let message = format!(
+            "no generator {name:?}: the generators are {}",
+            self.generators.names()
+        );
+        error(StatusCode::NOT_FOUND, &message)
     }
 }
 
@@ -246,9 +246,8 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
         Endpoint::Parse => parse(app, route, param),
         Endpoint::IdOf | Endpoint::IdsOf | Endpoint::ParseOf => {
             let (name, rest) = param.split_once('/').unwrap_or((param, ""));
-            let target = match app.named(name) {
-                Ok(target) => target,
-                Err(reply) => return reply,
+            let Some(target) = app.named(name) else {
+                return app.no_generator(name);
             };
             match route.endpoint {
                 Endpoint::IdOf if take => id(target).await,

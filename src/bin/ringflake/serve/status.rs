@@ -34,6 +34,9 @@ pub const EVERY: Duration = Duration::from_secs(1);
 const CHART_W: f64 = 360.0;
 const CHART_H: f64 = 64.0;
 
+/// The lag the page marks: the default `max-lag` (older IDs are discarded, not handed out).
+const LAG_WARN: u64 = 5;
+
 /// One sample: when (unix milliseconds) and how many IDs the generator had issued.
 #[derive(Debug, Clone, Copy)]
 struct Sample {
@@ -186,11 +189,11 @@ fn view(g: &Named) -> View {
     put(
         "layout",
         format!(
-            "{}/{}/{} bits, epoch {}",
+            "{}/{}/{} bits from {}",
             layout.time_bits(),
             layout.worker_bits(),
             layout.seq_bits(),
-            utc(layout.epoch_seconds())
+            super::epoch_text(&layout)
         ),
         "ok",
     );
@@ -210,15 +213,27 @@ fn view(g: &Named) -> View {
     };
     let at_cap = max_lead.is_some_and(|cap| cap > 0 && s.lead_seconds >= cap);
     put("lead", lead_text, if at_cap { "warn" } else { "ok" });
+    // A second or two behind is an idle ring's normal; older IDs near max-lag get discarded.
     put(
         "lag",
         format!("{} s", s.lag_seconds),
-        if s.lag_seconds > 0 { "warn" } else { "ok" },
+        if s.lag_seconds >= LAG_WARN {
+            "warn"
+        } else {
+            "ok"
+        },
     );
-    put("rate", format!("{} IDs/s", thousands(rate as u64)), "ok");
+    put(
+        "rate",
+        format!("{} IDs/s", thousands(rate.round() as u64)),
+        "ok",
+    );
     put(
         "peak",
-        format!("peak {} IDs/s", thousands(peak as u64)),
+        format!(
+            "now; peak {} IDs/s in {SAMPLES} s",
+            thousands(peak.round() as u64)
+        ),
         "ok",
     );
     put("issued", thousands(s.issued), "ok");
@@ -233,7 +248,7 @@ fn view(g: &Named) -> View {
     put(
         "remaining",
         format!(
-            "{} ({left_share:.1} % of the time bits), run out {until}",
+            "{}, until {until} ({left_share:.1} % left)",
             span(s.remaining_seconds)
         ),
         if s.remaining_seconds < 366 * 86_400 {
@@ -244,7 +259,14 @@ fn view(g: &Named) -> View {
     );
     let (lease, lease_state) = match (s.lease_until, s.lease_lost) {
         (Some(until), true) => (format!("LOST (IDs stop at {})", utc(until)), "bad"),
-        (Some(until), false) => (format!("held until {}", utc(until)), "ok"),
+        (Some(until), false) => (
+            format!(
+                "held until {} (+{} s)",
+                utc(until),
+                until.saturating_sub(unix_ms() / 1000)
+            ),
+            "ok",
+        ),
         (None, _) => ("none (no lease: fixed id or --no-recycle)".into(), "ok"),
     };
     put("lease", lease, lease_state);
