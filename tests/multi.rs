@@ -253,27 +253,26 @@ fn sigterm_releases_every_lease() {
     }
 }
 
-/// `serve --config FILE` with `config` in `dir`: fails with status 1; its stderr.
+/// `serve --config FILE` with `config` in `dir`: fails with status 1 (within 30 s; a serve that
+/// starts instead is killed); its output.
 fn refused(dir: &Path, extra: &[&str]) -> String {
-    let out = ringflake(dir)
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--config",
-            "ringflake.toml",
-        ])
-        .args(extra)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        out.stdout.is_empty(),
-        "started: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    err
+    let mut args = vec!["--config", "ringflake.toml"];
+    args.extend_from_slice(extra);
+    let mut serve = Serve::launch(dir, &args);
+    let start = Instant::now();
+    while serve.running() {
+        if start.elapsed() > Duration::from_secs(30) {
+            panic!("serve did not refuse {args:?}: {}", serve.output());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The output threads read to the end of the pipes.
+    std::thread::sleep(Duration::from_millis(100));
+    let out = serve.output();
+    assert!(!out.contains("listening on"), "started: {out}");
+    let status = serve.kill();
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "{out}");
+    out
 }
 
 /// Every config error stops the start naming the file, the line, the table, the key and the
@@ -699,9 +698,10 @@ fn status_page_in_a_browser() {
         &url,
     );
     // The script ran, reached /status and wrote what it got.
+    // (The script's own text is in the DOM too: the marker is the element its answer changed.)
     assert!(
-        dom.contains("live, every second"),
-        "the script did not poll /status: {dom}"
+        dom.contains(r#"<span id="live" class="on">live, every second</span>"#),
+        "the script did not show an answer of /status: {dom}"
     );
     let issued: Vec<i64> = ["default", "orders", "users"]
         .iter()
@@ -756,4 +756,56 @@ fn status_page_in_a_browser() {
     );
     eprintln!("status page screenshot: {}", shot.display());
     serve.kill();
+}
+
+/// The environment variables are the flags': they define `default` only, never a table's
+/// generator; with a `[generators.default]` table they conflict, named as variables.
+#[test]
+fn environment_variables_define_only_the_default() {
+    let (dir, _) = dir_with("[generators.orders]\nworker-id = 4\n");
+    let mut cmd = ringflake(dir.path());
+    cmd.args([
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--config",
+        "ringflake.toml",
+    ])
+    .env("RINGFLAKE_TIME_BITS", "30")
+    .env("RINGFLAKE_WORKER_BITS", "20")
+    .env("RINGFLAKE_SEQ_BITS", "13")
+    .env("RINGFLAKE_WORKER_ID", "9");
+    let mut serve = Serve::launch_command(cmd);
+    let addr = serve.ready(Duration::from_secs(60));
+    let small = Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).unwrap();
+    let id: u64 = get(addr, "/id").body.parse().unwrap();
+    assert_eq!(decode(&small, id).1, 9);
+    let id: u64 = get(addr, "/id/orders").body.parse().unwrap();
+    let (t, w, _) = decode(&Layout::default(), id);
+    assert!(
+        w == 4 && (unix_now() - 5..=unix_now() + 15).contains(&t),
+        "{t} {w}"
+    );
+    serve.kill();
+
+    let (dir, _) = dir_with("[generators.default]\nworker-id = 4\n");
+    let mut cmd = ringflake(dir.path());
+    cmd.args([
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--config",
+        "ringflake.toml",
+    ])
+    .env("RINGFLAKE_MAX_LEAD", "3");
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(
+            "ringflake.toml:1 [generators.default]: the generator flags --max-lead (from \
+             RINGFLAKE_MAX_LEAD) conflict with its [generators.default] table"
+        ),
+        "{err}"
+    );
 }
