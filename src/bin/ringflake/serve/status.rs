@@ -310,6 +310,21 @@ fn points(rates: &[f64]) -> String {
     out
 }
 
+/// The area under the chart's line: the line closed along the bottom edge (the page's script
+/// does the same with the points `/status` sends).
+fn area(points: &str) -> String {
+    let x = |p: Option<&str>| p.and_then(|p| p.split(',').next()).map(str::to_string);
+    match (
+        x(points.split(' ').next()),
+        x(points.split(' ').next_back()),
+    ) {
+        (Some(first), Some(last)) if !points.is_empty() => {
+            format!("{first},{CHART_H:.1} {points} {last},{CHART_H:.1}")
+        }
+        _ => String::new(),
+    }
+}
+
 /// `/status`: `{"unix":…,"sample_seconds":1,"samples":120,"generators":[…]}`.
 pub fn json(generators: &Generators) -> String {
     let mut out = String::with_capacity(2048);
@@ -431,6 +446,7 @@ pub fn page(generators: &Generators) -> String {
              <div class=\"rate\">{} <small>{}</small></div>\n\
              <svg class=\"chart\" viewBox=\"0 0 {CHART_W} {CHART_H}\" preserveAspectRatio=\"none\" \
              role=\"img\" aria-label=\"IDs per second, last {SAMPLES} s\">\
+             <polygon data-g=\"{name}\" data-k=\"area\" points=\"{}\"/>\
              <polyline data-g=\"{name}\" data-k=\"points\" points=\"{}\"/></svg>\n\
              <div class=\"axis\"><span>-{SAMPLES} s</span><span>now</span></div>\n\
              <div class=\"bar\" title=\"ring fill\"><div data-g=\"{name}\" data-k=\"fillbar\" \
@@ -438,6 +454,7 @@ pub fn page(generators: &Generators) -> String {
             value("health"),
             value("rate"),
             value("peak"),
+            area(&points(&v.rates)),
             points(&v.rates),
             v.fill * 100.0
         );
@@ -481,6 +498,12 @@ mod tests {
             });
         }
         assert_eq!(h.rates().len(), SAMPLES, "bounded");
+    }
+
+    #[test]
+    fn chart_area() {
+        assert_eq!(area(""), "");
+        assert_eq!(area("1.0,5.0 2.0,6.0"), "1.0,64.0 1.0,5.0 2.0,6.0 2.0,64.0");
     }
 
     #[test]
