@@ -455,6 +455,11 @@ fn leaf_routes_answer_as_leaf_does() {
     let (t, w, seq) = decode(&default, id);
     assert!((now - 5..=now + 15).contains(&t) && w == 1, "{t} {w}");
 
+    // No key: Spring matches no `{key}` (404); a key with a `/` matches no route either.
+    for path in ["/api/snowflake/get/", "/api/snowflake/get/a/b"] {
+        assert_eq!(get(addr, path).status, 404, "{path}");
+    }
+
     let r = get(addr, &format!("/decodeSnowflakeId?snowflakeId={id}"));
     assert_eq!(r.status, 200, "{}", r.body);
     assert!(

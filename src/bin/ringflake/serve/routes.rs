@@ -256,6 +256,11 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
                 _ => parse(target, route, rest),
             }
         }
+        // Leaf's route needs a key, as Spring's `{key}` does (a 404 without one).
+        Endpoint::LeafGet if param.is_empty() => error(
+            StatusCode::NOT_FOUND,
+            &format!("missing key: use {} with any key", route.usage),
+        ),
         Endpoint::LeafGet => {
             // Leaf's snowflake service ignores the key; here it names a generator, if any.
             let target = app.named(param).unwrap_or(app);
