@@ -814,3 +814,42 @@ fn environment_variables_define_only_the_default() {
         "{err}"
     );
 }
+
+/// A named generator's `HOST_NAME` (`NAME@host`) must fit Java's `VARCHAR(64)`: a longer one
+/// fails the boot naming it, and the generators booted before it release their rows' leases.
+#[test]
+fn a_host_name_too_long_for_the_column_fails_the_boot() {
+    let (dir, _) = dir_with("[generators.orders]\n");
+    let host = "h".repeat(60);
+    let out = ringflake(dir.path())
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--config",
+            "ringflake.toml",
+        ])
+        .env("JPAAS_HOST", &host)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "ringflake.toml:1 [generators.orders]: worker id assignment failed: HOST_NAME \
+             \"orders@{host}\" of generator orders is 67 characters, more than the 64 the \
+             column holds"
+        )),
+        "{err}"
+    );
+    let rows = DatabaseAssigner::sqlite_read_only(dir.path().join("ringflake.db"))
+        .unwrap()
+        .list()
+        .unwrap();
+    assert_eq!(rows.len(), 1, "the default generator's row only: {rows:?}");
+    assert_eq!(rows[0].host_name, host);
+    assert!(
+        rows[0].lease_until <= unix_now() + 1,
+        "lease not released: {rows:?}"
+    );
+}
