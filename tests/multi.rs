@@ -256,13 +256,26 @@ fn sigterm_releases_every_lease() {
 /// `serve --config FILE` with `config` in `dir`: fails with status 1 (within 30 s; a serve that
 /// starts instead is killed); its output.
 fn refused(dir: &Path, extra: &[&str]) -> String {
-    let mut args = vec!["--config", "ringflake.toml"];
-    args.extend_from_slice(extra);
-    let mut serve = Serve::launch(dir, &args);
+    let mut cmd = ringflake(dir);
+    cmd.args([
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--config",
+        "ringflake.toml",
+    ])
+    .args(extra);
+    refused_command(cmd)
+}
+
+/// Runs `cmd`, a `serve` that must refuse to start: exit status 1 within 30 s (one that starts
+/// instead is killed); its output.
+fn refused_command(cmd: Command) -> String {
+    let mut serve = Serve::launch_command(cmd);
     let start = Instant::now();
     while serve.running() {
         if start.elapsed() > Duration::from_secs(30) {
-            panic!("serve did not refuse {args:?}: {}", serve.output());
+            panic!("serve did not refuse to start: {}", serve.output());
         }
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -651,7 +664,13 @@ fn artefacts() -> PathBuf {
 /// Headless Debian `chromium` with `args` then `url`; its stdout. Fails the test, saying how to
 /// install it, when it is missing.
 fn chromium(profile: &Path, args: &[&str], url: &str) -> String {
-    let out = Command::new("chromium")
+    let found = Command::new("chromium").arg("--version").output();
+    if !found.is_ok_and(|o| o.status.success()) {
+        panic!("cannot run chromium: apt-get install chromium (the CI installs it)");
+    }
+    // Bounded: a browser that hangs fails the test instead of holding it up.
+    let out = Command::new("timeout")
+        .args(["120", "chromium"])
         .args([
             "--headless",
             "--no-sandbox",
@@ -668,9 +687,7 @@ fn chromium(profile: &Path, args: &[&str], url: &str) -> String {
         .args(args)
         .arg(url)
         .output()
-        .unwrap_or_else(|e| {
-            panic!("cannot run chromium ({e}): apt-get install chromium (the CI installs it)")
-        });
+        .expect("run chromium under timeout");
     assert!(
         out.status.success(),
         "chromium failed: {}",
@@ -803,9 +820,7 @@ fn environment_variables_define_only_the_default() {
         "ringflake.toml",
     ])
     .env("RINGFLAKE_MAX_LEAD", "3");
-    let out = cmd.output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let err = refused_command(cmd);
     assert!(
         err.contains(
             "ringflake.toml:1 [generators.default]: the generator flags --max-lead (from \
@@ -821,19 +836,16 @@ fn environment_variables_define_only_the_default() {
 fn a_host_name_too_long_for_the_column_fails_the_boot() {
     let (dir, _) = dir_with("[generators.orders]\n");
     let host = "h".repeat(60);
-    let out = ringflake(dir.path())
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--config",
-            "ringflake.toml",
-        ])
-        .env("JPAAS_HOST", &host)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let mut cmd = ringflake(dir.path());
+    cmd.args([
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--config",
+        "ringflake.toml",
+    ])
+    .env("JPAAS_HOST", &host);
+    let err = refused_command(cmd);
     assert!(
         err.contains(&format!(
             "ringflake.toml:1 [generators.orders]: worker id assignment failed: HOST_NAME \
