@@ -60,6 +60,16 @@ pub struct Plan {
     pub ring: RingArgs,
 }
 
+/// The origin of the generator the flags define.
+const FLAGS: &str = "flags";
+
+impl Plan {
+    /// Whether the flags define this generator (its errors then read as without a config).
+    pub fn by_flags(&self) -> bool {
+        self.origin == FLAGS
+    }
+}
+
 /// Every generator `serve` runs: `default` first (from the flags, or the file's table), then the
 /// file's others by name.
 pub fn plans(a: &ServeArgs, matches: &ArgMatches) -> Result<Vec<Plan>, String> {
@@ -96,7 +106,7 @@ fn from_flags(a: &ServeArgs, matches: &ArgMatches) -> Result<Plan, String> {
     let (tz, layout) = a.layout.zone_and_layout()?;
     Ok(Plan {
         name: DEFAULT.into(),
-        origin: "flags".into(),
+        origin: FLAGS.into(),
         tz,
         layout,
         source: a.worker.source(matches)?,

@@ -61,7 +61,7 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
         );
         let generator = Arc::new(match boot {
             Ok(g) => g,
-            Err(e) if plan.origin == "flags" => return Err(e),
+            Err(e) if plan.by_flags() => return Err(e),
             Err(e) => return Err(format!("{}: {e}", plan.origin)),
         });
         let label = if plan.name == config::DEFAULT {
@@ -114,20 +114,16 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
             history: status::History::default(),
         });
     }
+    // The unnamed routes' generator: `default`, first.
     let default = &named[0];
-    let (generator, source, lead) = (
-        Arc::clone(&default.app.generator),
-        default.source.clone(),
-        default.lead,
-    );
+    let (worker_id, source) = (default.app.generator.worker_id(), default.source.clone());
     let app = App {
-        generator: Arc::clone(&generator),
+        generator: Arc::clone(&default.app.generator),
         layout: default.app.layout,
         tz: default.app.tz.clone(),
         metrics: Some(Arc::new((handle, reporters))),
         generators: Arc::new(Generators::new(named)),
     };
-    drop(generator);
     let mut sampler = status::Sampler::start(Arc::clone(&app.generators))?;
     // Signals are caught from before the address is printed: a SIGTERM sent as soon as the
     // service is announced must stop it cleanly, not kill it.
@@ -143,17 +139,12 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
     let server = Server::start(&app, a.listen, threads, grace)?;
     let generators = Arc::clone(&app.generators);
     drop(app);
-    let worker_id = generators
-        .iter()
-        .next()
-        .map_or(0, |g| g.app.generator.worker_id());
     let _ = writeln!(
         start,
         "ringflake: listening on http://{} with worker id {worker_id} ({source}); {threads} \
          serving threads",
         server.addr(),
     );
-    let _ = lead;
     // One write, the address last: whoever waits for the address has the rest already. Not
     // `print!`, which panics if standard output was closed.
     let mut stdout = std::io::stdout().lock();
