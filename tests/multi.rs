@@ -865,3 +865,50 @@ fn a_host_name_too_long_for_the_column_fails_the_boot() {
         "lease not released: {rows:?}"
     );
 }
+
+/// A named generator that loses its lease (its row taken over in the table) shows it: `/status`
+/// and the page say `LOST`, `/healthz` answers 503 naming the generator, and the others serve on.
+#[test]
+fn a_lost_lease_shows_on_status_and_healthz() {
+    let (dir, _) = dir_with("[generators.orders]\nlease-window = 3\n");
+    let mut serve = serve(dir.path(), &[]);
+    let addr = serve.addr();
+    assert_eq!(get(addr, "/healthz").status, 200);
+    assert_eq!(get(addr, "/id/orders").status, 200);
+    // What a recycler on another node would do: move the row's lease under the holder's feet.
+    let conn = rusqlite::Connection::open(dir.path().join("ringflake.db")).unwrap();
+    let moved = conn
+        .execute(
+            "UPDATE WORKER_NODE SET LEASE_UNTIL = LEASE_UNTIL + 1000 WHERE HOST_NAME LIKE 'orders@%'",
+            [],
+        )
+        .unwrap();
+    assert_eq!(moved, 1);
+    wait_until("/healthz turns 503", Duration::from_secs(30), || {
+        get(addr, "/healthz").status == 503
+    });
+    let health = get(addr, "/healthz").body;
+    assert!(
+        health
+            .contains("\"reason\":\"generator orders: lease lost: the worker lease of worker id 2"),
+        "{health}"
+    );
+    let status = get(addr, "/status").body;
+    let orders = status.split("{\"name\":\"orders\"").nth(1).unwrap();
+    assert!(
+        orders.contains("\"healthy\":false") && orders.contains("\"lease_lost\":true"),
+        "{orders}"
+    );
+    assert!(
+        json_str(orders, "lease").unwrap().starts_with("LOST"),
+        "{orders}"
+    );
+    let page = get(addr, "/").body;
+    assert!(
+        page.contains("class=\"bad\" data-g=\"orders\" data-k=\"lease\">LOST"),
+        "{page}"
+    );
+    // The default generator serves on.
+    assert_eq!(get(addr, "/id").status, 200);
+    serve.kill();
+}
