@@ -884,9 +884,21 @@ fn a_lost_lease_shows_on_status_and_healthz() {
         )
         .unwrap();
     assert_eq!(moved, 1);
-    wait_until("/healthz turns 503", Duration::from_secs(30), || {
-        get(addr, "/healthz").status == 503
-    });
+    let start = Instant::now();
+    while get(addr, "/healthz").status != 503 {
+        if start.elapsed() > Duration::from_secs(30) {
+            let rows = DatabaseAssigner::sqlite_read_only(dir.path().join("ringflake.db"))
+                .unwrap()
+                .list()
+                .unwrap();
+            panic!(
+                "/healthz still 200 after 30 s; now {}; rows {rows:?}; /status {}",
+                unix_now(),
+                get(addr, "/status").body
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let health = get(addr, "/healthz").body;
     assert!(
         health

@@ -433,10 +433,18 @@ pub fn unhealthy(stats: &ringflake::Stats, layout: &Layout) -> Option<String> {
     }
 }
 
+/// `/healthz`: the default generator's state; and with several generators, any other that cannot
+/// serve makes the service unhealthy too, its reason prefixed with its name.
 fn healthz(app: &App) -> Reply {
     let s = app.generator.stats();
     let mut body = String::with_capacity(256);
-    match unhealthy(&s, &app.layout) {
+    let others = || {
+        app.generators.iter().skip(1).find_map(|g| {
+            unhealthy(&g.app.generator.stats(), &g.app.layout)
+                .map(|reason| format!("generator {}: {reason}", g.name))
+        })
+    };
+    match unhealthy(&s, &app.layout).or_else(others) {
         Some(reason) => {
             body.push_str("{\"status\":\"unavailable\",\"reason\":");
             json_string(&mut body, &reason);
