@@ -1070,7 +1070,7 @@ fn serve_answers_every_endpoint() {
     );
     assert_error(&get(addr, "/ids"), 400, "missing query parameter count");
     assert_error(&get(addr, "/nope"), 404, "no route /nope");
-    assert_error(&get(addr, "/"), 404, "no route /");
+    assert_error(&get(addr, "/nope/deeper"), 404, "no route /nope/deeper");
     let r = http(addr, "POST", "/id");
     assert_error(&r, 405, "method POST not allowed on /id");
     assert!(r.headers.contains("allow: get, head"), "{}", r.headers);

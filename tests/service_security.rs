@@ -180,8 +180,19 @@ fn tokens_guard_the_id_routes_and_a_sighup_reloads_them() {
         serve.output()
     );
 
-    // No token: 401 and the challenge, on every ID and parse route, HEAD included.
-    for path in ["/id", "/ids?count=3", "/parse/1", "/ids?count=0"] {
+    // No token: 401 and the challenge, on every ID, parse and Leaf route (the named ones too),
+    // HEAD included.
+    for path in [
+        "/id",
+        "/ids?count=3",
+        "/parse/1",
+        "/ids?count=0",
+        "/id/default",
+        "/ids/default?count=3",
+        "/parse/default/1",
+        "/api/snowflake/get/orders",
+        "/decodeSnowflakeId?snowflakeId=1",
+    ] {
         let r = get(addr, path, None);
         r.assert_error(401, "missing bearer token");
         assert_eq!(
@@ -222,9 +233,16 @@ fn tokens_guard_the_id_routes_and_a_sighup_reloads_them() {
     get(addr, "/id", Some("token-c-0000000000000000")).assert_error(401, "invalid");
     // With a token, the routes' own errors.
     get(addr, "/ids?count=0", Some(TOKEN_A)).assert_error(400, "count 0 out of range");
-    // Health and metrics stay open.
+    assert_eq!(get(addr, "/id/default", Some(TOKEN_A)).status, 200);
+    assert_eq!(
+        get(addr, "/api/snowflake/get/orders", Some(TOKEN_A)).status,
+        200
+    );
+    // Health, metrics and the status page stay open.
     assert_eq!(get(addr, "/healthz", None).status, 200);
     assert_eq!(get(addr, "/metrics", None).status, 200);
+    assert_eq!(get(addr, "/status", None).status, 200);
+    assert_eq!(get(addr, "/", None).status, 200);
 
     // SIGHUP: the file's new tokens, from the next request on.
     let token_c = "token-c-new-after-sighup";
@@ -327,12 +345,15 @@ fn metrics_are_served_on_their_own_listener() {
     let internal = printed_addr(&serve, "metrics on http://");
     assert_ne!(main, internal);
 
-    // The main listener: IDs, parse and health, not metrics (a 404 like any unknown path).
+    // The main listener: IDs, parse, Leaf and health, not metrics or the status page (a 404
+    // like any unknown path).
     assert_eq!(get(main, "/id", Some(TOKEN_A)).status, 200);
-    get(main, "/metrics", Some(TOKEN_A)).assert_error(
-        404,
-        "no route /metrics: try GET /id, /ids?count=N, /parse/{id} or /healthz",
-    );
+    for path in ["/metrics", "/status", "/"] {
+        get(main, path, Some(TOKEN_A)).assert_error(
+            404,
+            &format!("no route {path}: try GET /id, /id/{{name}}, /ids?count=N"),
+        );
+    }
     assert_eq!(get(main, "/healthz", None).status, 200);
 
     // The internal listener: metrics and health, no token needed, no IDs.
@@ -345,8 +366,17 @@ fn metrics_are_served_on_their_own_listener() {
         r.text()
     );
     assert_eq!(get(internal, "/healthz", None).status, 200);
-    for path in ["/id", "/ids?count=1", "/parse/1"] {
-        get(internal, path, Some(TOKEN_A)).assert_error(404, "try GET /metrics or /healthz");
+    assert_eq!(get(internal, "/status", None).status, 200);
+    assert_eq!(get(internal, "/", None).status, 200);
+    for path in [
+        "/id",
+        "/ids?count=1",
+        "/parse/1",
+        "/id/default",
+        "/api/snowflake/get/x",
+    ] {
+        get(internal, path, Some(TOKEN_A))
+            .assert_error(404, "try GET /, /status, /metrics or /healthz");
     }
     let issued = get(main, "/healthz", None);
     assert!(issued.text().contains(r#""issued":1"#), "{}", issued.text());

@@ -41,6 +41,9 @@ pub struct WorkerRow {
     pub lease_until: i64,
 }
 
+/// The width of the `HOST_NAME` column (`VARCHAR(64)`, as in Java's schema).
+const HOST_NAME_CHARS: usize = 64;
+
 /// How long one database call may take unless [`DatabaseAssigner::timeout`] says otherwise.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -136,6 +139,8 @@ pub(crate) trait WorkerTable: TableSetup + Send + Sync + 'static {
 pub struct DatabaseAssigner {
     pub(super) table: Arc<dyn WorkerTable>,
     recycle: bool,
+    /// The generator name written before the host in `HOST_NAME` (`orders@10.1.2.3`), if any.
+    generator: Option<String>,
     window: i64,
     retry_for: Duration,
     timeout: Duration,
@@ -150,6 +155,9 @@ impl fmt::Debug for DatabaseAssigner {
         }
         if let Some(tls) = self.table.tls() {
             d.field("tls", &tls);
+        }
+        if let Some(name) = &self.generator {
+            d.field("generator", name);
         }
         d.field("recycle", &self.recycle)
             .field("lease_window", &Duration::from_secs(self.window as u64))
@@ -169,6 +177,7 @@ impl DatabaseAssigner {
         DatabaseAssigner {
             table,
             recycle: true,
+            generator: None,
             window: DEFAULT_WINDOW_SECS,
             retry_for: Duration::from_secs(30),
             timeout: DEFAULT_TIMEOUT,
@@ -196,6 +205,31 @@ impl DatabaseAssigner {
     /// ```
     pub fn recycle(mut self, on: bool) -> Self {
         self.recycle = on;
+        self
+    }
+
+    /// Names the generator this assigner boots, for a process that runs several generators on
+    /// one worker table: its rows' `HOST_NAME` is then `NAME@host` (`orders@10.1.2.3`) instead of
+    /// the host alone, so that the table shows which generator holds which row, and monotonic
+    /// restarts follow each generator's own earlier rows (the newest lease of the rows with the
+    /// same `HOST_NAME`), not its neighbours'. Java never reads `HOST_NAME`; the column stays
+    /// within its 64 characters (a longer one fails the boot with
+    /// [`Error::WorkerAssignment`]).
+    ///
+    /// ```
+    /// use ringflake::{DatabaseAssigner, Layout, NodeInfo, WorkerIdAssigner};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("workers.db");
+    /// let orders = DatabaseAssigner::sqlite(&path)?.generator("orders");
+    /// let id = orders.assign_worker_id(&Layout::default())?;
+    /// let row = &orders.list()?[0];
+    /// assert_eq!(row.id, id);
+    /// assert_eq!(row.host_name, format!("orders@{}", NodeInfo::detect().host_name));
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn generator(mut self, name: &str) -> Self {
+        self.generator = Some(name.to_string());
         self
     }
 
@@ -423,7 +457,19 @@ impl WorkerIdAssigner for DatabaseAssigner {
     }
 
     fn assign(&self, layout: &Layout) -> Result<Assignment, Error> {
-        self.assign_with(layout, &NodeInfo::detect())
+        let mut node = NodeInfo::detect();
+        if let Some(name) = &self.generator {
+            node.host_name = format!("{name}@{}", node.host_name);
+            let chars = node.host_name.chars().count();
+            if chars > HOST_NAME_CHARS {
+                return Err(Error::WorkerAssignment(format!(
+                    "HOST_NAME {:?} of generator {name} is {chars} characters, more than the \
+                     {HOST_NAME_CHARS} the column holds: use a shorter generator name",
+                    node.host_name
+                )));
+            }
+        }
+        self.assign_with(layout, &node)
     }
 }
 

@@ -244,7 +244,8 @@ pub struct ServeArgs {
     /// answer 401 without `Authorization: Bearer TOKEN`; read again on SIGHUP
     #[arg(long, env = "RINGFLAKE_AUTH_TOKEN_FILE", value_name = "PATH")]
     pub auth_token_file: Option<PathBuf>,
-    /// Serve /metrics (and /healthz) on this address, an internal one, and not on --listen
+    /// Serve /metrics, the status page (/ and /status) and /healthz on this address, an
+    /// internal one, and not on --listen
     #[arg(long, env = "RINGFLAKE_METRICS_LISTEN", value_name = "ADDR")]
     pub metrics_listen: Option<SocketAddr>,
     /// Certificate chain (PEM, the server's certificate first): --listen speaks HTTPS only
@@ -263,6 +264,12 @@ pub struct ServeArgs {
         requires = "tls_cert"
     )]
     pub tls_key: Option<PathBuf>,
+    /// Named generators from a TOML file: one [generators.NAME] table each, its keys spelled as
+    /// the generator flags below (time-bits = 31, worker-id = 3, db = "ids.db", max-lead = 30);
+    /// served at /id/NAME, /ids/NAME?count=N and /parse/NAME/ID. The flags still define the
+    /// generator called default unless the file has a [generators.default] table
+    #[arg(long, env = "RINGFLAKE_CONFIG", value_name = "PATH")]
+    pub config: Option<PathBuf>,
     #[command(flatten)]
     pub worker: WorkerArgs,
     #[command(flatten)]
@@ -271,6 +278,60 @@ pub struct ServeArgs {
     pub layout: LayoutArgs,
     #[command(flatten)]
     pub ring: RingArgs,
+}
+
+/// The flags of one generator, as `serve` takes them: what a `[generators.NAME]` table of
+/// `serve --config` holds, parsed by the same code (see [`GeneratorArgs::parse`]).
+#[derive(Debug, Args)]
+pub struct GeneratorArgs {
+    #[command(flatten)]
+    pub worker: WorkerArgs,
+    #[command(flatten)]
+    pub state: StateArgs,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+    #[command(flatten)]
+    pub ring: RingArgs,
+}
+
+impl GeneratorArgs {
+    /// The generator flags alone, read from nowhere but `tokens` (no environment variable).
+    pub fn command() -> clap::Command {
+        use clap::Args as _;
+        GeneratorArgs::augment_args(clap::Command::new("generator"))
+            .no_binary_name(true)
+            .disable_help_flag(true)
+            .mut_args(|a| a.env(None))
+    }
+
+    /// Parses `tokens` (`--time-bits=30`, `--recycle`, ...) as `serve` parses its generator
+    /// flags, with their matches for [`WorkerArgs::source`] and the like.
+    pub fn parse(tokens: &[String]) -> Result<(GeneratorArgs, ArgMatches), clap::Error> {
+        use clap::FromArgMatches as _;
+        let m = Self::command().try_get_matches_from(tokens)?;
+        Ok((GeneratorArgs::from_arg_matches(&m)?, m))
+    }
+
+    /// The generator flags given to `serve` (on the command line or from the environment), as
+    /// a person reads them: `--time-bits`, `--db (from RINGFLAKE_DB)`.
+    pub fn given_to_serve(matches: &ArgMatches) -> Vec<String> {
+        let command = Self::command();
+        let ids: Vec<&str> = command
+            .get_arguments()
+            .map(|a| a.get_id().as_str())
+            .collect();
+        given(sub(matches), &ids)
+            .into_iter()
+            .map(|(n, s)| {
+                let flag = format!("--{}", n.replace('_', "-"));
+                if s == ValueSource::EnvVariable {
+                    format!("{flag} (from RINGFLAKE_{})", n.to_uppercase())
+                } else {
+                    flag
+                }
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Args)]
@@ -437,7 +498,7 @@ impl Source {
 }
 
 /// The names of the worker source flags as given, with where each came from.
-fn given(m: &ArgMatches, names: &[&'static str]) -> Vec<(&'static str, ValueSource)> {
+fn given<'n>(m: &ArgMatches, names: &[&'n str]) -> Vec<(&'n str, ValueSource)> {
     names
         .iter()
         .filter_map(|n| {

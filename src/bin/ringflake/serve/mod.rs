@@ -8,20 +8,27 @@
 //! - [`auth`]: the bearer tokens of `--auth-token-file`;
 //! - [`tls`]: HTTPS (`--tls-cert`, `--tls-key`);
 //! - [`signals`]: SIGTERM and Ctrl-C stop, SIGHUP reloads the tokens;
-//! - this file: the command's life from flags to exit: boot the generator, serve until a signal,
-//!   stop, release the worker lease.
+//! - [`config`]: the generators, from the flags and `--config`'s file; [`named`]: them by name;
+//! - [`status`]: the status page and `/status`; [`leaf`]: Meituan Leaf's routes;
+//! - this file: the command's life from flags to exit: boot the generators, serve until a
+//!   signal, stop, release the worker leases.
 
 mod auth;
 mod bodies;
+mod config;
+mod leaf;
 mod listen;
+mod named;
 pub mod routes;
 mod server;
 mod signals;
+mod status;
 mod tls;
 
 use crate::args::{self, Lead, ServeArgs};
 use crate::layout::thousands;
 use auth::Auth;
+use named::{Generators, Named};
 use ringflake::{Layout, LeadPolicy};
 use routes::{App, Exposure};
 use server::{Server, Stop};
@@ -32,12 +39,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Boots the generator, serves HTTP until SIGTERM or Ctrl-C, then stops accepting, finishes
-/// in-flight requests, and drops the generator (which stops the filler and releases the worker
-/// lease).
+/// Boots the generators, serves HTTP until SIGTERM or Ctrl-C, then stops accepting, finishes
+/// in-flight requests, and drops the generators (which stops their fillers and releases their
+/// worker leases).
 pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
-    // The files the service reads at start are checked before the generator boots (and perhaps
-    // takes a worker table row).
+    // The files the service reads at start are checked before the generators boot (and perhaps
+    // take worker table rows).
     if let Some(internal) = a.metrics_listen
         && internal == a.listen
         && internal.port() != 0
@@ -52,25 +59,95 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
         (Some(cert), Some(key)) => Some(tls::acceptor(cert, key)?),
         _ => None,
     };
-    let (tz, layout) = a.layout.zone_and_layout()?;
-    let source = a.worker.source(matches)?;
-    let lead = a.ring.lead(matches)?;
-    let state = a.state.path(matches)?;
-    let generator = Arc::new(args::generator(
-        layout,
-        &source,
-        Some((&a.ring, lead)),
-        state.as_deref(),
-    )?);
+    let plans = config::plans(a, matches)?;
+    if let Some(clash) = plans
+        .iter()
+        .find(|p| p.name != config::DEFAULT && p.name == a.name)
+    {
+        return Err(format!(
+            "{}: generator {} has the name of the default generator's metrics label (--name {}): \
+             the two would share their series on /metrics; rename one",
+            clash.origin, clash.name, a.name
+        ));
+    }
     let handle = ringflake::install_prometheus_recorder().map_err(|e| e.to_string())?;
-    let reporter = ringflake::MetricsReporter::builder(&a.name, &generator)
-        .start()
-        .map_err(|e| e.to_string())?;
+    // Booted one after the other; an error drops those booted so far, releasing their leases.
+    let mut named = Vec::new();
+    let mut reporters = Vec::new();
+    let mut start = String::new();
+    for plan in plans {
+        let boot = args::generator(
+            plan.layout,
+            &plan.source,
+            Some((&plan.ring, plan.lead)),
+            plan.state.as_deref(),
+        );
+        let generator = Arc::new(match boot {
+            Ok(g) => g,
+            Err(e) if plan.by_flags() => return Err(e),
+            Err(e) => return Err(format!("{}: {e}", plan.origin)),
+        });
+        let label = if plan.name == config::DEFAULT {
+            a.name.as_str()
+        } else {
+            plan.name.as_str()
+        };
+        reporters.push(
+            ringflake::MetricsReporter::builder(label, &generator)
+                .start()
+                .map_err(|e| e.to_string())?,
+        );
+        let mut lines = trade_off(&plan.layout, plan.lead);
+        lines.push_str(&state_line(
+            plan.state.as_deref(),
+            generator.worker_id(),
+            plan.lead,
+        ));
+        if plan.name == config::DEFAULT {
+            start.push_str(&lines);
+        } else {
+            // The other generators' lines say whose they are, and their worker id.
+            let prefix = format!("ringflake: generator {}: ", plan.name);
+            for line in lines.lines() {
+                let line = line.strip_prefix("ringflake: ").unwrap_or(line);
+                let _ = writeln!(start, "{prefix}{line}");
+            }
+            let _ = writeln!(
+                start,
+                "{prefix}worker id {} ({}); /id/{}, /ids/{}?count=N, /parse/{}/ID",
+                generator.worker_id(),
+                plan.source.describe(),
+                plan.name,
+                plan.name,
+                plan.name
+            );
+        }
+        named.push(Named {
+            app: App {
+                generator,
+                layout: plan.layout,
+                tz: plan.tz,
+                metrics: None,
+                generators: Arc::default(),
+                exposure: Exposure::All,
+                auth: None,
+            },
+            name: plan.name,
+            source: plan.source.describe(),
+            lead: plan.lead,
+            state: plan.state,
+            history: status::History::default(),
+        });
+    }
+    // The unnamed routes' generator: `default`, first.
+    let default = &named[0];
+    let (worker_id, source) = (default.app.generator.worker_id(), default.source.clone());
     let app = App {
-        generator: Arc::clone(&generator),
-        layout,
-        tz,
-        metrics: Some(Arc::new((handle, reporter))),
+        generator: Arc::clone(&default.app.generator),
+        layout: default.app.layout,
+        tz: default.app.tz.clone(),
+        metrics: Some(Arc::new((handle, reporters))),
+        generators: Arc::new(Generators::new(named)),
         exposure: if a.metrics_listen.is_some() {
             Exposure::Ids
         } else {
@@ -78,6 +155,7 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
         },
         auth: auth.clone(),
     };
+    let mut sampler = status::Sampler::start(Arc::clone(&app.generators))?;
     // Signals are caught from before the address is printed: a SIGTERM sent as soon as the
     // service is announced must stop it cleanly, not kill it.
     let control = server::runtime()?;
@@ -103,9 +181,8 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
     };
     let secure = tls.is_some();
     let server = Server::start(&app, a.listen, threads, grace, tls)?;
+    let generators = Arc::clone(&app.generators);
     drop(app);
-    let mut start = trade_off(&layout, lead);
-    start.push_str(&state_line(state.as_deref(), generator.worker_id(), lead));
     start.push_str(&access_lines(
         auth.as_ref(),
         internal.as_ref().map(Server::addr),
@@ -114,11 +191,10 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
     ));
     let _ = writeln!(
         start,
-        "ringflake: listening on {}://{} with worker id {} ({}); {threads} serving threads",
+        "ringflake: listening on {}://{} with worker id {worker_id} ({source}); {threads} \
+         serving threads",
         if secure { "https" } else { "http" },
         server.addr(),
-        generator.worker_id(),
-        source.describe(),
     );
     // One write, the address last: whoever waits for the address has the rest already. Not
     // `print!`, which panics if standard output was closed.
@@ -161,20 +237,36 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
     });
     drop(control);
     let _ = joiner.join();
-    let worker_id = generator.worker_id();
-    let leased = generator.stats().lease_until.is_some();
-    // The serving threads are gone, and with them every other handle on the generator: dropping
-    // it stops the filler and releases the lease.
-    match Arc::try_unwrap(generator) {
-        Ok(g) => drop(g),
-        Err(_) => return Err("the generator is still in use after shutdown".into()),
-    }
-    if leased {
-        eprintln!(
-            "ringflake: stopped; the filler is stopped and the lease of worker id {worker_id} released"
-        );
-    } else {
-        eprintln!("ringflake: stopped; the filler is stopped (worker id {worker_id})");
+    sampler.stop();
+    // The serving threads and the sampler are gone, and with them every other handle on the
+    // generators: dropping each stops its filler and releases its lease.
+    let Ok(generators) = Arc::try_unwrap(generators) else {
+        return Err("the generators are still in use after shutdown".into());
+    };
+    for g in generators.into_list() {
+        let worker_id = g.app.generator.worker_id();
+        let leased = g.app.generator.stats().lease_until.is_some();
+        let whose = if g.name == config::DEFAULT {
+            String::new()
+        } else {
+            format!("generator {}: ", g.name)
+        };
+        match Arc::try_unwrap(g.app.generator) {
+            Ok(generator) => drop(generator),
+            Err(_) => {
+                return Err(format!(
+                    "{whose}the generator is still in use after shutdown"
+                ));
+            }
+        }
+        if leased {
+            eprintln!(
+                "ringflake: {whose}stopped; the filler is stopped and the lease of worker id \
+                 {worker_id} released"
+            );
+        } else {
+            eprintln!("ringflake: {whose}stopped; the filler is stopped (worker id {worker_id})");
+        }
     }
     Ok(())
 }

@@ -11,6 +11,8 @@
 //! escaped ([`crate::text::echo`]).
 
 use super::auth::{Auth, Denied};
+use super::named::Generators;
+use super::{leaf, status};
 use crate::text::{
     DIGITS_ONLY, echo, is_plain_decimal, json_error, json_ids, json_string, parse_uid, quoted,
 };
@@ -26,18 +28,38 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Every route, in the order a person is told about them.
-pub const ROUTES: [Route; 5] = [
+pub const ROUTES: [Route; 12] = [
+    Route {
+        usage: "/",
+        endpoint: Endpoint::Page,
+    },
     Route {
         usage: "/id",
         endpoint: Endpoint::Id,
+    },
+    Route {
+        usage: "/id/{name}",
+        endpoint: Endpoint::IdOf,
     },
     Route {
         usage: "/ids?count=N",
         endpoint: Endpoint::Ids,
     },
     Route {
+        usage: "/ids/{name}?count=N",
+        endpoint: Endpoint::IdsOf,
+    },
+    Route {
         usage: "/parse/{id}",
         endpoint: Endpoint::Parse,
+    },
+    Route {
+        usage: "/parse/{name}/{id}",
+        endpoint: Endpoint::ParseOf,
+    },
+    Route {
+        usage: "/status",
+        endpoint: Endpoint::Status,
     },
     Route {
         usage: "/metrics",
@@ -47,6 +69,14 @@ pub const ROUTES: [Route; 5] = [
         usage: "/healthz",
         endpoint: Endpoint::Healthz,
     },
+    Route {
+        usage: "/api/snowflake/get/{key}",
+        endpoint: Endpoint::LeafGet,
+    },
+    Route {
+        usage: "/decodeSnowflakeId?snowflakeId=ID",
+        endpoint: Endpoint::LeafDecode,
+    },
 ];
 
 /// The methods every route answers (the service only reads); any other gets a 405.
@@ -55,7 +85,8 @@ const METHODS: [Method; 2] = [Method::GET, Method::HEAD];
 /// A path the service answers, and what answers it.
 pub struct Route {
     /// The route as requests write it and people read it: a path (`/id`), a path with its query
-    /// (`/ids?count=N`), or a path ending in a parameter (`/parse/{id}`, any rest of the path).
+    /// (`/ids?count=N`), or a path ending in parameters (`/parse/{id}`, `/parse/{name}/{id}`:
+    /// the rest of the path, with as many `/` as the parameters have between them).
     usage: &'static str,
     endpoint: Endpoint,
 }
@@ -63,13 +94,27 @@ pub struct Route {
 /// What a route answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Endpoint {
+    /// The status page (HTML), see [`super::status`].
+    Page,
     /// One ID, `text/plain`, decimal.
     Id,
+    /// [`Endpoint::Id`] from the generator named in the path.
+    IdOf,
     /// A JSON array of `count` IDs as strings, `1 <= count <= MAX_COUNT`, and no more than the
     /// generator's `max_batch`.
     Ids,
+    /// [`Endpoint::Ids`] from the generator named in the path.
+    IdsOf,
     /// UidGenerator's `parseUID` JSON of the ID in the path.
     Parse,
+    /// [`Endpoint::Parse`] with the layout of the generator named in the path.
+    ParseOf,
+    /// Every generator's state as JSON, what the status page shows.
+    Status,
+    /// Leaf's `/api/snowflake/get/{key}`: [`Endpoint::Id`] from generator `key`, else `default`.
+    LeafGet,
+    /// Leaf's `/decodeSnowflakeId?snowflakeId=ID`, see [`super::leaf`].
+    LeafDecode,
     /// The Prometheus series of the generator.
     Metrics,
     /// 200 `{"status":"ok",…}`, or 503 with the reason the generator cannot serve.
@@ -81,9 +126,10 @@ enum Endpoint {
 pub enum Exposure {
     /// Every route: the one listener of a service without `--metrics-listen`.
     All,
-    /// The ID and parse routes and `/healthz`: the main listener beside a `--metrics-listen` one.
+    /// The ID, parse and Leaf routes and `/healthz`: the main listener beside a `--metrics-listen`
+    /// one.
     Ids,
-    /// `/metrics` and `/healthz`: the `--metrics-listen` listener.
+    /// The status page, `/status`, `/metrics` and `/healthz`: the `--metrics-listen` listener.
     Internal,
 }
 
@@ -91,24 +137,47 @@ impl Endpoint {
     /// Whether a listener of `exposure` serves this endpoint.
     fn served_on(self, exposure: Exposure) -> bool {
         match self {
-            Endpoint::Id | Endpoint::Ids | Endpoint::Parse => exposure != Exposure::Internal,
-            Endpoint::Metrics => exposure != Exposure::Ids,
+            Endpoint::Id
+            | Endpoint::IdOf
+            | Endpoint::Ids
+            | Endpoint::IdsOf
+            | Endpoint::Parse
+            | Endpoint::ParseOf
+            | Endpoint::LeafGet
+            | Endpoint::LeafDecode => exposure != Exposure::Internal,
+            Endpoint::Page | Endpoint::Status | Endpoint::Metrics => exposure != Exposure::Ids,
             Endpoint::Healthz => true,
         }
     }
 
     /// Whether a token file guards this endpoint: the ID and parse routes.
     fn guarded(self) -> bool {
-        matches!(self, Endpoint::Id | Endpoint::Ids | Endpoint::Parse)
+        matches!(
+            self,
+            Endpoint::Id
+                | Endpoint::IdOf
+                | Endpoint::Ids
+                | Endpoint::IdsOf
+                | Endpoint::Parse
+                | Endpoint::ParseOf
+                | Endpoint::LeafGet
+                | Endpoint::LeafDecode
+        )
     }
 
     /// The query parameters this endpoint takes; `None`: it ignores its query string (the
     /// probes and scrapers' routes, whose clients may add their own).
     fn parameters(self) -> Option<&'static [&'static str]> {
         match self {
-            Endpoint::Ids => Some(&["count"]),
-            Endpoint::Id | Endpoint::Parse => Some(&[]),
-            Endpoint::Metrics | Endpoint::Healthz => None,
+            Endpoint::Ids | Endpoint::IdsOf => Some(&["count"]),
+            Endpoint::Id | Endpoint::IdOf | Endpoint::Parse | Endpoint::ParseOf => Some(&[]),
+            // Leaf's routes read their parameters as Spring does, ignoring any other.
+            Endpoint::LeafGet
+            | Endpoint::LeafDecode
+            | Endpoint::Page
+            | Endpoint::Status
+            | Endpoint::Metrics
+            | Endpoint::Healthz => None,
         }
     }
 }
@@ -116,12 +185,13 @@ impl Endpoint {
 impl Route {
     /// The path parameter if `path` is this route's (`""` for a route without one).
     fn matches<'p>(&self, path: &'p str) -> Option<&'p str> {
-        match self.usage.split_once('{') {
-            Some((prefix, _)) => path.strip_prefix(prefix),
-            None => {
-                let fixed = self.usage.split_once('?').map_or(self.usage, |(p, _)| p);
-                (path == fixed).then_some("")
+        let usage = self.usage.split_once('?').map_or(self.usage, |(p, _)| p);
+        match usage.split_once('{') {
+            Some((prefix, params)) => {
+                let param = path.strip_prefix(prefix)?;
+                (param.matches('/').count() == params.matches('/').count()).then_some(param)
             }
+            None => (path == usage).then_some(""),
         }
     }
 }
@@ -173,12 +243,32 @@ pub struct App {
     pub layout: Layout,
     /// The zone `/parse/{id}` renders timestamps in.
     pub tz: TimeZone,
-    /// The Prometheus recorder and the sampler of the generator's statistics, for `/metrics`.
-    pub metrics: Option<Arc<(PrometheusHandle, MetricsReporter)>>,
+    /// The Prometheus recorder and the samplers of every generator's statistics, for
+    /// `/metrics`.
+    pub metrics: Option<Arc<(PrometheusHandle, Vec<MetricsReporter>)>>,
+    /// Every generator by name, `default` (the one above) first; empty in a generator's own
+    /// `App` (the one its named routes answer from).
+    pub generators: Arc<Generators>,
     /// The routes this listener serves.
     pub exposure: Exposure,
-    /// The bearer tokens the ID and parse routes require, if any.
+    /// The bearer tokens the ID, parse and Leaf routes require, if any.
     pub auth: Option<Auth>,
+}
+
+impl App {
+    /// The `App` of generator `name`.
+    fn named(&self, name: &str) -> Option<&App> {
+        self.generators.get(name).map(|named| &named.app)
+    }
+
+    /// The 404 for a generator `name` that does not exist, naming those that do.
+    fn no_generator(&self, name: &str) -> Reply {
+        let message = format!(
+            "no generator {name:?}: the generators are {}",
+            self.generators.names()
+        );
+        error(StatusCode::NOT_FOUND, &message)
+    }
 }
 
 /// A response, its body in one piece.
@@ -186,6 +276,7 @@ pub type Reply = Response<Full<Bytes>>;
 
 const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
+const HTML: HeaderValue = HeaderValue::from_static("text/html; charset=utf-8");
 const PROMETHEUS: HeaderValue =
     HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");
 
@@ -275,6 +366,39 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
         Endpoint::Id => respond(StatusCode::OK, TEXT, Bytes::new()),
         Endpoint::Ids => ids(app, route, &query, take).await,
         Endpoint::Parse => parse(app, route, param),
+        Endpoint::IdOf | Endpoint::IdsOf | Endpoint::ParseOf => {
+            let (name, rest) = param.split_once('/').unwrap_or((param, ""));
+            let Some(target) = app.named(name) else {
+                return app.no_generator(name);
+            };
+            match route.endpoint {
+                Endpoint::IdOf if take => id(target).await,
+                Endpoint::IdOf => respond(StatusCode::OK, TEXT, Bytes::new()),
+                Endpoint::IdsOf => ids(target, route, &query, take).await,
+                _ => parse(target, route, rest),
+            }
+        }
+        // Leaf's route needs a key, as Spring's `{key}` does (a 404 without one).
+        Endpoint::LeafGet if param.is_empty() => error(
+            StatusCode::NOT_FOUND,
+            &format!("missing key: use {} with any key", route.usage),
+        ),
+        Endpoint::LeafGet => {
+            // Leaf's snowflake service ignores the key; here it names a generator, if any.
+            let target = app.named(param).unwrap_or(app);
+            if take {
+                id(target).await
+            } else {
+                respond(StatusCode::OK, TEXT, Bytes::new())
+            }
+        }
+        Endpoint::LeafDecode => {
+            let (status, body) = leaf::decode(req.uri().query(), &app.layout, &app.tz);
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
+            respond(status, JSON, body)
+        }
+        Endpoint::Page => respond(StatusCode::OK, HTML, status::page(&app.generators)),
+        Endpoint::Status => respond(StatusCode::OK, JSON, status::json(&app.generators)),
         Endpoint::Metrics => metrics(app),
         Endpoint::Healthz => healthz(app),
     }
@@ -446,8 +570,10 @@ fn parse(app: &App, route: &Route, text: &str) -> Reply {
 
 fn metrics(app: &App) -> Reply {
     match app.metrics.as_deref() {
-        Some((handle, reporter)) => {
-            reporter.sample();
+        Some((handle, reporters)) => {
+            for reporter in reporters {
+                reporter.sample();
+            }
             respond(StatusCode::OK, PROMETHEUS, handle.render())
         }
         None => error(
@@ -480,10 +606,18 @@ pub fn unhealthy(stats: &ringflake::Stats, layout: &Layout) -> Option<String> {
     }
 }
 
+/// `/healthz`: the default generator's state; and with several generators, any other that cannot
+/// serve makes the service unhealthy too, its reason prefixed with its name.
 fn healthz(app: &App) -> Reply {
     let s = app.generator.stats();
     let mut body = String::with_capacity(256);
-    match unhealthy(&s, &app.layout) {
+    let others = || {
+        app.generators.iter().skip(1).find_map(|g| {
+            unhealthy(&g.app.generator.stats(), &g.app.layout)
+                .map(|reason| format!("generator {}: {reason}", g.name))
+        })
+    };
+    match unhealthy(&s, &app.layout).or_else(others) {
         Some(reason) => {
             body.push_str("{\"status\":\"unavailable\",\"reason\":");
             json_string(&mut body, &reason);
@@ -520,18 +654,52 @@ mod tests {
         assert_eq!(endpoint("/parse/"), Some((Endpoint::Parse, "")));
         assert_eq!(endpoint("/metrics"), Some((Endpoint::Metrics, "")));
         assert_eq!(endpoint("/healthz"), Some((Endpoint::Healthz, "")));
-        for path in ["/", "/nope", "/parse", "/id/", "/ids?count=N", "/idz"] {
+        assert_eq!(endpoint("/"), Some((Endpoint::Page, "")));
+        assert_eq!(endpoint("/status"), Some((Endpoint::Status, "")));
+        assert_eq!(endpoint("/id/orders"), Some((Endpoint::IdOf, "orders")));
+        assert_eq!(endpoint("/ids/orders"), Some((Endpoint::IdsOf, "orders")));
+        assert_eq!(
+            endpoint("/parse/orders/17"),
+            Some((Endpoint::ParseOf, "orders/17"))
+        );
+        assert_eq!(
+            endpoint("/api/snowflake/get/orders"),
+            Some((Endpoint::LeafGet, "orders"))
+        );
+        assert_eq!(
+            endpoint("/decodeSnowflakeId"),
+            Some((Endpoint::LeafDecode, ""))
+        );
+        for path in [
+            "/nope",
+            "/parse",
+            "/parse/a/b/c",
+            "/id/a/b",
+            "/ids?count=N",
+            "/idz",
+            "/status/",
+        ] {
             assert_eq!(endpoint(path), None, "{path}");
         }
         assert_eq!(
             listing(" or "),
-            "GET /id, /ids?count=N, /parse/{id}, /metrics or /healthz"
+            "GET /, /id, /id/{name}, /ids?count=N, /ids/{name}?count=N, /parse/{id}, \
+             /parse/{name}/{id}, /status, /metrics, /healthz, /api/snowflake/get/{key} or \
+             /decodeSnowflakeId?snowflakeId=ID"
         );
+    }
+
+    /// The route of `endpoint`.
+    fn of(endpoint: Endpoint) -> &'static Route {
+        ROUTES
+            .iter()
+            .find(|r| r.endpoint == endpoint)
+            .expect("route")
     }
 
     /// `count` as `/ids` reads it from a query string.
     fn count_of(q: Option<&str>) -> Result<usize, String> {
-        let ids = &ROUTES[1];
+        let ids = of(Endpoint::Ids);
         count(ids, &query(ids, q)?)
     }
 
@@ -579,22 +747,32 @@ mod tests {
 
     #[test]
     fn queries_of_other_routes() {
-        let id = &ROUTES[0];
+        let id = of(Endpoint::Id);
         assert_eq!(query(id, None), Ok(vec![]));
         assert_eq!(query(id, Some("")), Ok(vec![]));
         assert_eq!(
             query(id, Some("count=5")),
             Err(r#"unknown query parameter "count": /id takes none"#.into())
         );
-        let parse = &ROUTES[2];
+        let parse = of(Endpoint::Parse);
         assert!(
             query(parse, Some("a%00=1"))
                 .unwrap_err()
                 .contains(r#""a%00""#)
         );
-        // Probes and scrapers may add what they like.
-        for r in &ROUTES[3..] {
-            assert_eq!(query(r, Some("x=1&x=2")), Ok(vec![]));
+        let parse_of = of(Endpoint::ParseOf);
+        assert!(query(parse_of, Some("x=1")).is_err());
+        assert!(query(of(Endpoint::IdsOf), Some("count=1&count=2")).is_err());
+        // Probes, scrapers and Leaf's routes (read as Spring does) may add what they like.
+        for e in [
+            Endpoint::Page,
+            Endpoint::Status,
+            Endpoint::Metrics,
+            Endpoint::Healthz,
+            Endpoint::LeafGet,
+            Endpoint::LeafDecode,
+        ] {
+            assert_eq!(query(of(e), Some("x=1&x=2")), Ok(vec![]));
         }
     }
 
@@ -610,11 +788,20 @@ mod tests {
         assert_eq!(on("/ids", Exposure::Ids), Some(Endpoint::Ids));
         assert_eq!(
             listing_on(Exposure::Internal, " or "),
-            "GET /metrics or /healthz"
+            "GET /, /status, /metrics or /healthz"
         );
         assert_eq!(
             listing_on(Exposure::Ids, " or "),
-            "GET /id, /ids?count=N, /parse/{id} or /healthz"
+            "GET /id, /id/{name}, /ids?count=N, /ids/{name}?count=N, /parse/{id}, \
+             /parse/{name}/{id}, /healthz, /api/snowflake/get/{key} or \
+             /decodeSnowflakeId?snowflakeId=ID"
+        );
+        assert_eq!(on("/", Exposure::Ids), None);
+        assert_eq!(on("/status", Exposure::Internal), Some(Endpoint::Status));
+        assert_eq!(on("/id/orders", Exposure::Internal), None);
+        assert_eq!(
+            on("/api/snowflake/get/x", Exposure::Ids),
+            Some(Endpoint::LeafGet)
         );
     }
 

@@ -1,0 +1,401 @@
+//! `serve --config FILE`: named generators from a TOML file, one `[generators.NAME]` table each,
+//! its keys spelled as `serve`'s generator flags (`time-bits = 30`, `worker-id = 3`,
+//! `db = "ids.db"`, `max-lead = 30`).
+//!
+//! One code path checks both: a table becomes the flags it spells (`--time-bits=30`, ...) and is
+//! parsed by [`GeneratorArgs::parse`], the generator flags of `serve` without their environment
+//! variables, then resolved by the same `source`, `lead`, `path` and `zone_and_layout` as the
+//! command line. A switch (`recycle`, `no-state-file`, `unbounded-lead`, ...) takes `true` or
+//! `false`; `false` is as if the key were absent, except `recycle = false`, which is
+//! `no-recycle` (as `RINGFLAKE_RECYCLE=false` is).
+//!
+//! The flags (and their environment variables) define the generator called `default`, as
+//! without a config; a `[generators.default]` table defines it instead, and generator flags
+//! given as well are then an error naming them. Every error names the file, the line, the table
+//! and the key, and the reason.
+
+use crate::args::{self, GeneratorArgs, Lead, RingArgs, ServeArgs, Source};
+use clap::ArgMatches;
+use ringflake::{Layout, TimeZone};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// The name of the generator the unnamed routes serve.
+pub const DEFAULT: &str = "default";
+
+/// The longest generator name: it goes into routes, a metrics label and the worker table's
+/// `HOST_NAME` (`NAME@host`, 64 characters at most).
+pub const MAX_NAME: usize = 24;
+
+/// The file: nothing but `[generators.NAME]` tables.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    generators: BTreeMap<Spanned<String>, Spanned<Keys>>,
+}
+
+/// A generator's table: its keys and values, with where each is in the file.
+type Keys = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
+
+/// One generator, checked and resolved, not yet booted.
+pub struct Plan {
+    /// Its name: `default`, or its table's.
+    pub name: String,
+    /// Where it was defined, for messages: `flags`, or `ringflake.toml [generators.orders]`.
+    pub origin: String,
+    /// The zone `/parse` renders timestamps in.
+    pub tz: TimeZone,
+    /// Its layout.
+    pub layout: Layout,
+    /// Its worker id source.
+    pub source: Source,
+    /// Its lead cap.
+    pub lead: Lead,
+    /// Its state file, if any.
+    pub state: Option<PathBuf>,
+    /// Its ring flags.
+    pub ring: RingArgs,
+}
+
+/// The origin of the generator the flags define.
+const FLAGS: &str = "flags";
+
+impl Plan {
+    /// Whether the flags define this generator (its errors then read as without a config).
+    pub fn by_flags(&self) -> bool {
+        self.origin == FLAGS
+    }
+}
+
+/// Every generator `serve` runs: `default` first (from the flags, or the file's table), then the
+/// file's others by name.
+pub fn plans(a: &ServeArgs, matches: &ArgMatches) -> Result<Vec<Plan>, String> {
+    let mut plans = Vec::new();
+    let mut tables = match &a.config {
+        Some(path) => read(path)?,
+        None => Vec::new(),
+    };
+    match tables.iter().position(|t| t.name == DEFAULT) {
+        Some(i) => {
+            let flags = GeneratorArgs::given_to_serve(matches);
+            if !flags.is_empty() {
+                return Err(format!(
+                    "{}: the generator flags {} conflict with its [generators.default] table: \
+                     give the default generator in one place",
+                    tables[i].origin,
+                    flags.join(", ")
+                ));
+            }
+            let table = tables.remove(i);
+            plans.push(table.resolve()?);
+        }
+        None => plans.push(from_flags(a, matches)?),
+    }
+    for table in tables {
+        plans.push(table.resolve()?);
+    }
+    check_shared(&plans)?;
+    Ok(plans)
+}
+
+/// The default generator from the flags, as without a config.
+fn from_flags(a: &ServeArgs, matches: &ArgMatches) -> Result<Plan, String> {
+    let (tz, layout) = a.layout.zone_and_layout()?;
+    Ok(Plan {
+        name: DEFAULT.into(),
+        origin: FLAGS.into(),
+        tz,
+        layout,
+        source: a.worker.source(matches)?,
+        lead: a.ring.lead(matches)?,
+        state: a.state.path(matches)?,
+        ring: a.ring.clone(),
+    })
+}
+
+/// A table of the file, as flags.
+struct Table {
+    name: String,
+    /// `FILE:LINE [generators.NAME]`.
+    origin: String,
+    args: GeneratorArgs,
+    matches: ArgMatches,
+    /// Whether the table names a state file or none (else the name's default is used).
+    states: bool,
+}
+
+impl Table {
+    fn resolve(self) -> Result<Plan, String> {
+        let at = |e: String| format!("{}: {e}", self.origin);
+        let (tz, layout) = self.args.layout.zone_and_layout().map_err(at)?;
+        let source = match self.args.worker.source(&self.matches).map_err(at)? {
+            // Rows of the other generators say whose they are (`NAME@host`); the default's stay
+            // as without a config, so that its restarts follow its earlier rows.
+            Source::Table(t) if self.name != DEFAULT => Source::Table(t.generator(&self.name)),
+            other => other,
+        };
+        let lead = self.args.ring.lead(&self.matches).map_err(at)?;
+        let mut state = self.args.state.path(&self.matches).map_err(at)?;
+        if !self.states && self.name != DEFAULT {
+            state = Some(PathBuf::from(state_file_of(&self.name)));
+        }
+        Ok(Plan {
+            name: self.name,
+            origin: self.origin,
+            tz,
+            layout,
+            source,
+            lead,
+            state,
+            ring: self.args.ring,
+        })
+    }
+}
+
+/// The state file of generator `name` when its table names none: `ringflake-NAME.state` beside
+/// the default's `ringflake.state`.
+pub fn state_file_of(name: &str) -> String {
+    if name == DEFAULT {
+        args::DEFAULT_STATE_FILE.into()
+    } else {
+        format!("ringflake-{name}.state")
+    }
+}
+
+/// The line (from 1) of byte `at` in `text`.
+fn line_of(text: &str, at: usize) -> usize {
+    text.as_bytes()[..at.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// A TOML value for a message: its type, and the value if it is short.
+fn shown_value(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => format!("string {s:?}"),
+        toml::Value::Integer(n) => format!("integer {n}"),
+        toml::Value::Float(f) => format!("float {f}"),
+        toml::Value::Boolean(b) => format!("boolean {b}"),
+        toml::Value::Datetime(d) => format!("datetime {d}"),
+        other => format!("{} ", other.type_str()).trim_end().to_string(),
+    }
+}
+
+/// Whether `name` may name a generator: 1 to [`MAX_NAME`] of `A-Z a-z 0-9 _ -`.
+fn valid_name(name: &str) -> bool {
+    (1..=MAX_NAME).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Reads and parses the file into its tables, each as the flags it spells.
+fn read(path: &Path) -> Result<Vec<Table>, String> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the config file {shown}: {e}"))?;
+    let file: File = toml::from_str(&text).map_err(|e| {
+        let line = e.span().map(|s| format!(":{}", line_of(&text, s.start)));
+        format!(
+            "{shown}{}: {}",
+            line.unwrap_or_default(),
+            e.message().trim_end()
+        )
+    })?;
+    let flags = GeneratorArgs::command();
+    let mut tables = Vec::new();
+    for (name, table) in file.generators {
+        let origin = format!(
+            "{shown}:{} [generators.{}]",
+            line_of(&text, name.span().start),
+            name.as_ref()
+        );
+        if !valid_name(name.as_ref()) {
+            return Err(format!(
+                "{origin}: generator name {:?} is not 1 to {MAX_NAME} letters, digits, '_' or '-'",
+                name.as_ref()
+            ));
+        }
+        let mut tokens = Vec::new();
+        for (key, value) in table.as_ref() {
+            let at = format!(
+                "{shown}:{} [generators.{}] {}",
+                line_of(&text, key.span().start),
+                name.as_ref(),
+                key.as_ref()
+            );
+            let Some(arg) = flags
+                .get_arguments()
+                .find(|a| a.get_long() == Some(key.as_ref().as_str()))
+            else {
+                let known: Vec<&str> = flags.get_arguments().filter_map(|a| a.get_long()).collect();
+                return Err(format!(
+                    "{at}: unknown key: a generator's keys are serve's generator flags: {}",
+                    known.join(", ")
+                ));
+            };
+            let flag = format!("--{}", key.as_ref());
+            let switch = !arg.get_action().takes_values();
+            match (switch, value.as_ref()) {
+                (true, toml::Value::Boolean(true)) => tokens.push(flag),
+                (true, toml::Value::Boolean(false)) if key.as_ref() == "recycle" => {
+                    tokens.push("--no-recycle".into())
+                }
+                (true, toml::Value::Boolean(false)) => {}
+                (true, other) => {
+                    return Err(format!(
+                        "{at}: expected true or false, found {}",
+                        shown_value(other)
+                    ));
+                }
+                (false, toml::Value::Integer(n)) => tokens.push(format!("{flag}={n}")),
+                (false, toml::Value::String(s)) => tokens.push(format!("{flag}={s}")),
+                // `epoch = 2020-01-01`, a TOML date, is the date.
+                (false, toml::Value::Datetime(d)) if d.time.is_none() && d.offset.is_none() => {
+                    tokens.push(format!("{flag}={d}"))
+                }
+                (false, other) => {
+                    return Err(format!(
+                        "{at}: expected a number or a string, found {}",
+                        shown_value(other)
+                    ));
+                }
+            }
+        }
+        let (args, matches) = GeneratorArgs::parse(&tokens).map_err(|e| {
+            // The key clap refused, and why: "99 is not in 1..=61".
+            let key = match e.get(clap::error::ContextKind::InvalidArg) {
+                Some(clap::error::ContextValue::String(arg)) => arg
+                    .trim_start_matches('-')
+                    .split([' ', '='])
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
+                _ => String::new(),
+            };
+            let line = table
+                .as_ref()
+                .keys()
+                .find(|k| k.as_ref() == &key)
+                .map_or(line_of(&text, table.span().start), |k| {
+                    line_of(&text, k.span().start)
+                });
+            let reason = e
+                .to_string()
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches("error: ")
+                .to_string();
+            format!(
+                "{shown}:{line} [generators.{}] {key}: {reason}",
+                name.as_ref()
+            )
+        })?;
+        let states = table
+            .as_ref()
+            .keys()
+            .any(|k| k.as_ref() == "state-file" || k.as_ref() == "no-state-file");
+        tables.push(Table {
+            name: name.into_inner(),
+            origin,
+            args,
+            matches,
+            states,
+        });
+    }
+    Ok(tables)
+}
+
+/// What two generators must not share: a fixed worker id on the same layout (they would hand out
+/// the same IDs). A state file they may share, as the library allows: each then starts above the
+/// seconds any of them reserved.
+fn check_shared(plans: &[Plan]) -> Result<(), String> {
+    for (i, a) in plans.iter().enumerate() {
+        for b in &plans[..i] {
+            if let (Source::Fixed(x), Source::Fixed(y)) = (&a.source, &b.source)
+                && x == y
+                && a.layout == b.layout
+            {
+                return Err(format!(
+                    "{}: worker-id {x} is also generator {}'s ({}) on the same layout {}/{}/{} \
+                     from unix second {}: the two would hand out the same IDs; give each its own \
+                     worker id",
+                    a.origin,
+                    b.name,
+                    b.origin,
+                    a.layout.time_bits(),
+                    a.layout.worker_bits(),
+                    a.layout.seq_bits(),
+                    a.layout.epoch_seconds()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        for good in ["orders", "a", "user_ids", "pay-2", &"x".repeat(MAX_NAME)] {
+            assert!(valid_name(good), "{good}");
+        }
+        for bad in ["", "a b", "a/b", "é", "a@b", &"x".repeat(MAX_NAME + 1)] {
+            assert!(!valid_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn lines() {
+        let text = "a\nbb\n\nc";
+        assert_eq!(line_of(text, 0), 1);
+        assert_eq!(line_of(text, 2), 2);
+        assert_eq!(line_of(text, 6), 4);
+        assert_eq!(line_of(text, 99), 4);
+    }
+
+    #[test]
+    fn state_files() {
+        assert_eq!(state_file_of(DEFAULT), "ringflake.state");
+        assert_eq!(state_file_of("orders"), "ringflake-orders.state");
+    }
+
+    /// Every generator flag of `serve` is a key, and only those: the table's keys are looked up
+    /// in the same command `serve` flattens.
+    #[test]
+    fn the_keys_are_serves_generator_flags() {
+        use clap::CommandFactory;
+        let serve = crate::args::Cli::command();
+        let serve = serve.find_subcommand("serve").unwrap();
+        let keys: Vec<String> = GeneratorArgs::command()
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(String::from))
+            .collect();
+        for k in [
+            "time-bits",
+            "worker-id",
+            "db",
+            "max-lead",
+            "state-file",
+            "lead-policy",
+        ] {
+            assert!(keys.iter().any(|x| x == k), "{k} in {keys:?}");
+        }
+        for k in &keys {
+            let flag = serve.get_arguments().find(|a| a.get_long() == Some(k));
+            assert!(flag.is_some(), "{k} is not a serve flag");
+        }
+        for listener in ["listen", "threads", "name", "config", "shutdown-timeout"] {
+            assert!(!keys.iter().any(|x| x == listener), "{listener}");
+        }
+    }
+}

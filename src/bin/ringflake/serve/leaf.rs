@@ -1,0 +1,85 @@
+//! The routes of Meituan Leaf's server that a Leaf client calls for snowflake IDs, answered as
+//! Leaf's controllers answer them, so that a client moving from Leaf changes only its address:
+//!
+//! - `GET /api/snowflake/get/{key}` (Leaf's `LeafController`): one ID, the decimal number as the
+//!   plain-text body. Leaf's snowflake generator ignores the key; here it names the generator
+//!   (the `default` one when no generator has that name). The routes module answers it with
+//!   `/id`'s own handler.
+//! - `GET /decodeSnowflakeId?snowflakeId=ID` (Leaf's `LeafMonitorController`): the ID's fields as
+//!   a JSON object of strings, `{"workerId":"…","sequenceId":"…","timestamp":"<millis>(<yyyy-MM-dd
+//!   HH:mm:ss.SSS>)"}`, in the key order Java's `HashMap` gives them, decoded with the layout and
+//!   zone of the `default` generator (Leaf decodes with its own fixed 41/10/12 layout from
+//!   2010-11-04). A value that is not an ID answers `{"errorMsg":"…"}`, Leaf's field, with a 400
+//!   (Leaf answers it with a 200).
+
+use crate::text::{json_string, parse_id};
+use ringflake::{Layout, TimeZone};
+
+/// The answer to `/decodeSnowflakeId` with `query`: the status code (200 or 400) and the JSON.
+pub fn decode(query: Option<&str>, layout: &Layout, tz: &TimeZone) -> (u16, String) {
+    let value = query
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .find_map(|pair| pair.strip_prefix("snowflakeId="));
+    let fields = match value {
+        None => Err(
+            "missing query parameter snowflakeId: use /decodeSnowflakeId?snowflakeId=ID"
+                .to_string(),
+        ),
+        Some(text) => decoded(text, layout, tz),
+    };
+    match fields {
+        Ok(json) => (200, json),
+        Err(message) => {
+            let mut body = String::from("{\"errorMsg\":");
+            json_string(&mut body, &message);
+            body.push('}');
+            (400, body)
+        }
+    }
+}
+
+/// Leaf's fields of the ID `text`.
+fn decoded(text: &str, layout: &Layout, tz: &TimeZone) -> Result<String, String> {
+    let id = parse_id(text).map_err(|e| format!("snowflakeId: {e}"))?;
+    let parsed = layout.parse(id).map_err(|e| e.to_string())?;
+    // The date as `/parse` renders it (UidGenerator's pattern, whatever the year), then Leaf's
+    // milliseconds: ringflake's IDs carry whole seconds.
+    let java = parsed.to_java_string_in(tz).map_err(|e| e.to_string())?;
+    let date = java
+        .split("\"timestamp\":\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .ok_or_else(|| format!("cannot render the second of ID {id}"))?;
+    let millis = i128::from(parsed.unix_seconds) * 1000;
+    Ok(format!(
+        "{{\"workerId\":\"{}\",\"sequenceId\":\"{}\",\"timestamp\":\"{millis}({date}.000)\"}}",
+        parsed.worker_id, parsed.sequence
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_in_javas_order() {
+        let layout = Layout::new(29, 21, 13, 1_474_329_600).unwrap();
+        let (status, body) = decode(Some("snowflakeId=17179877377"), &layout, &TimeZone::UTC);
+        assert_eq!(status, 200);
+        assert_eq!(
+            body,
+            r#"{"workerId":"1","sequenceId":"1","timestamp":"1474329601000(2016-09-20 00:00:01.000)"}"#
+        );
+        for bad in [
+            None,
+            Some("x=1"),
+            Some("snowflakeId=abc"),
+            Some("snowflakeId=-5"),
+        ] {
+            let (status, body) = decode(bad, &layout, &TimeZone::UTC);
+            assert_eq!(status, 400, "{bad:?}");
+            assert!(body.starts_with("{\"errorMsg\":\""), "{body}");
+        }
+    }
+}
