@@ -433,7 +433,13 @@ fn still_waiting(app: &App) -> Reply {
 }
 
 async fn id(app: &App) -> Reply {
-    match bounded(app.generator.next_id_async()).await {
+    // An ID ready in the ring, the common case, is taken without arming a timer; only a take
+    // that has to wait for the filler is bounded by TAKE_WAIT.
+    let taken = match app.generator.try_next_id() {
+        Some(id) => Some(Ok(id)),
+        None => bounded(app.generator.next_id_async()).await,
+    };
+    match taken {
         Some(Ok(id)) => {
             let mut s = String::with_capacity(20);
             let _ = write!(s, "{id}");
