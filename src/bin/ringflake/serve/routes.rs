@@ -134,23 +134,19 @@ pub enum Exposure {
 }
 
 impl Endpoint {
-    /// Whether a listener of `exposure` serves this endpoint.
+    /// Whether a listener of `exposure` serves this endpoint: the ID routes on the main one, the
+    /// operators' (the status page, `/status`, `/metrics`) on the internal one, `/healthz` on
+    /// both.
     fn served_on(self, exposure: Exposure) -> bool {
         match self {
-            Endpoint::Id
-            | Endpoint::IdOf
-            | Endpoint::Ids
-            | Endpoint::IdsOf
-            | Endpoint::Parse
-            | Endpoint::ParseOf
-            | Endpoint::LeafGet
-            | Endpoint::LeafDecode => exposure != Exposure::Internal,
-            Endpoint::Page | Endpoint::Status | Endpoint::Metrics => exposure != Exposure::Ids,
             Endpoint::Healthz => true,
+            _ if self.guarded() => exposure != Exposure::Internal,
+            _ => exposure != Exposure::Ids,
         }
     }
 
-    /// Whether a token file guards this endpoint: the ID and parse routes.
+    /// Whether a token file guards this endpoint: the routes that take or read IDs (ID, parse
+    /// and Leaf, named or not).
     fn guarded(self) -> bool {
         matches!(
             self,
