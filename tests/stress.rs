@@ -10,34 +10,15 @@ const TOTAL: usize = if cfg!(debug_assertions) {
     20_000_000
 };
 
-fn run(threads: usize, mode: usize) {
-    let g = CachedUidGenerator::builder(Layout::default())
-        .worker_id(11)
-        .build()
-        .unwrap();
-    let per = TOTAL / threads;
+/// Runs `take` on `threads` threads (it gets the thread's number) and returns every ID they took,
+/// sorted, after checking that each thread's IDs strictly increase and that no ID was taken twice.
+fn on_threads(threads: usize, take: impl Fn(usize) -> Vec<u64> + Sync) -> Vec<u64> {
     let mut all: Vec<u64> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
-                let g = &g;
+                let take = &take;
                 s.spawn(move || {
-                    let mut ids = Vec::with_capacity(per);
-                    let mut buf = [0u64; 64];
-                    while ids.len() < per {
-                        match (mode + t) % 3 {
-                            0 => ids.push(g.next_id().unwrap()),
-                            1 => {
-                                let n = buf.len().min(per - ids.len());
-                                g.next_ids(&mut buf[..n]).unwrap();
-                                ids.extend_from_slice(&buf[..n]);
-                            }
-                            _ => {
-                                if let Some(id) = g.try_next_id() {
-                                    ids.push(id);
-                                }
-                            }
-                        }
-                    }
+                    let ids = take(t);
                     assert!(
                         ids.windows(2).all(|w| w[0] < w[1]),
                         "thread {t}: not strictly increasing"
@@ -52,7 +33,6 @@ fn run(threads: usize, mode: usize) {
             .collect()
     });
     let n = all.len();
-    assert_eq!(n, per * threads);
     all.sort_unstable();
     all.dedup();
     assert_eq!(
@@ -61,6 +41,37 @@ fn run(threads: usize, mode: usize) {
         "{} duplicates with {threads} threads",
         n - all.len()
     );
+    all
+}
+
+fn run(threads: usize, mode: usize) {
+    let g = CachedUidGenerator::builder(Layout::default())
+        .worker_id(11)
+        .build()
+        .unwrap();
+    let per = TOTAL / threads;
+    let all = on_threads(threads, |t| {
+        let mut ids = Vec::with_capacity(per);
+        let mut buf = [0u64; 64];
+        while ids.len() < per {
+            match (mode + t) % 3 {
+                0 => ids.push(g.next_id().unwrap()),
+                1 => {
+                    let n = buf.len().min(per - ids.len());
+                    g.next_ids(&mut buf[..n]).unwrap();
+                    ids.extend_from_slice(&buf[..n]);
+                }
+                _ => {
+                    if let Some(id) = g.try_next_id() {
+                        ids.push(id);
+                    }
+                }
+            }
+        }
+        ids
+    });
+    let n = all.len();
+    assert_eq!(n, per * threads);
     let s = g.stats();
     assert!(s.issued >= n as u64, "issued {} < taken {n}", s.issued);
     assert!(all.iter().all(|&id| id <= i64::MAX as u64));
@@ -94,22 +105,8 @@ fn default_generator_threads_unique() {
         .worker_id(3)
         .build()
         .unwrap();
-    let mut all: Vec<u64> = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..4)
-            .map(|_| {
-                s.spawn(|| {
-                    let ids: Vec<u64> = (0..200_000).map(|_| g.next_id().unwrap()).collect();
-                    assert!(ids.windows(2).all(|w| w[0] < w[1]));
-                    ids
-                })
-            })
-            .collect();
-        hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
-    });
-    let n = all.len();
-    all.sort_unstable();
-    all.dedup();
-    assert_eq!(all.len(), n);
+    let all = on_threads(4, |_| (0..200_000).map(|_| g.next_id().unwrap()).collect());
+    assert_eq!(all.len(), 4 * 200_000);
 }
 
 /// The per-thread chunk cache of `next_id` is per generator: interleaving two generators (and a
@@ -189,36 +186,12 @@ fn run_local(threads: usize) {
         .build()
         .unwrap();
     let per = TOTAL / threads;
-    let mut all: Vec<u64> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let g = &g;
-                s.spawn(move || {
-                    let mut taker = g.local();
-                    let ids: Vec<u64> = (0..per).map(|_| taker.next_id().unwrap()).collect();
-                    assert!(
-                        ids.windows(2).all(|w| w[0] < w[1]),
-                        "thread {t}: not strictly increasing"
-                    );
-                    ids
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
+    let all = on_threads(threads, |_| {
+        let mut taker = g.local();
+        (0..per).map(|_| taker.next_id().unwrap()).collect()
     });
     let n = all.len();
     assert_eq!(n, per * threads);
-    all.sort_unstable();
-    all.dedup();
-    assert_eq!(
-        all.len(),
-        n,
-        "{} duplicates with {threads} threads",
-        n - all.len()
-    );
     let s = g.stats();
     assert_eq!(s.issued, n as u64, "{threads} threads: {s:?}");
 }
