@@ -127,29 +127,6 @@ fn base<S: Server>() -> (String, String) {
     (without_query(&url), password)
 }
 
-/// The error of a boot that must fail at once (not retried: retrying cannot mend it), its
-/// Display and Debug both checked to be free of `password`.
-fn fails_at_once(assigner: DatabaseAssigner, password: &str) -> String {
-    let assigner = assigner.retry_for(Duration::from_secs(20));
-    let started = Instant::now();
-    let err = assigner.assign_worker_id(&Layout::default()).unwrap_err();
-    let shown = format!("{err} {err:?}");
-    eprintln!("{err}");
-    assert!(
-        matches!(
-            err,
-            Error::Database {
-                transient: false,
-                ..
-            }
-        ),
-        "{err:?}"
-    );
-    assert!(started.elapsed() < Duration::from_secs(10), "not retried");
-    assert!(!shown.contains(password), "{shown}");
-    err.to_string()
-}
-
 /// The right CA, from the builder or from the URL: TLS verified, the table read.
 fn right_ca<S: Server>() {
     let (url, _) = base::<S>();
@@ -210,7 +187,7 @@ fn binary_with_ca_file<S: Server>() {
 fn wrong_ca<S: Server>() {
     let (url, password) = base::<S>();
     let wrong = env("RINGFLAKE_DB_WRONG_CA");
-    let text = fails_at_once(S::assigner(&url).unwrap().ca_file(&wrong), &password);
+    let text = common::fails_at_once(S::assigner(&url).unwrap().ca_file(&wrong), &[&password]);
     assert!(
         text.contains("TLS certificate verification failed"),
         "{text}"
@@ -266,7 +243,7 @@ fn name_mismatch<S: Server>() {
     let other = with_host(&url, &forwarder(upstream).to_string());
     let (param, full, ca_only, _, _) = S::MODES;
     let full_url = format!("{other}?{param}={full}&{}", S::VIA_TCP);
-    let text = fails_at_once(S::assigner(&full_url).unwrap().ca_file(&ca), &password);
+    let text = common::fails_at_once(S::assigner(&full_url).unwrap().ca_file(&ca), &[&password]);
     assert!(text.contains("TLS host name verification failed"), "{text}");
     assert!(text.contains("127.0.0.2"), "{text}");
     assert!(text.contains(&format!("{param}={ca_only}")), "{text}");
@@ -279,7 +256,7 @@ fn without_tls<S: Server>() {
     let (url, password) = base::<S>();
     let (param, _, _, disable, _) = S::MODES;
     let plain = format!("{url}?{param}={disable}");
-    let text = fails_at_once(S::assigner(&plain).unwrap(), &password);
+    let text = common::fails_at_once(S::assigner(&plain).unwrap(), &[&password]);
     assert!(text.contains("accept only TLS connections"), "{text}");
     assert!(
         text.contains(&format!("{param}={disable} turns TLS off")),
@@ -293,11 +270,11 @@ fn missing_ca_file<S: Server>() {
         "{}://ringflake:ca-pw-63@127.0.0.1:1/ringflake",
         S::FLAG.trim_start_matches('-')
     );
-    let text = fails_at_once(
+    let text = common::fails_at_once(
         S::assigner(&url)
             .unwrap()
             .ca_file("/nonexistent/ringflake-ca.pem"),
-        "ca-pw-63",
+        &["ca-pw-63"],
     );
     assert!(
         text.contains("cannot read the CA file /nonexistent/ringflake-ca.pem"),
@@ -380,11 +357,11 @@ fn no_tls_on_server<S: Server>(greet: fn(&mut TcpStream) -> Vec<u8>) {
     let url = format!("{scheme}://ringflake:plain-pw-29@{addr}/ringflake");
     let (param, _, _, _, require) = S::MODES;
     let required = format!("{url}?{param}={require}&{}", S::VIA_TCP);
-    let text = fails_at_once(
+    let text = common::fails_at_once(
         S::assigner(&required)
             .unwrap()
             .timeout(Duration::from_secs(5)),
-        "plain-pw-29",
+        &["plain-pw-29"],
     );
     assert!(
         text.contains(&format!(

@@ -346,3 +346,33 @@ pub fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// The error of a database boot that must fail at once (not retried: retrying cannot mend it),
+/// as its Display text; its Display and Debug are both checked to be free of every one of
+/// `secrets` (passwords).
+#[cfg(any(feature = "mysql", feature = "postgres"))]
+pub fn fails_at_once(assigner: ringflake::DatabaseAssigner, secrets: &[&str]) -> String {
+    use ringflake::WorkerIdAssigner as _;
+    let assigner = assigner.retry_for(Duration::from_secs(20));
+    let started = Instant::now();
+    let err = assigner
+        .assign_worker_id(&ringflake::Layout::default())
+        .unwrap_err();
+    let shown = format!("{err} {err:?}");
+    eprintln!("{err}");
+    assert!(
+        matches!(
+            err,
+            ringflake::Error::Database {
+                transient: false,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10), "not retried");
+    for secret in secrets {
+        assert!(!shown.contains(secret), "{shown}");
+    }
+    err.to_string()
+}

@@ -240,8 +240,8 @@ pub struct ServeArgs {
     /// core]
     #[arg(long, env = "RINGFLAKE_THREADS", value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
-    /// Bearer tokens, one a line (blank lines and # comments ignored): /id, /ids and /parse then
-    /// answer 401 without `Authorization: Bearer TOKEN`; read again on SIGHUP
+    /// Bearer tokens, one a line (blank lines and # comments ignored): the ID, parse and Leaf
+    /// routes then answer 401 without `Authorization: Bearer TOKEN`; read again on SIGHUP
     #[arg(long, env = "RINGFLAKE_AUTH_TOKEN_FILE", value_name = "PATH")]
     pub auth_token_file: Option<PathBuf>,
     /// Serve /metrics, the status page (/ and /status) and /healthz on this address, an
