@@ -3,9 +3,9 @@
 //! the layout alive at the clock's time, the first second this boot may use, and the lease keeper
 //! running.
 
-use crate::reach::ReachFile;
+use crate::reach::{ReachFile, Reaches};
 use crate::worker::lease::Keeper;
-use crate::{Assignment, Clock, Error, Layout};
+use crate::{Assignment, Clock, Error, Layout, WorkerIdAssigner};
 use std::sync::Arc;
 
 /// What a generator holds from its start.
@@ -17,12 +17,58 @@ pub(crate) struct Boot {
     pub(crate) floor: u64,
     /// Keeps the worker lease extended, if the assignment has one; releases it when dropped.
     pub(crate) keeper: Option<Keeper>,
+    /// The worker id given back because it was reserved beyond the lead cap, if one was.
+    pub(crate) given_back: Option<GivenBack>,
+}
+
+/// A worker id a generator gave back at start, and took another in its place: the id's IDs were
+/// reserved (by the state file, or the worker table) up to a second beyond `now + max_lead`, so
+/// starting with it would have served nothing until the clock came within the lead cap of that
+/// second. See [`CachedUidGenerator::given_back`](crate::CachedUidGenerator::given_back).
+///
+/// ```
+/// use ringflake::GivenBack;
+/// let g = GivenBack { worker_id: 1, reserved_until: 1_800_086_400, now: 1_800_000_000 };
+/// assert_eq!(g.ahead_seconds(), 86_400);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GivenBack {
+    /// The worker id given back.
+    pub worker_id: u64,
+    /// The last unix second its IDs may already have used (the first it could use is the next).
+    pub reserved_until: i64,
+    /// The clock's unix second when it was given back.
+    pub now: i64,
+}
+
+impl GivenBack {
+    /// How far ahead of the clock the given-back id was reserved, in seconds.
+    ///
+    /// ```
+    /// use ringflake::GivenBack;
+    /// let g = GivenBack { worker_id: 1, reserved_until: 100, now: 160 };
+    /// assert_eq!(g.ahead_seconds(), 0); // not ahead (never negative)
+    /// ```
+    pub fn ahead_seconds(&self) -> u64 {
+        self.reserved_until.saturating_sub(self.now).max(0) as u64
+    }
+}
+
+/// An assignment checked against the layout, and the first delta second it allows.
+struct Checked {
+    assignment: Assignment,
+    worker_id: u64,
+    floor: u64,
 }
 
 impl Boot {
     /// Checks `assignment` against `layout` at the clock's time and starts its lease keeper.
+    /// With a lead cap, an assignment whose floor lies beyond `now + max_lead` is given back
+    /// (its lease released at the reserved second, so the id is not recycled before it) and
+    /// `retake` asked for another, once; the second is kept whatever its floor.
     pub(crate) fn start(
         assignment: Result<Assignment, Error>,
+        retake: Option<&dyn WorkerIdAssigner>,
         layout: &Layout,
         clock: &Arc<dyn Clock>,
         state: Option<&ReachFile>,
@@ -30,35 +76,43 @@ impl Boot {
         above: Option<u64>,
     ) -> Result<Boot, Error> {
         let assignment = assignment?;
-        let worker_id = crate::worker::check_fits(assignment.worker_id, layout)?;
+        crate::worker::check_fits(assignment.worker_id, layout)?;
         let now = clock.now_seconds();
         layout.check_alive_at(now)?;
-        // Above the assignment's floor and above whatever an earlier run recorded locally, both
-        // exactly (uniqueness); above the host's earlier rows within the lead cap (ordering).
-        let recorded = match state {
+        let reaches = match state {
             Some(file) => file.read()?,
-            None => None,
+            None => Reaches::default(),
         };
-        // The first second is then at most `now + max_lead`: within the cap, no wait.
-        let order = match max_lead {
-            Some(lead) => assignment
-                .order_floor
-                .map(|f| f.min(now.saturating_add(lead as i64) - 1)),
-            None => assignment.order_floor,
-        };
-        let floor = assignment
-            .not_before
-            .max(recorded)
-            .max(order)
-            .map_or(0, |s| {
-                s.saturating_add(1)
-                    .saturating_sub(layout.epoch_seconds())
-                    .max(0) as u64
+        let mut chosen = check(assignment, layout, now, &reaches, max_lead)?;
+        let now_delta = now.saturating_sub(layout.epoch_seconds()).max(0) as u64;
+        let mut given_back = None;
+        if let (Some(lead), Some(retake)) = (max_lead, retake)
+            && chosen.floor > now_delta.saturating_add(lead)
+        {
+            let reserved_until = layout
+                .epoch_seconds()
+                .saturating_add(chosen.floor as i64 - 1);
+            if let Some(lease) = &chosen.assignment.lease {
+                // Not recyclable before the second its IDs may reach; if the table cannot be
+                // told, the lease it holds now still keeps the id from others until it expires.
+                let _ = lease.release(reserved_until);
+            }
+            given_back = Some(GivenBack {
+                worker_id: chosen.worker_id,
+                reserved_until,
+                now,
             });
+            chosen = check(retake.assign(layout)?, layout, now, &reaches, max_lead)?;
+        }
+        let Checked {
+            assignment,
+            worker_id,
+            floor,
+        } = chosen;
         if let Some(above) = above {
             // The first second is the floor or the clock's, whichever is later; every later ID
             // of this worker is higher.
-            let first = floor.max(now.saturating_sub(layout.epoch_seconds()).max(0) as u64);
+            let first = floor.max(now_delta);
             check_above(layout, first, worker_id, above)?;
         }
         let keeper = match assignment.lease {
@@ -75,8 +129,45 @@ impl Boot {
             worker_id,
             floor,
             keeper,
+            given_back,
         })
     }
+}
+
+/// Checks `assignment`'s worker id against the layout, and finds its first delta second: above
+/// the assignment's floor and above whatever an earlier run recorded in the state file for this
+/// worker id, both exactly (uniqueness); above the host's earlier rows within the lead cap
+/// (ordering).
+fn check(
+    assignment: Assignment,
+    layout: &Layout,
+    now: i64,
+    reaches: &Reaches,
+    max_lead: Option<u64>,
+) -> Result<Checked, Error> {
+    let worker_id = crate::worker::check_fits(assignment.worker_id, layout)?;
+    // The ordering floor makes the first second at most `now + max_lead`: within the cap, no
+    // wait.
+    let order = match max_lead {
+        Some(lead) => assignment
+            .order_floor
+            .map(|f| f.min(now.saturating_add(lead as i64) - 1)),
+        None => assignment.order_floor,
+    };
+    let floor = assignment
+        .not_before
+        .max(reaches.of(worker_id))
+        .max(order)
+        .map_or(0, |s| {
+            s.saturating_add(1)
+                .saturating_sub(layout.epoch_seconds())
+                .max(0) as u64
+        });
+    Ok(Checked {
+        assignment,
+        worker_id,
+        floor,
+    })
 }
 
 /// Checks that the first ID of second `first` for `worker_id` sorts above `above`.
@@ -100,12 +191,14 @@ macro_rules! start_setters {
         #[doc = concat!("Uses worker id `id` (checked against the layout when built).\n\n```\nuse ringflake::{", stringify!($gen), ", Layout};\nlet g = ", stringify!($gen), "::builder(Layout::default()).worker_id(9).build()?;\nassert_eq!(g.worker_id(), 9);\n# Ok::<(), ringflake::Error>(())\n```")]
         pub fn worker_id(mut self, id: u64) -> Self {
             self.assignment = Ok($crate::Assignment::fixed(id));
+            self.retake = None;
             self
         }
 
-        #[doc = concat!("Asks `assigner` for the worker id now; its error, if any, is returned when built.\n\n```\nuse ringflake::{", stringify!($gen), ", FixedWorkerId, Layout};\nlet g = ", stringify!($gen), "::builder(Layout::default())\n    .worker_id_from(&FixedWorkerId(3))\n    .build()?;\nassert_eq!(g.worker_id(), 3);\n# Ok::<(), ringflake::Error>(())\n```")]
+        #[doc = concat!("Asks `assigner` for the worker id now; its error, if any, is returned when built. If the id's IDs turn out to be reserved beyond the lead cap (its floor, from the state file or the worker table, lies past `now + max_lead`), the build gives it back and takes another from the assigner's [`retaker`](crate::WorkerIdAssigner::retaker), once (a [`DatabaseAssigner`](crate::DatabaseAssigner) has one): a boot never waits for the clock by choice. The id given back is told by `given_back()` on the generator.\n\n```\nuse ringflake::{", stringify!($gen), ", FixedWorkerId, Layout};\nlet g = ", stringify!($gen), "::builder(Layout::default())\n    .worker_id_from(&FixedWorkerId(3))\n    .build()?;\nassert_eq!(g.worker_id(), 3);\n# Ok::<(), ringflake::Error>(())\n```")]
         pub fn worker_id_from(mut self, assigner: &dyn $crate::WorkerIdAssigner) -> Self {
             self.assignment = assigner.assign(&self.layout);
+            self.retake = assigner.retaker();
             self
         }
 

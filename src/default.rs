@@ -87,6 +87,8 @@ impl std::fmt::Debug for DefaultUidGenerator {
 pub struct DefaultBuilder {
     layout: Layout,
     assignment: Result<Assignment, Error>,
+    /// Where to take another worker id if the assigned one is reserved beyond the lead cap.
+    retake: Option<Box<dyn crate::WorkerIdAssigner + Send + Sync>>,
     clock: Arc<dyn Clock>,
     backwards: ClockBackwards,
     above: Option<u64>,
@@ -139,8 +141,12 @@ impl DefaultBuilder {
             worker_id,
             floor,
             keeper,
+            ..
         } = Boot::start(
             self.assignment,
+            self.retake
+                .as_deref()
+                .map(|r| r as &dyn crate::WorkerIdAssigner),
             &self.layout,
             &self.clock,
             None,
@@ -173,6 +179,7 @@ impl DefaultUidGenerator {
     pub fn builder(layout: Layout) -> DefaultBuilder {
         DefaultBuilder {
             layout,
+            retake: None,
             assignment: Err(Error::WorkerAssignment(
                 "no worker id: call worker_id or worker_id_from on the builder".into(),
             )),

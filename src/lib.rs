@@ -224,6 +224,7 @@ pub use self::metrics::{
     DEFAULT_SAMPLE_INTERVAL, GeneratorMetrics, MetricsReporter, PrometheusHandle, ReporterBuilder,
     install_prometheus, install_prometheus_recorder,
 };
+pub use boot::GivenBack;
 pub use cached::{
     CachedBuilder, CachedUidGenerator, DEFAULT_MAX_LEAD, FILLER_RECORD_INTERVAL, LeadPolicy,
     LocalTaker, Stats, StatsSink, StatsSource,

@@ -65,6 +65,8 @@ pub enum LeadPolicy {
 pub struct CachedBuilder {
     layout: Layout,
     assignment: Result<Assignment, Error>,
+    /// Where to take another worker id if the assigned one is reserved beyond the lead cap.
+    retake: Option<Box<dyn crate::WorkerIdAssigner + Send + Sync>>,
     clock: Arc<dyn Clock>,
     boost_power: u32,
     padding_factor: u32,
@@ -344,8 +346,12 @@ impl CachedBuilder {
             worker_id,
             floor,
             keeper,
+            given_back,
         } = Boot::start(
             self.assignment,
+            self.retake
+                .as_deref()
+                .map(|r| r as &dyn crate::WorkerIdAssigner),
             &layout,
             &self.clock,
             reach.as_ref().map(|r| &r.file),
@@ -387,6 +393,7 @@ impl CachedBuilder {
             counters: CachePadded::new(Counters::default()),
             filler_thread: OnceLock::new(),
             sink: self.sink,
+            given_back,
         });
         shared.pump();
         let handle = if self.background {
@@ -420,6 +427,7 @@ impl CachedUidGenerator {
     pub fn builder(layout: Layout) -> CachedBuilder {
         CachedBuilder {
             layout,
+            retake: None,
             assignment: Err(Error::WorkerAssignment(
                 "no worker id: call worker_id or worker_id_from on the builder".into(),
             )),

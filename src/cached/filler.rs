@@ -1,6 +1,6 @@
 //! The filler: the only writer of the ring, and the only place the time rules live.
 
-use super::{FillerState, Shared, lock};
+use super::{Shared, lock};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -28,7 +28,7 @@ impl Shared {
     pub(super) fn pump(&self) -> Round {
         let mut st = lock(&self.filler);
         let now = self.now_delta();
-        self.sweep_stale(&st, now);
+        self.sweep_stale(st.tail, now);
         // After the sweep: per-thread takers see the new second once the stale prefix of the
         // ring is claimed, and judge their own blocks by it.
         self.ring.publish_seen(now);
@@ -144,7 +144,7 @@ impl Shared {
             // Unbounded borrowing runs through seconds fast: double the distance ahead.
             None => second.saturating_add((second - now).max(1)),
         };
-        match reach.file.raise(target) {
+        match reach.file.raise(self.worker_id, target, now) {
             Ok(recorded) => {
                 reach.reserved.store(recorded, Ordering::Relaxed);
                 *lock(&reach.error) = None;
@@ -159,10 +159,11 @@ impl Shared {
         }
     }
 
-    /// Rule 6: claims and drops ready IDs older than `max_lag`. Runs at least every `tick`, which
-    /// is at most a quarter of `max_lag`, so an ID is never taken more than `max_lag` seconds
-    /// after its own second.
-    fn sweep_stale(&self, st: &FillerState, now: u64) {
+    /// Rule 6: claims and drops ready IDs older than `max_lag` (below `tail`, written), counted
+    /// as expired. Runs at least every `tick`, which is at most a quarter of `max_lag`, and
+    /// whenever a take finds its claim stale (after a pause of the process, before the filler's
+    /// next round).
+    pub(super) fn sweep_stale(&self, tail: u64, now: u64) {
         // Keep IDs of second >= now + 1 - max_lag: until the next sweep (< 1 s away) the clock
         // stays below now + 1, so their lag stays <= max_lag.
         let Some(min_ok) = (now + 1).checked_sub(self.max_lag_secs) else {
@@ -174,13 +175,13 @@ impl Shared {
             let c = self.ring.cursor();
             // Stale IDs form a prefix: find where it ends, a chunk at a time.
             let mut end = c;
-            while end < st.tail {
+            while end < tail {
                 match self.ring.read(end) {
                     Ok((id, _)) if id >> shift < min_ok => end = (end / k + 1) * k,
                     _ => break,
                 }
             }
-            let end = end.min(st.tail);
+            let end = end.min(tail);
             if end <= c {
                 return;
             }

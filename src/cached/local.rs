@@ -227,10 +227,15 @@ impl LocalTaker<'_> {
                     }
                 },
             };
+            // Rule 6 at take time, once per block: the clock, not the second the filler last
+            // published, which is as old as the filler's last round (after a pause of the
+            // process, older than max_lag).
             let deadline = (first >> shift).saturating_add(s.max_lag_secs);
-            if s.ring.seen() >= deadline {
-                // Written before the filler's last sweep found it stale: not handed out.
+            let now = s.take_clock();
+            if now >= deadline {
+                // Written before the filler's last sweep, or before a pause: not handed out.
                 self.give_back(&[(index, end)], false);
+                s.stale_found(now);
                 continue;
             }
             self.rest = index + len;

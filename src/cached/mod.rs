@@ -111,6 +111,8 @@ struct Shared {
     notify: tokio::sync::Notify,
     /// Where the filler records its stats after its rounds.
     sink: Option<Box<dyn StatsSink>>,
+    /// The worker id given back at start, if one was.
+    given_back: Option<crate::GivenBack>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -238,6 +240,43 @@ impl CachedUidGenerator {
     /// ```
     pub fn layout(&self) -> &Layout {
         &self.shared.layout
+    }
+
+    /// The worker id this generator gave back at start, if it did: the one first assigned was
+    /// reserved beyond the lead cap (its IDs may reach a second past `now + max_lead`, recorded
+    /// by the state file or the worker table), and the assigner gave another
+    /// ([`CachedBuilder::worker_id_from`]).
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, DatabaseAssigner, Layout, ManualClock};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let state = dir.path().join("ringflake.state");
+    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("ringflake.db"))?;
+    /// let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    /// // A run of worker id 1 under a clock a day ahead reserved its IDs until then.
+    /// let ahead = CachedUidGenerator::builder(Layout::default())
+    ///     .worker_id_from(&assigner)
+    ///     .clock(ManualClock::from_seconds(now + 86_400))
+    ///     .state_file(&state)
+    ///     .build()?;
+    /// ahead.next_id()?;
+    /// std::mem::forget(ahead); // killed: its lease still reaches a day ahead
+    /// // The worker table is recreated: id 1 is handed out again, and given back.
+    /// std::fs::remove_file(dir.path().join("ringflake.db")).unwrap();
+    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("ringflake.db"))?;
+    /// let g = CachedUidGenerator::builder(Layout::default())
+    ///     .worker_id_from(&assigner)
+    ///     .state_file(&state)
+    ///     .build()?;
+    /// let back = g.given_back().expect("worker id 1 was given back");
+    /// assert_eq!((back.worker_id, g.worker_id()), (1, 2));
+    /// assert!(back.ahead_seconds() > 86_000);
+    /// assert!(g.next_id().is_ok()); // serving at the clock
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn given_back(&self) -> Option<crate::GivenBack> {
+        self.shared.given_back
     }
 
     /// Fills the ring now, on the calling thread, as the filler would; for tests with a manual

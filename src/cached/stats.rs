@@ -104,8 +104,14 @@ pub struct Stats {
     /// IDs discarded unused: stale (older than `max_lag`), or claimed by a take that failed or
     /// was lapped and never handed out (counted when the take gives up, even before the filler
     /// has written the IDs it claimed), or left in a [`LocalTaker`](crate::LocalTaker)'s block
-    /// when it went stale or the taker was dropped.
+    /// when it went stale or the taker was dropped. Includes [`expired`](Self::expired).
     pub discarded: u64,
+    /// Of [`discarded`](Self::discarded), the IDs that expired in the ring: written for a second
+    /// that passed (by more than `max_lag`) before any take claimed them. At light load this is
+    /// most of each second's IDs (the ring holds the current second, and what is not taken
+    /// expires): a sign of idle capacity, not a fault. `discarded - expired` are the IDs lost
+    /// by takes.
+    pub expired: u64,
     /// Takes that found the ring empty and had to wait.
     pub take_waits: u64,
     /// How many seconds the newest ID in the ring is ahead of the clock (0 if not ahead).
@@ -150,6 +156,8 @@ struct DiscardLog {
     passed: u64,
     /// Every discarded index: `passed` plus the pending ones.
     total: u64,
+    /// Of `total`, the indices the stale sweeps claimed (expired unused).
+    expired: u64,
 }
 
 impl DiscardLog {
@@ -250,13 +258,14 @@ impl Shared {
         }
     }
 
-    /// Claims `n` indices from `at` as discarded (the filler's stale sweep) if the cursor still
+    /// Claims `n` indices from `at` as discarded and expired (a stale sweep) if the cursor still
     /// stands there, recording them with the claim.
     pub(super) fn claim_discarded(&self, at: u64, n: u64) -> bool {
         let mut log = lock(&self.counters.discards.0);
         let claimed = self.ring.claim_at(at, n);
         if claimed {
             log.add(at, at + n);
+            log.expired += n;
         }
         claimed
     }
@@ -265,7 +274,7 @@ impl Shared {
     pub(super) fn stats(&self) -> Stats {
         let s = self;
         let c = &s.counters;
-        let (cursor, tail, passed, discarded, held) = loop {
+        let (cursor, tail, passed, discarded, expired, held) = loop {
             let mut log = lock(&c.discards.0);
             // The cursor first (acquire), then the takers' blocks: a block claimed before the
             // cursor was read is seen held, or its taker is seen publishing it (look again).
@@ -274,7 +283,7 @@ impl Shared {
             match log.held_below(cursor.min(tail)) {
                 Some(held) => {
                     log.settle(tail);
-                    break (cursor, tail, log.passed, log.total, held);
+                    break (cursor, tail, log.passed, log.total, log.expired, held);
                 }
                 None => {
                     drop(log);
@@ -295,6 +304,7 @@ impl Shared {
             issued: cursor.min(tail).saturating_sub(passed).saturating_sub(held),
             paddings: c.paddings.load(Ordering::Relaxed),
             discarded,
+            expired,
             take_waits: c.take_waits.load(Ordering::Relaxed),
             lead_seconds: last.map_or(0, |l| l.saturating_sub(now)),
             lag_seconds: head.map_or(0, |h| now.saturating_sub(h)),

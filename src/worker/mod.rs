@@ -81,6 +81,29 @@ pub trait WorkerIdAssigner {
     fn assign(&self, layout: &Layout) -> Result<Assignment, Error> {
         self.assign_worker_id(layout).map(Assignment::fixed)
     }
+
+    /// An owned copy of this assigner that a generator's builder keeps until it is built, to
+    /// take another worker id, once, if the one assigned turns out to be reserved beyond the
+    /// lead cap: its floor (the state file's reach for it, or the table's) lies past
+    /// `now + max_lead`, so it could serve nothing until the clock gets there. The default has
+    /// none: the generator then starts with the id it was given, and waits for the clock.
+    /// [`DatabaseAssigner`](crate::DatabaseAssigner) has one (a new row is another id); a fixed
+    /// id has none (there is no other).
+    ///
+    /// ```
+    /// use ringflake::{DatabaseAssigner, FixedWorkerId, Layout, WorkerIdAssigner};
+    ///
+    /// assert!(FixedWorkerId(7).retaker().is_none());
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let table = DatabaseAssigner::sqlite(dir.path().join("w.db"))?;
+    /// let again = table.retaker().expect("a database has other ids");
+    /// let first = table.assign_worker_id(&Layout::default())?;
+    /// assert_ne!(again.assign_worker_id(&Layout::default())?, first);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    fn retaker(&self) -> Option<Box<dyn WorkerIdAssigner + Send + Sync>> {
+        None
+    }
 }
 
 /// What a boot gets from a [`WorkerIdAssigner`].
