@@ -376,3 +376,60 @@ pub fn fails_at_once(assigner: ringflake::DatabaseAssigner, secrets: &[&str]) ->
     }
     err.to_string()
 }
+
+/// Sends signal `name` (`STOP`, `CONT`, `TERM`, ...) to process `pid` with kill(1).
+pub fn signal(pid: u32, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{name} {pid}: {status}");
+}
+
+/// libfaketime's preload library as Debian installs it (`/usr/lib/<multiarch>/faketime/`).
+pub fn libfaketime() -> Option<PathBuf> {
+    std::fs::read_dir("/usr/lib")
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("faketime/libfaketime.so.1"))
+        .chain([PathBuf::from("/usr/lib/faketime/libfaketime.so.1")])
+        .find(|p| p.is_file())
+}
+
+/// libfaketime, or a failure telling how to install it.
+pub fn require_libfaketime() -> PathBuf {
+    libfaketime().unwrap_or_else(|| {
+        panic!(
+            "no libfaketime.so.1 under /usr/lib/*/faketime/: install Debian's faketime package \
+             (bash .ci/run installs it)"
+        )
+    })
+}
+
+/// `serve` plus `extra` under libfaketime, its clock offset read from `offset_file` on every
+/// call (`+0s`, `-3600s`): monotonic time stays real, so Tokio's timers keep working. Waits (at
+/// most 60 s) until it listens.
+pub fn serve_faked(dir: &Path, lib: &Path, offset_file: &Path, extra: &[&str]) -> Serve {
+    let mut cmd = ringflake(dir);
+    cmd.args(["serve", "--listen", "127.0.0.1:0"])
+        .args(extra)
+        .env("LD_PRELOAD", lib)
+        .env("FAKETIME_TIMESTAMP_FILE", offset_file)
+        .env("FAKETIME_NO_CACHE", "1")
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+    let mut serve = Serve::launch_command(cmd);
+    // libfaketime keeps shared memory named after the pid, removed at a normal exit only; a
+    // SIGKILL leaves it, and it would fail a later process that gets the same pid.
+    let pid = serve.pid;
+    serve.remove_after_exit(PathBuf::from(format!("/dev/shm/faketime_shm_{pid}")));
+    serve.remove_after_exit(PathBuf::from(format!("/dev/shm/sem.faketime_sem_{pid}")));
+    serve.ready(Duration::from_secs(60));
+    serve
+}
+
+/// Writes the clock offset every call of a process under [`serve_faked`] reads.
+pub fn set_offset(file: &Path, offset: &str) {
+    let tmp = file.with_extension("tmp");
+    std::fs::write(&tmp, format!("{offset}\n")).expect("write the faketime file");
+    std::fs::rename(&tmp, file).expect("replace the faketime file");
+}
