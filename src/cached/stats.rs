@@ -229,3 +229,64 @@ impl Stats {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reasons `ringflake serve` gave before the judgement moved here, word for word.
+    #[test]
+    fn health_reasons() {
+        let layout = Layout::default();
+        let healthy = Stats {
+            capacity: 1 << 24,
+            available: 1 << 22,
+            issued: 0,
+            paddings: 1,
+            discarded: 0,
+            take_waits: 0,
+            lead_seconds: 0,
+            lag_seconds: 0,
+            remaining_seconds: 1_000,
+            worker_id: 4,
+            filler_up: true,
+            lease_until: Some(1_800_000_300),
+            lease_lost: false,
+        };
+        assert_eq!(healthy.health(&layout), Health::Serving);
+        let mut down = healthy;
+        down.filler_up = false;
+        assert_eq!(down.health(&layout), Health::FillerDown);
+        assert_eq!(
+            down.health(&layout).to_string(),
+            "filler down: the thread that fills the ring has stopped"
+        );
+        let mut exhausted = healthy;
+        exhausted.remaining_seconds = 0;
+        let reason = exhausted.health(&layout).to_string();
+        assert_eq!(
+            reason,
+            format!(
+                "lifetime exhausted: the layout's time bits ran out (last valid second {})",
+                layout.last_valid_date()
+            )
+        );
+        let mut lost = healthy;
+        lost.lease_lost = true;
+        let reason = lost.health(&layout).to_string();
+        assert!(reason.starts_with("lease lost"), "{reason}");
+        assert!(
+            reason.contains("worker id 4") && reason.contains("1800000300"),
+            "{reason}"
+        );
+        lost.lease_until = None;
+        assert_eq!(
+            lost.health(&layout).to_string(),
+            "lease lost: the worker lease of worker id 4 could not be extended"
+        );
+        // The first that applies wins.
+        down.remaining_seconds = 0;
+        down.lease_lost = true;
+        assert_eq!(down.health(&layout), Health::FillerDown);
+    }
+}

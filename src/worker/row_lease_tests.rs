@@ -4,7 +4,6 @@
 
 use super::lease::Lease;
 use super::node::NodeInfo;
-use super::row_lease::RowLease;
 use super::rows::WorkerTable;
 use super::rows::{TableSetup, WorkerRow};
 use super::table::DatabaseAssigner;
