@@ -76,7 +76,7 @@ impl Boot {
         above: Option<u64>,
     ) -> Result<Boot, Error> {
         let assignment = assignment?;
-        crate::worker::check_fits(assignment.worker_id, layout)?;
+        crate::worker::assigner::check_fits(assignment.worker_id, layout)?;
         let now = clock.now_seconds();
         layout.check_alive_at(now)?;
         let reaches = match state {
@@ -145,7 +145,7 @@ fn check(
     reaches: &Reaches,
     max_lead: Option<u64>,
 ) -> Result<Checked, Error> {
-    let worker_id = crate::worker::check_fits(assignment.worker_id, layout)?;
+    let worker_id = crate::worker::assigner::check_fits(assignment.worker_id, layout)?;
     // The ordering floor makes the first second at most `now + max_lead`: within the cap, no
     // wait.
     let order = match max_lead {

@@ -323,9 +323,9 @@ fn unused_seconds_expire_apart_from_discards() {
 // The real binary
 // ---------------------------------------------------------------------------------------------
 
-use common::{Serve, get, json_ids, json_int, signal, unix_now};
+use common::{Serve, get, json_ids, signal, unix_now};
 use std::collections::HashSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The default layout's second of `id` (serve's layout).
 fn serve_second(id: u64) -> i64 {

@@ -1,0 +1,285 @@
+//! What a generator's parts share: the ring, the counters, the filler's position, and the
+//! [`CachedUidGenerator`] handle on them. The filler, the takes and the snapshots are written in
+//! their own modules, as `impl` blocks on these types.
+
+use super::discards::Discards;
+use super::lead::LeadPolicy;
+use super::stats::StatsSink;
+use crate::reach::ReachFile;
+use crate::ring::Ring;
+use crate::worker::lease::Keeper;
+use crate::{Clock, Error, Layout};
+use crossbeam_utils::CachePadded;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::thread::{JoinHandle, Thread};
+use std::time::Duration;
+
+/// Counters written off the per-ID path (by the filler, or by takes that had to wait).
+#[derive(Default)]
+pub(super) struct Counters {
+    pub(super) paddings: AtomicU64,
+    /// Claimed indices never handed out; see [`Discards`].
+    pub(super) discards: Discards,
+    pub(super) take_waits: AtomicU64,
+    /// The delta of the newest ID written, plus one (0: none yet).
+    pub(super) last_delta: AtomicU64,
+    pub(super) exhausted: AtomicBool,
+    pub(super) lead_capped: AtomicBool,
+    pub(super) lease_capped: AtomicBool,
+    pub(super) state_capped: AtomicBool,
+    pub(super) shutdown: AtomicBool,
+    pub(super) filler_up: AtomicBool,
+}
+
+/// A state file and how far it is known to reach.
+pub(super) struct Reach {
+    pub(super) file: ReachFile,
+    /// The unix second the file records (what the filler may use without writing it again).
+    pub(super) reserved: std::sync::atomic::AtomicI64,
+    /// Why the last reservation failed, while it fails.
+    pub(super) error: Mutex<Option<Error>>,
+}
+
+/// The filler's position: the next (second, sequence) to write and the next ring index.
+pub(super) struct FillerState {
+    pub(super) next_delta: u64,
+    pub(super) next_seq: u64,
+    pub(super) tail: u64,
+}
+
+pub(super) struct Shared {
+    /// Unique in the process, for the per-thread chunk cache.
+    pub(super) id: u64,
+    pub(super) ring: Ring,
+    pub(super) layout: Layout,
+    pub(super) worker_id: u64,
+    pub(super) clock: Arc<dyn Clock>,
+    pub(super) threshold: u64,
+    pub(super) max_lag_secs: u64,
+    pub(super) max_lead: Option<(u64, LeadPolicy)>,
+    pub(super) tick: Duration,
+    pub(super) background: bool,
+    pub(super) filler: Mutex<FillerState>,
+    pub(super) counters: CachePadded<Counters>,
+    pub(super) filler_thread: OnceLock<Thread>,
+    /// Keeps the worker lease extended, if the assignment has one; releases it when dropped.
+    pub(super) keeper: Option<Keeper>,
+    /// The state file the filler reserves seconds in before using them, if any.
+    pub(super) reach: Option<Reach>,
+    /// Batches of `next_ids_async` take their turn, first come first served.
+    #[cfg(feature = "tokio")]
+    pub(super) batch_turn: tokio::sync::Mutex<()>,
+    /// Async takes waiting for the filler, and how they are woken.
+    #[cfg(feature = "tokio")]
+    pub(super) async_waiters: std::sync::atomic::AtomicUsize,
+    #[cfg(feature = "tokio")]
+    pub(super) notify: tokio::sync::Notify,
+    /// Where the filler records its stats after its rounds.
+    pub(super) sink: Option<Box<dyn StatsSink>>,
+    /// The worker id given back at start, if one was.
+    pub(super) given_back: Option<crate::GivenBack>,
+}
+
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding these locks leaves consistent data (plain counters), so poisoning is
+    // not a reason to stop issuing IDs.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    /// The clock as seconds since the epoch (0 before the epoch).
+    pub(super) fn now_delta(&self) -> u64 {
+        let now = self.clock.now_seconds();
+        now.saturating_sub(self.layout.epoch_seconds()).max(0) as u64
+    }
+
+    pub(super) fn wake_filler(&self) {
+        if let Some(t) = self.filler_thread.get() {
+            t.unpark();
+        }
+    }
+
+    /// Wakes async takes after a filler round (or a state change): they look at the ring again.
+    pub(super) fn notify_async_waiters(&self) {
+        #[cfg(feature = "tokio")]
+        {
+            // Pairs with the waiter's SeqCst increment: either it sees what this round wrote, or
+            // this load sees it waiting (a store-load order only SeqCst on both sides gives).
+            std::sync::atomic::fence(Ordering::SeqCst);
+            if self.async_waiters.load(Ordering::SeqCst) > 0 {
+                self.notify.notify_waiters();
+            }
+        }
+    }
+
+    /// Why the ring will not be refilled now, if it will not.
+    pub(super) fn failure(&self) -> Option<Error> {
+        let c = &self.counters;
+        if c.exhausted.load(Ordering::Acquire) {
+            return Some(self.layout.exhausted(self.layout.max_delta_seconds() + 1));
+        }
+        if self.background && !c.filler_up.load(Ordering::Acquire)
+            || c.shutdown.load(Ordering::Acquire)
+        {
+            return Some(Error::Shutdown);
+        }
+        if let Some(k) = &self.keeper
+            && c.lease_capped.load(Ordering::Acquire)
+            && k.is_lost()
+        {
+            return Some(k.expired());
+        }
+        if let Some(r) = &self.reach
+            && c.state_capped.load(Ordering::Acquire)
+            && let Some(e) = lock(&r.error).clone()
+        {
+            return Some(e);
+        }
+        match self.max_lead {
+            Some((lead, LeadPolicy::Fail)) if c.lead_capped.load(Ordering::Acquire) => {
+                Some(Error::LeadLimitReached { max_lead: lead })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Gives each generator an id for [`LAST_CHUNK`], never reused within a process.
+pub(super) static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A generator of UidGenerator-compatible IDs taken from a ring that a background thread keeps
+/// filled by borrowing future seconds.
+///
+/// # Clock behaviour
+///
+/// The wall clock is read only by the filler, once per round. IDs never go backwards, even when
+/// the clock does (the filler continues from `max(last + 1, now)`); an ID is at most `max_lag`
+/// seconds older than the clock when taken (after a forward clock step: from the filler's next
+/// round on, at most `schedule_interval` later); it is ahead of the clock only while demand
+/// exceeds `2^seq_bits` IDs a second, and then by at most `max_lead` (default 10 s). Below that
+/// rate the lead is at most 1 s. The crate's README lists the time rules.
+///
+/// # Examples
+///
+/// ```
+/// use ringflake::{CachedUidGenerator, Layout};
+///
+/// let generator = CachedUidGenerator::builder(Layout::default()).worker_id(42).build()?;
+/// let a = generator.next_id()?;
+/// let b = generator.next_id()?;
+/// assert!(b > a);
+/// assert_eq!(Layout::default().parse(a)?.worker_id, 42);
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+pub struct CachedUidGenerator {
+    pub(super) shared: Arc<Shared>,
+    pub(super) handle: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for CachedUidGenerator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad("CachedUidGenerator { .. }")
+    }
+}
+
+impl CachedUidGenerator {
+    /// This generator's worker id.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(5).build()?;
+    /// assert_eq!(g.worker_id(), 5);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn worker_id(&self) -> u64 {
+        self.shared.worker_id
+    }
+
+    /// The layout IDs are made with.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(5).build()?;
+    /// assert_eq!(g.layout(), &Layout::default());
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn layout(&self) -> &Layout {
+        &self.shared.layout
+    }
+
+    /// The worker id this generator gave back at start, if it did: the one first assigned was
+    /// reserved beyond the lead cap (its IDs may reach a second past `now + max_lead`, recorded
+    /// by the state file or the worker table), and the assigner gave another
+    /// ([`CachedBuilder::worker_id_from`](crate::CachedBuilder::worker_id_from)).
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, DatabaseAssigner, Layout, ManualClock};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let state = dir.path().join("ringflake.state");
+    /// let db = dir.path().join("ringflake.db");
+    /// let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    /// // A run of worker id 1 under a clock a day ahead reserved its IDs until then.
+    /// let ahead = CachedUidGenerator::builder(Layout::default())
+    ///     .worker_id_from(&DatabaseAssigner::sqlite(&db)?)
+    ///     .clock(ManualClock::from_seconds(now + 86_400))
+    ///     .state_file(&state)
+    ///     .build()?;
+    /// ahead.next_id()?;
+    /// std::mem::forget(ahead); // killed
+    /// // The worker table is recreated: id 1 is handed out again, and given back.
+    /// std::fs::remove_file(&db).unwrap();
+    /// let g = CachedUidGenerator::builder(Layout::default())
+    ///     .worker_id_from(&DatabaseAssigner::sqlite(&db)?)
+    ///     .state_file(&state)
+    ///     .build()?;
+    /// let back = g.given_back().expect("worker id 1 was given back");
+    /// assert_eq!((back.worker_id, g.worker_id()), (1, 2));
+    /// assert!(back.ahead_seconds() > 86_000);
+    /// assert!(g.next_id().is_ok()); // serving now
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn given_back(&self) -> Option<crate::GivenBack> {
+        self.shared.given_back
+    }
+
+    /// Fills the ring now, on the calling thread, as the filler would; for tests with a manual
+    /// clock and no background filler.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).background_filler(false).build()?;
+    /// g.pad();
+    /// // The current second's IDs: nothing is borrowed at light load.
+    /// assert_eq!(g.stats().available, 1 << 22);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn pad(&self) {
+        self.shared.pump();
+    }
+}
+
+impl Drop for CachedUidGenerator {
+    /// Stops and joins the filler thread.
+    fn drop(&mut self) {
+        self.shared.counters.shutdown.store(true, Ordering::SeqCst);
+        if let Some(h) = self.handle.take() {
+            h.thread().unpark();
+            let _ = h.join();
+        }
+        // Release the lease at the newest second handed out, not the newest written: the highest
+        // index that was both claimed and written.
+        let s = &*self.shared;
+        if let Some(keeper) = &s.keeper {
+            let last = s.ring.cursor().min(s.ring.tail());
+            let second = match last.checked_sub(1).map(|i| s.ring.read(i)) {
+                Some(Ok((id, _))) => {
+                    s.layout.epoch_seconds() + (id >> s.layout.time_shift()) as i64
+                }
+                _ => s.clock.now_seconds(),
+            };
+            keeper.set_final_second(second);
+        }
+    }
+}
