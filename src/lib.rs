@@ -227,7 +227,7 @@ pub use self::metrics::{
 pub use boot::GivenBack;
 pub use cached::{
     CachedBuilder, CachedUidGenerator, DEFAULT_MAX_LEAD, FILLER_RECORD_INTERVAL, Health,
-    LeadPolicy, LocalTaker, Stats, StatsSink, StatsSource,
+    IDLE_AFTER, LeadPolicy, LocalTaker, Stats, StatsSink, StatsSource,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use default::{ClockBackwards, DefaultBuilder, DefaultUidGenerator};

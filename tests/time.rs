@@ -323,9 +323,12 @@ fn unused_seconds_expire_apart_from_discards() {
 // The real binary
 // ---------------------------------------------------------------------------------------------
 
-use common::{Serve, get, json_ids, signal, unix_now};
+use common::{
+    Serve, get, json_ids, json_int, json_str, libfaketime, serve_faked, set_offset, signal,
+    unix_now,
+};
 use std::collections::HashSet;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The default layout's second of `id` (serve's layout).
 fn serve_second(id: u64) -> i64 {
@@ -373,4 +376,173 @@ fn no_stale_id_after_the_process_was_frozen() {
         "oldest ID of each first batch after a thaw, seconds: {}",
         shown.join(", ")
     );
+}
+
+/// libfaketime, or a failure saying how to install it.
+fn faketime() -> std::path::PathBuf {
+    libfaketime().unwrap_or_else(|| {
+        panic!(
+            "no libfaketime.so.1 under /usr/lib/*/faketime/: install Debian's faketime package \
+             (bash .ci/run installs it)"
+        )
+    })
+}
+
+/// The IDs of a `/ids` answer that must be 200.
+fn ids_of(r: &common::Reply) -> Vec<u64> {
+    assert_eq!(r.status, 200, "{}", r.body);
+    json_ids(&r.body)
+}
+
+/// `serve` with its defaults (a SQLite worker table and a state file in its directory) under a
+/// clock a day ahead, killed; then, the clock corrected, started again in the same directory:
+/// it takes worker id 2 (id 1's lease reaches a day ahead, rightly) and serves within 5 s of its
+/// start, the IDs of both runs all distinct. Before the state file kept a reach per worker id,
+/// the restart served nothing for a day.
+#[test]
+#[ignore = "needs libfaketime (Debian package faketime; .ci/run installs it)"]
+fn a_day_ahead_run_does_not_take_the_restart_down() {
+    let lib = faketime();
+    let dir = tempfile::tempdir().unwrap();
+    let offset = dir.path().join("faketime.offset");
+    set_offset(&offset, "+86400s");
+    let mut first = serve_faked(dir.path(), &lib, &offset, &[]);
+    let ahead = ids_of(&get(first.addr(), "/ids?count=5"));
+    let second_ahead = serve_second(ahead[0]);
+    assert!(
+        second_ahead > unix_now() as i64 + 86_000,
+        "the clock was not faked: second {second_ahead}; {}",
+        first.output()
+    );
+    first.kill();
+
+    set_offset(&offset, "+0s");
+    let started = Instant::now();
+    let second = serve_faked(dir.path(), &lib, &offset, &[]);
+    let addr = second.addr();
+    let ids = loop {
+        let r = get(addr, "/ids?count=5");
+        if r.status == 200 {
+            break json_ids(&r.body);
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the restart serves nothing 5 s after its start: {} {}; /healthz {}; output: {}",
+            r.status,
+            r.body,
+            get(addr, "/healthz").body,
+            second.output()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let took = started.elapsed();
+    let health = get(addr, "/healthz");
+    assert_eq!(health.status, 200, "{}", health.body);
+    assert_eq!(
+        json_int(&health.body, "worker_id"),
+        Some(2),
+        "{}",
+        health.body
+    );
+    let now = unix_now() as i64;
+    for &id in &ids {
+        let second = serve_second(id);
+        assert!(
+            (now - 1..=now + 10).contains(&second),
+            "{id}: second {second}"
+        );
+    }
+    let all: HashSet<u64> = ahead.iter().chain(&ids).copied().collect();
+    assert_eq!(all.len(), 10, "IDs repeated: {ahead:?} {ids:?}");
+    eprintln!("the restart served {took:?} after its start");
+}
+
+/// `serve --worker-id 7` under a clock a day ahead, killed; then, the clock corrected, started
+/// again: worker id 7's IDs reach a day ahead, so it cannot serve (a fixed id has no other to
+/// take), and says so: the start-up lines, `/healthz` (503), `/status`, the page and the `/id`
+/// and `/ids` errors name the reserved second and when it serves again. Once the faked clock
+/// passes it, the same process serves again, above the first run's IDs.
+#[test]
+#[ignore = "needs libfaketime (Debian package faketime; .ci/run installs it)"]
+fn a_fixed_worker_id_reserved_a_day_ahead_says_so_until_it_serves() {
+    let lib = faketime();
+    let dir = tempfile::tempdir().unwrap();
+    let offset = dir.path().join("faketime.offset");
+    let seven = ["--worker-id", "7"];
+    set_offset(&offset, "+86400s");
+    let mut first = serve_faked(dir.path(), &lib, &offset, &seven);
+    let ahead = ids_of(&get(first.addr(), "/ids?count=5"));
+    first.kill();
+    let state = std::fs::read_to_string(dir.path().join("ringflake.state")).unwrap();
+    let reach: i64 = state
+        .lines()
+        .find_map(|l| l.strip_prefix("worker 7 "))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no reach of worker id 7 in {state:?}"));
+    assert!(reach > unix_now() as i64 + 86_000, "{state}");
+
+    set_offset(&offset, "+0s");
+    let second = serve_faked(dir.path(), &lib, &offset, &seven);
+    let addr = second.addr();
+    let reached = format!("(unix second {reach})");
+    let startup = second.output();
+    assert!(
+        startup.contains("ringflake: cannot serve: worker id 7 reserved ahead of the clock")
+            && startup.contains(&reached),
+        "{startup}"
+    );
+    let health = get(addr, "/healthz");
+    assert_eq!(health.status, 503, "{}", health.body);
+    assert!(
+        health.body.contains("\"state\":\"unavailable\"")
+            && health
+                .body
+                .contains("worker id 7 reserved ahead of the clock")
+            && health.body.contains(&reached),
+        "{}",
+        health.body
+    );
+    let serves_at = json_int(&health.body, "until").expect("until");
+    assert!((reach - 11..=reach).contains(&serves_at), "{}", health.body);
+    for path in ["/id", "/ids?count=5"] {
+        let r = get(addr, path);
+        assert_eq!(r.status, 503, "{path}: {}", r.body);
+        assert!(r.body.contains(&reached), "{path}: {}", r.body);
+        let retry: i64 = r
+            .header("retry-after")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        assert!(retry > 86_000, "{path}: Retry-After {retry}");
+    }
+    let status = get(addr, "/status").body;
+    assert_eq!(json_str(&status, "state"), Some("unavailable"), "{status}");
+    assert!(status.contains(&reached), "{status}");
+    let page = get(addr, "/").body;
+    assert!(
+        page.contains(">unavailable<") && page.contains(&reached),
+        "{page}"
+    );
+
+    // The clock passes the reserved second: the same process serves again.
+    set_offset(&offset, "+86400s");
+    let start = Instant::now();
+    let ids = loop {
+        let r = get(addr, "/ids?count=5");
+        if r.status == 200 {
+            break json_ids(&r.body);
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "still {} {} 10 s after the clock passed the reserved second",
+            r.status,
+            r.body
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        ids[0] > *ahead.last().unwrap(),
+        "{ids:?} not above {ahead:?}"
+    );
+    let health = get(addr, "/healthz");
+    assert_eq!(health.status, 200, "{}", health.body);
 }

@@ -351,6 +351,7 @@ impl CachedBuilder {
                 next_delta: floor,
                 next_seq: 0,
                 tail: 0,
+                cursor_seen: 0,
             }),
             #[cfg(feature = "tokio")]
             async_waiters: std::sync::atomic::AtomicUsize::new(0),
@@ -365,6 +366,10 @@ impl CachedBuilder {
             sink: self.sink,
             given_back,
         });
+        shared
+            .counters
+            .demand_second
+            .store(shared.clock.now_seconds(), Ordering::Relaxed);
         shared.pump();
         let handle = if self.background {
             let s = Arc::clone(&shared);

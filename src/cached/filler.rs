@@ -29,7 +29,12 @@ impl Shared {
     pub(super) fn pump(&self) -> Round {
         let mut st = lock(&self.filler);
         let now = self.now_delta();
+        if self.ring.cursor() != st.cursor_seen {
+            let second = self.layout.epoch_seconds().saturating_add(now as i64);
+            self.counters.demand_second.store(second, Ordering::Relaxed);
+        }
         self.sweep_stale(st.tail, now);
+        st.cursor_seen = self.ring.cursor();
         // After the sweep: per-thread takers see the new second once the stale prefix of the
         // ring is claimed, and judge their own blocks by it.
         self.ring.publish_seen(now);
@@ -62,11 +67,15 @@ impl Shared {
                 if let Some((lead, _)) = self.max_lead
                     && st.next_delta > now.saturating_add(lead)
                 {
+                    self.counters
+                        .held_next
+                        .store(st.next_delta + 1, Ordering::Relaxed);
                     self.counters.lead_capped.store(true, Ordering::Release);
                     break Round::LeadCapped;
                 }
             }
             self.counters.lead_capped.store(false, Ordering::Relaxed);
+            self.counters.held_next.store(0, Ordering::Relaxed);
             // Rule 5: within the lease and the state file.
             if let Some(keeper) = &self.keeper {
                 let horizon = keeper.horizon().saturating_sub(self.layout.epoch_seconds());

@@ -43,4 +43,4 @@ pub use builder::CachedBuilder;
 pub use lead::{DEFAULT_MAX_LEAD, LeadPolicy};
 pub use local::LocalTaker;
 pub use shared::CachedUidGenerator;
-pub use stats::{FILLER_RECORD_INTERVAL, Health, Stats, StatsSink, StatsSource};
+pub use stats::{FILLER_RECORD_INTERVAL, Health, IDLE_AFTER, Stats, StatsSink, StatsSource};

@@ -10,7 +10,7 @@ use crate::ring::Ring;
 use crate::worker::lease::Keeper;
 use crate::{Clock, Error, Layout};
 use crossbeam_utils::CachePadded;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::{JoinHandle, Thread};
 use std::time::Duration;
@@ -26,6 +26,11 @@ pub(super) struct Counters {
     pub(super) last_delta: AtomicU64,
     pub(super) exhausted: AtomicBool,
     pub(super) lead_capped: AtomicBool,
+    /// While the filler is held at the lead cap: the delta second it would write next, plus one
+    /// (0: not held).
+    pub(super) held_next: AtomicU64,
+    /// The unix second of the filler round that last saw a take's claim (the cursor moved).
+    pub(super) demand_second: AtomicI64,
     pub(super) lease_capped: AtomicBool,
     pub(super) state_capped: AtomicBool,
     pub(super) shutdown: AtomicBool,
@@ -46,6 +51,8 @@ pub(super) struct FillerState {
     pub(super) next_delta: u64,
     pub(super) next_seq: u64,
     pub(super) tail: u64,
+    /// The cursor after the last round's sweep: a round that finds it moved saw demand.
+    pub(super) cursor_seen: u64,
 }
 
 pub(super) struct Shared {

@@ -116,7 +116,9 @@ impl Shared {
                 }
             }
         };
-        let now = s.now_delta();
+        let clock_second = s.clock.now_seconds();
+        let now = clock_second.saturating_sub(s.layout.epoch_seconds()).max(0) as u64;
+        let lead = s.max_lead.map(|(lead, _)| lead);
         let last = c.last_delta.load(Ordering::Relaxed).checked_sub(1);
         let head = (cursor < tail)
             .then(|| s.ring.read(cursor).ok())
@@ -138,6 +140,22 @@ impl Shared {
             filler_up: !s.background || c.filler_up.load(Ordering::Relaxed),
             lease_until: s.keeper.as_ref().map(|k| k.horizon()),
             lease_lost: s.keeper.as_ref().is_some_and(|k| k.is_lost()),
+            clock_second,
+            max_lag_seconds: s.max_lag_secs,
+            max_lead_seconds: lead,
+            held_until: c
+                .held_next
+                .load(Ordering::Relaxed)
+                .checked_sub(1)
+                .map(|next| {
+                    s.layout
+                        .epoch_seconds()
+                        .saturating_add(next.saturating_sub(lead.unwrap_or(0)) as i64)
+                }),
+            idle_seconds: clock_second
+                .saturating_sub(c.demand_second.load(Ordering::Relaxed))
+                .max(0) as u64,
+            state_file_failing: c.state_capped.load(Ordering::Relaxed),
         }
     }
 }

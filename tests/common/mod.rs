@@ -338,6 +338,12 @@ pub fn json_int(body: &str, name: &str) -> Option<i64> {
     rest[..end].parse().ok()
 }
 
+/// The string field `name` of a flat JSON object (its raw text up to the next `"`).
+pub fn json_str<'a>(body: &'a str, name: &str) -> Option<&'a str> {
+    let rest = body.split(&format!("\"{name}\":\"")).nth(1)?;
+    rest.split('"').next()
+}
+
 /// Polls `done` every 10 ms until it holds; fails, naming `what`, after `limit`.
 pub fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
@@ -345,6 +351,15 @@ pub fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
         assert!(start.elapsed() < limit, "{what}: not within {limit:?}");
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// Sends signal `name` (`STOP`, `CONT`, `TERM`, ...) to process `pid` with kill(1).
+pub fn signal(pid: u32, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{name} {pid}: {status}");
 }
 
 /// The error of a database boot that must fail at once (not retried: retrying cannot mend it),
@@ -377,14 +392,9 @@ pub fn fails_at_once(assigner: ringflake::DatabaseAssigner, secrets: &[&str]) ->
     err.to_string()
 }
 
-/// Sends signal `name` (`STOP`, `CONT`, `TERM`, ...) to process `pid` with kill(1).
-pub fn signal(pid: u32, name: &str) {
-    let status = Command::new("kill")
-        .args([&format!("-{name}"), &pid.to_string()])
-        .status()
-        .expect("run kill");
-    assert!(status.success(), "kill -{name} {pid}: {status}");
-}
+// ---------------------------------------------------------------------------------------------
+// Clock steps: libfaketime
+// ---------------------------------------------------------------------------------------------
 
 /// libfaketime's preload library as Debian installs it (`/usr/lib/<multiarch>/faketime/`).
 pub fn libfaketime() -> Option<PathBuf> {
@@ -396,19 +406,9 @@ pub fn libfaketime() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// libfaketime, or a failure telling how to install it.
-pub fn require_libfaketime() -> PathBuf {
-    libfaketime().unwrap_or_else(|| {
-        panic!(
-            "no libfaketime.so.1 under /usr/lib/*/faketime/: install Debian's faketime package \
-             (bash .ci/run installs it)"
-        )
-    })
-}
-
-/// `serve` plus `extra` under libfaketime, its clock offset read from `offset_file` on every
-/// call (`+0s`, `-3600s`): monotonic time stays real, so Tokio's timers keep working. Waits (at
-/// most 60 s) until it listens.
+/// `serve` (default flags, plus `extra`) under libfaketime, its clock offset read from
+/// `offset_file` on every call (`+0s`, `-3600s`): monotonic time stays real, so Tokio's timers
+/// keep working.
 pub fn serve_faked(dir: &Path, lib: &Path, offset_file: &Path, extra: &[&str]) -> Serve {
     let mut cmd = ringflake(dir);
     cmd.args(["serve", "--listen", "127.0.0.1:0"])
@@ -427,7 +427,7 @@ pub fn serve_faked(dir: &Path, lib: &Path, offset_file: &Path, extra: &[&str]) -
     serve
 }
 
-/// Writes the clock offset every call of a process under [`serve_faked`] reads.
+/// Writes the clock offset every call of the faked process reads.
 pub fn set_offset(file: &Path, offset: &str) {
     let tmp = file.with_extension("tmp");
     std::fs::write(&tmp, format!("{offset}\n")).expect("write the faketime file");

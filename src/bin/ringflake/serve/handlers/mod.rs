@@ -3,9 +3,11 @@
 //! their own modules.
 //!
 //! Client mistakes get a 4xx with
-//! `{"error":"…"}` saying what was wrong; a generator that cannot issue (time bits exhausted,
-//! lease expired, filler down) gets a 503 with the same shape, and so does a take that waits
-//! longer than [`TAKE_WAIT`] at the lead cap (with `Retry-After`).
+//! `{"error":"…"}` saying what was wrong; a generator that cannot issue gets a 503 with the same
+//! shape naming why, as its [`Health`](ringflake::Health) says (time bits exhausted, lease lost,
+//! filler down, worker id reserved ahead of the clock, state file failing), with `Retry-After`
+//! when the end is known; a take that waits longer than [`TAKE_WAIT`] at the lead cap gets a 503
+//! with `Retry-After: 1`.
 //!
 //! With a token file, the ID and parse routes answer 401 without a valid bearer token. A bad value is shown in an error bounded and
 //! escaped ([`crate::text::echo`]).
@@ -67,9 +69,28 @@ fn error(status: StatusCode, message: &str) -> Reply {
     respond(status, JSON, json_error(message))
 }
 
-/// A generator error: the service cannot issue now (503), never the client's fault.
-fn unavailable(e: &Error) -> Reply {
-    error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string())
+/// A take of `app`'s generator failed with `e`, or waited [`TAKE_WAIT`] in vain (`None`): 503,
+/// never the client's fault. If the generator's health says it cannot serve, the answer names
+/// that reason (and asks to retry when it ends, if known); else the take's own error, or for a
+/// take that waited, that the generator is at its lead cap.
+fn unavailable(app: &App, e: Option<&Error>) -> Reply {
+    let health = app.generator.stats().health(&app.layout);
+    if !health.is_available() {
+        let mut r = error(StatusCode::SERVICE_UNAVAILABLE, &health.to_string());
+        if let Some(until) = health.until() {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64);
+            if let Ok(v) = HeaderValue::from_str(&until.saturating_sub(now).max(1).to_string()) {
+                r.headers_mut().insert(RETRY_AFTER, v);
+            }
+        }
+        return r;
+    }
+    match e {
+        Some(e) => error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        None => still_waiting(app),
+    }
 }
 
 /// What a client without a token is told to send (RFC 6750).
@@ -221,8 +242,8 @@ async fn id(app: &App) -> Reply {
             let _ = write!(s, "{id}");
             respond(StatusCode::OK, TEXT, s)
         }
-        Some(Err(e)) => unavailable(&e),
-        None => still_waiting(app),
+        Some(Err(e)) => unavailable(app, Some(&e)),
+        None => unavailable(app, None),
     }
 }
 
@@ -334,8 +355,8 @@ async fn ids(app: &App, route: &Route, query: &[(&str, &str)], take: bool) -> Re
             respond(StatusCode::OK, JSON, body)
         }
         Some(Err(Error::BatchTooLarge { count, max })) => too_many(app, count, max),
-        Some(Err(e)) => unavailable(&e),
-        None => still_waiting(app),
+        Some(Err(e)) => unavailable(app, Some(&e)),
+        None => unavailable(app, None),
     }
 }
 
@@ -366,29 +387,48 @@ fn metrics(app: &App) -> Reply {
 }
 
 /// `/healthz`: the default generator's state; and with several generators, any other that cannot
-/// serve makes the service unhealthy too, its reason prefixed with its name.
+/// serve makes the service unavailable too, its reason prefixed with its name. 503 while
+/// unavailable (`reason` says why, `until` when it ends if known); 200 while serving, idle, held
+/// at the lead cap or with its lease at risk (`state` says which, `detail` what it means, `until`
+/// when it ends if known).
 fn healthz(app: &App) -> Reply {
     let s = app.generator.stats();
+    let health = s.health(&app.layout);
     let mut body = String::with_capacity(256);
     let others = || {
         app.generators.iter().skip(1).find_map(|g| {
             let health = g.app.generator.stats().health(&g.app.layout);
-            (!health.is_available()).then(|| format!("generator {}: {health}", g.name))
+            (!health.is_available()).then(|| (format!("generator {}: {health}", g.name), health))
         })
     };
-    let health = s.health(&app.layout);
-    let reason = (!health.is_available()).then(|| health.to_string());
-    match reason.or_else(others) {
-        Some(reason) => {
-            body.push_str("{\"status\":\"unavailable\",\"reason\":");
+    let own = (!health.is_available()).then(|| (health.to_string(), health));
+    let until = |h: ringflake::Health| h.until().map_or("null".into(), |u| u.to_string());
+    match own.or_else(others) {
+        Some((reason, why)) => {
+            body.push_str("{\"status\":\"unavailable\",\"state\":\"unavailable\",\"reason\":");
             json_string(&mut body, &reason);
-            let _ = write!(body, ",\"worker_id\":{}}}", s.worker_id);
+            let _ = write!(
+                body,
+                ",\"until\":{},\"worker_id\":{}}}",
+                until(why),
+                s.worker_id
+            );
             respond(StatusCode::SERVICE_UNAVAILABLE, JSON, body)
         }
         None => {
             let _ = write!(
                 body,
-                "{{\"status\":\"ok\",\"worker_id\":{},\"available\":{},\"capacity\":{},\"lead_seconds\":{},\"lag_seconds\":{},\"remaining_seconds\":{},\"issued\":{}}}",
+                "{{\"status\":\"ok\",\"state\":\"{}\",",
+                health.state()
+            );
+            if health != ringflake::Health::Serving {
+                body.push_str("\"detail\":");
+                json_string(&mut body, &health.to_string());
+                let _ = write!(body, ",\"until\":{},", until(health));
+            }
+            let _ = write!(
+                body,
+                "\"worker_id\":{},\"available\":{},\"capacity\":{},\"lead_seconds\":{},\"lag_seconds\":{},\"remaining_seconds\":{},\"issued\":{}}}",
                 s.worker_id,
                 s.available,
                 s.capacity,
