@@ -70,27 +70,33 @@ fn error(status: StatusCode, message: &str) -> Reply {
 }
 
 /// A take of `app`'s generator failed with `e`, or waited [`TAKE_WAIT`] in vain (`None`): 503,
-/// never the client's fault. If the generator's health says it cannot serve, the answer names
-/// that reason (and asks to retry when it ends, if known); else the take's own error, or for a
-/// take that waited, that the generator is at its lead cap.
+/// never the client's fault. A take's own error says why (time bits exhausted, lease expired,
+/// state file), except at the lead cap: then, if the generator's health says it cannot serve
+/// (its worker id reserved ahead of the clock), the answer names that reason and asks to retry
+/// when it ends; else the generator is at its lead cap under demand above its rate.
 fn unavailable(app: &App, e: Option<&Error>) -> Reply {
+    if let Some(e) = e
+        && !matches!(e, Error::LeadLimitReached { .. })
+    {
+        return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
+    }
     let health = app.generator.stats().health(&app.layout);
-    if !health.is_available() {
-        let mut r = error(StatusCode::SERVICE_UNAVAILABLE, &health.to_string());
-        if let Some(until) = health.until() {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs() as i64);
-            if let Ok(v) = HeaderValue::from_str(&until.saturating_sub(now).max(1).to_string()) {
-                r.headers_mut().insert(RETRY_AFTER, v);
-            }
+    if health.is_available() {
+        return match e {
+            Some(e) => error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+            None => still_waiting(app),
+        };
+    }
+    let mut r = error(StatusCode::SERVICE_UNAVAILABLE, &health.to_string());
+    if let Some(until) = health.until() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        if let Ok(v) = HeaderValue::from_str(&until.saturating_sub(now).max(1).to_string()) {
+            r.headers_mut().insert(RETRY_AFTER, v);
         }
-        return r;
     }
-    match e {
-        Some(e) => error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
-        None => still_waiting(app),
-    }
+    r
 }
 
 /// What a client without a token is told to send (RFC 6750).
@@ -405,11 +411,11 @@ fn healthz(app: &App) -> Reply {
     let until = |h: ringflake::Health| h.until().map_or("null".into(), |u| u.to_string());
     match own.or_else(others) {
         Some((reason, why)) => {
-            body.push_str("{\"status\":\"unavailable\",\"state\":\"unavailable\",\"reason\":");
+            body.push_str("{\"status\":\"unavailable\",\"reason\":");
             json_string(&mut body, &reason);
             let _ = write!(
                 body,
-                ",\"until\":{},\"worker_id\":{}}}",
+                ",\"state\":\"unavailable\",\"until\":{},\"worker_id\":{}}}",
                 until(why),
                 s.worker_id
             );
@@ -418,7 +424,8 @@ fn healthz(app: &App) -> Reply {
         None => {
             let _ = write!(
                 body,
-                "{{\"status\":\"ok\",\"state\":\"{}\",",
+                "{{\"status\":\"ok\",\"worker_id\":{},\"state\":\"{}\",",
+                s.worker_id,
                 health.state()
             );
             if health != ringflake::Health::Serving {
@@ -428,8 +435,7 @@ fn healthz(app: &App) -> Reply {
             }
             let _ = write!(
                 body,
-                "\"worker_id\":{},\"available\":{},\"capacity\":{},\"lead_seconds\":{},\"lag_seconds\":{},\"remaining_seconds\":{},\"issued\":{}}}",
-                s.worker_id,
+                "\"available\":{},\"capacity\":{},\"lead_seconds\":{},\"lag_seconds\":{},\"remaining_seconds\":{},\"issued\":{}}}",
                 s.available,
                 s.capacity,
                 s.lead_seconds,
