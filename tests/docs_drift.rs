@@ -47,12 +47,11 @@ const FOREIGN_FLAGS: &[(&str, &str)] = &[
     ("--home-dir", "useradd"),
 ];
 
-/// `RINGFLAKE_*` variables the docs name that the binary does not read, with the file that does.
+/// `RINGFLAKE_*` variables the docs name that the binary does not read, with the file that does
+/// (a file the package holds: `scripts/` is not packaged).
 const OTHER_VARIABLES: &[(&str, &str)] = &[
     ("RINGFLAKE_METRICS_ADDR", "examples/prometheus.rs"),
     ("RINGFLAKE_RUN_SECS", "examples/prometheus.rs"),
-    ("RINGFLAKE_LOAD_BIN", "scripts/load.sh"),
-    ("RINGFLAKE_LOAD_FLOOR_BIN", "scripts/load.sh"),
 ];
 
 /// One flag of a subcommand, as its `--help` shows it.
