@@ -525,14 +525,6 @@ fn named_zone(name: &str, setting: &str) -> Result<TimeZone, Error> {
     }
 }
 
-/// Formats a unix second as RFC 3339 in UTC, for error messages.
-pub(crate) fn rfc3339(seconds: i64) -> String {
-    match Timestamp::from_second(seconds) {
-        Ok(ts) => ts.to_string(),
-        Err(_) => format!("unix second {seconds}"),
-    }
-}
-
 /// Parses an epoch date `yyyy-MM-dd` strictly (no lenient roll-over: "2024-13-01" is refused, where
 /// Java accepts it as 2025-01-01) and returns midnight of that day in `tz` as unix seconds.
 ///
@@ -802,7 +794,7 @@ impl Layout {
     /// assert_eq!(java.last_valid_date(), "2024-11-20T13:24:15Z");
     /// ```
     pub fn last_valid_date(&self) -> String {
-        rfc3339(self.last_valid_second())
+        crate::clock::rfc3339(self.last_valid_second())
     }
 
     /// Checks that IDs can still be made at unix second `now`.

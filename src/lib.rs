@@ -228,8 +228,8 @@ pub use self::metrics::{
 };
 pub use cached::{
     CachedBuilder, CachedUidGenerator, DEFAULT_BOOST_POWER, DEFAULT_MAX_LAG, DEFAULT_MAX_LEAD,
-    DEFAULT_PADDING_FACTOR, FILLER_RECORD_INTERVAL, LeadPolicy, LocalTaker, Stats, StatsSink,
-    StatsSource,
+    DEFAULT_PADDING_FACTOR, FILLER_RECORD_INTERVAL, Health, LeadPolicy, LocalTaker, Stats,
+    StatsSink, StatsSource,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use default::{ClockBackwards, DefaultBuilder, DefaultUidGenerator};
@@ -240,9 +240,10 @@ pub use layout::{
     UID_GENERATOR_EPOCH_SECONDS, epoch_from_date, system_time_zone, time_zone_from_tz,
 };
 pub use worker::node::NodeInfo;
+pub use worker::rows::WorkerRow;
 #[cfg(feature = "sqlite")]
 pub use worker::sqlite::DEFAULT_SQLITE_PATH;
-pub use worker::table::{DatabaseAssigner, WorkerRow};
+pub use worker::table::DatabaseAssigner;
 pub use worker::{Assignment, FixedWorkerId, Lease, StatefulSetOrdinal, WorkerIdAssigner};
 
 /// The Rust blocks of the README and of `docs/*.md` are compiled and run as doc tests: each page is

@@ -2,9 +2,9 @@
 //! thread.
 
 use super::filler::filler_loop;
-use super::{
-    CachedUidGenerator, Counters, FillerState, NEXT_GENERATOR_ID, Reach, Shared, StatsSink,
-};
+use super::lead::{DEFAULT_MAX_LEAD, LeadPolicy};
+use super::shared::{CachedUidGenerator, Counters, FillerState, NEXT_GENERATOR_ID, Reach, Shared};
+use super::stats::StatsSink;
 use crate::boot::Boot;
 use crate::reach::ReachFile;
 use crate::ring::Ring;
@@ -15,21 +15,6 @@ use std::sync::atomic::AtomicI64;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
-
-/// How far ahead of the clock a [`CachedUidGenerator`] may borrow unless told otherwise: 10 s.
-///
-/// IDs then never carry a second more than 10 s ahead of the clock, a restart never starts more
-/// than 10 s ahead, and a burst of up to `10 x 2^seq_bits` IDs above the sustained rate (42
-/// million with the default layout) is absorbed without waiting.
-///
-/// ```
-/// use ringflake::{CachedUidGenerator, DEFAULT_MAX_LEAD, Layout};
-/// assert_eq!(DEFAULT_MAX_LEAD.as_secs(), 10);
-/// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?;
-/// assert_eq!(g.max_lead(), Some(DEFAULT_MAX_LEAD));
-/// # Ok::<(), ringflake::Error>(())
-/// ```
-pub const DEFAULT_MAX_LEAD: Duration = Duration::from_secs(10);
 
 /// The default [`CachedBuilder::max_lag`]: IDs more than 1 s behind the clock are discarded,
 /// never handed out, so that light load carries the current second.
@@ -59,21 +44,6 @@ pub const DEFAULT_BOOST_POWER: u32 = 3;
 /// assert_eq!(DEFAULT_PADDING_FACTOR, 50);
 /// ```
 pub const DEFAULT_PADDING_FACTOR: u32 = 50;
-
-/// What to do when the filler reaches the `max_lead` cap and the ring runs dry.
-///
-/// ```
-/// use ringflake::LeadPolicy;
-/// assert_ne!(LeadPolicy::Wait, LeadPolicy::Fail);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LeadPolicy {
-    /// Takes wait until the clock catches up: about a second at most, unless the clock was set
-    /// back, in which case they wait until it is past the cap again.
-    Wait,
-    /// Takes fail with [`Error::LeadLimitReached`].
-    Fail,
-}
 
 /// Settings for a [`CachedUidGenerator`]; see [`CachedUidGenerator::builder`].
 ///

@@ -28,7 +28,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve IDs over HTTP (the help line lists the routes).
-    #[command(about = format!("Serve IDs over HTTP: {}", crate::serve::routes::listing(", ")))]
+    #[command(about = format!("Serve IDs over HTTP: {}", crate::serve::model::routes::listing(", ")))]
     Serve(ServeArgs),
     /// Print N new IDs, one per line.
     Gen(GenArgs),
