@@ -28,6 +28,7 @@ const SUBCOMMANDS: [&str; 5] = ["serve", "gen", "parse", "layout", "workers"];
 /// one of the binary's. Keep this list short; a flag of the binary never belongs here.
 const FOREIGN_FLAGS: &[(&str, &str)] = &[
     ("--all-features", "cargo"),
+    ("--locked", "cargo"),
     ("--bench", "cargo"),
     ("--bin", "cargo"),
     ("--example", "cargo"),
@@ -43,8 +44,17 @@ const FOREIGN_FLAGS: &[(&str, &str)] = &[
     ("--from", "Dockerfile COPY"),
     ("--stop-timeout", "docker"),
     ("--signal", "docker kill"),
-    ("--system", "useradd"),
+    ("--system", "useradd, groupadd"),
     ("--home-dir", "useradd"),
+    ("--shell", "useradd"),
+    ("--uid", "useradd"),
+    ("--gid", "useradd, groupadd"),
+    ("--no-create-home", "useradd"),
+    ("--no-install-recommends", "apt-get"),
+    ("--now", "systemctl enable"),
+    ("--from-file", "kubectl create secret"),
+    ("--from-literal", "kubectl create secret"),
+    ("--force", "kubectl delete"),
 ];
 
 /// `RINGFLAKE_*` variables the docs name that the binary does not read, with the file that does
