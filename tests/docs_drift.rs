@@ -706,3 +706,22 @@ fn config_example_runs_as_documented() {
         beijing(before)
     );
 }
+
+/// `ringflake workers` opens its SQLite file read-only: its `--help` must not promise to create it.
+#[test]
+fn workers_help_says_it_only_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ringflake(dir.path())
+        .args(["workers", "--help"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let db = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("--db "))
+        .unwrap();
+    assert!(
+        db.contains("read-only") && !db.contains("created if missing"),
+        "{db}"
+    );
+}
