@@ -163,8 +163,8 @@ pub(super) static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
 /// Like UidGenerator, the filler fills the ring ahead of demand, and when the IDs of the current
 /// second are used up it takes the next second: it *borrows* a future second (RFC 9562 §6.2
 /// calls this "increment the timestamp ahead of the actual time"). Unlike UidGenerator it keeps
-/// reading the clock (once per round; the per-ID path reads none), and by default it cannot run
-/// away from it. Its rules, cited by number in the code:
+/// reading the clock (once per round, and takes once per claimed chunk, batch or block; the
+/// per-ID path reads none), and by default it cannot run away from it. Its rules, cited by number in the code:
 ///
 /// 1. **Never behind the clock.** The next second is the later of "one after the last second
 ///    used" and "now", and never below the boot's floor: everything an earlier holder of the
@@ -188,11 +188,17 @@ pub(super) static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
 /// 5. **Reserved before use.** Never a second beyond the worker lease's horizon, nor beyond what
 ///    the state file records; the filler raises the state file (written, synced, renamed) before
 ///    it uses a second past it: about once a second under load.
-/// 6. **No stale IDs** ([`max_lag`], default 1 s). Every round first discards ready IDs more than
-///    `max_lag` behind the clock, and rounds run at least every `schedule_interval` (250 ms,
-///    never more than `max_lag / 4`). So an ID is at most `max_lag` older than the clock when
-///    handed out, with one exact exception: after a *forward* clock step, IDs made before it can
-///    be handed out until the filler's next round, at most `schedule_interval` later.
+/// 6. **No stale IDs** ([`max_lag`], default 1 s). Every round first drops ready IDs more than
+///    `max_lag` behind the clock (they expire: [`Stats::expired`](crate::Stats::expired)), and
+///    rounds run at least every `schedule_interval` (250 ms, never more than `max_lag / 4`).
+///    Takes check too, once per claim: a chunk a thread reads for [`next_id`](Self::next_id)
+///    (up to 1,024 IDs), a batch, a [`LocalTaker`](crate::LocalTaker)'s block, a
+///    [`try_next_id`](Self::try_next_id) call; a stale claim is dropped (counted as discarded)
+///    and the ring's stale IDs swept at once. So an ID is at most `max_lag` older than the clock
+///    when handed out, also right after the process was paused (the takes may run before the
+///    filler's round), with one bound exception: what a thread holds of a chunk or block claimed
+///    before a pause or a forward clock step (at most the rest of that one chunk) is still handed
+///    out.
 /// 7. **No IDs past the time bits.** When the layout's last second is used, takes fail with
 ///    [`Error::TimeBitsExhausted`], which names the last valid second. Java handed out negative
 ///    IDs instead.
@@ -262,13 +268,16 @@ pub(super) static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
 /// |---|---|---|
 /// | database, recycled row | the row's lease (`LEASE_UNTIL`), expired before reuse | at the clock: the lease is in the past |
 /// | database, new row | nothing needed (a new id); the host's earlier leases order it | above the host's earlier rows, at most `max_lead` ahead |
-/// | fixed id, StatefulSet ordinal | the [state file](crate::CachedBuilder::state_file) | right after the last second recorded |
-/// | a recreated worker table | the state file | right after the last second recorded |
+/// | fixed id, StatefulSet ordinal | the [state file](crate::CachedBuilder::state_file): this id's reach | right after the last second recorded for it |
+/// | a recreated worker table | the state file: each id's reach | right after the last second recorded for that id |
 ///
-/// The state file records, before any ID of a second exists, the highest second this host's
-/// generators may use, so a restart after `kill -9` starts right after the last second used,
-/// never more than `max_lead` ahead. Without one, a fixed id restarted within `max_lead` of its
-/// previous run can repeat IDs.
+/// The state file records, before any ID of a second exists, the highest second each worker id
+/// may use, so a restart after `kill -9` starts right after the last second its worker id used,
+/// never more than `max_lead` ahead; a worker id it does not name starts at the clock. Without
+/// one, a fixed id restarted within `max_lead` of its previous run can repeat IDs. A worker id
+/// from a database whose floor lies beyond `now + max_lead` (a run under a clock set ahead) is
+/// given back at start and another taken ([`given_back`](Self::given_back)); one that cannot be
+/// (a fixed id) starts [unavailable](crate::Health::ReservedAhead) until the clock catches up.
 ///
 /// [`padding_factor`]: crate::CachedBuilder::padding_factor
 /// [`max_lead`]: crate::CachedBuilder::max_lead

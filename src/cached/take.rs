@@ -290,7 +290,8 @@ impl CachedUidGenerator {
     /// Takes the next ID.
     ///
     /// The per-ID path is one `fetch_add` on the cursor and a compare with this thread's cached
-    /// chunk; once per chunk (up to 1,024 IDs) it also reads the chunk's descriptor from the ring.
+    /// chunk; once per chunk (up to 1,024 IDs) it also reads the chunk's descriptor from the ring
+    /// and the clock (a chunk `max_lag` behind it is dropped, never handed out: rule 6).
     /// No lock, no allocation, no syscall, no log line, no metrics call. When the ring is empty it
     /// waits for the filler (spinning, then yielding, then sleeping 50 µs at a time) rather than
     /// failing; IDs taken by one thread are strictly increasing.
