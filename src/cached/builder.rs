@@ -16,6 +16,35 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+/// The default [`CachedBuilder::max_lag`]: IDs more than 1 s behind the clock are discarded,
+/// never handed out, so that light load carries the current second.
+///
+/// ```
+/// use ringflake::DEFAULT_MAX_LAG;
+/// assert_eq!(DEFAULT_MAX_LAG.as_secs(), 1);
+/// ```
+pub const DEFAULT_MAX_LAG: Duration = Duration::from_secs(1);
+
+/// The default [`CachedBuilder::boost_power`], UidGenerator's: the ring holds
+/// `2^seq_bits << 3` IDs, eight seconds' worth.
+///
+/// ```
+/// use ringflake::{CachedUidGenerator, DEFAULT_BOOST_POWER, Layout};
+/// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?;
+/// assert_eq!(g.stats().capacity, 1 << (Layout::default().seq_bits() + DEFAULT_BOOST_POWER));
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+pub const DEFAULT_BOOST_POWER: u32 = 3;
+
+/// The default [`CachedBuilder::padding_factor`], UidGenerator's: the filler is woken below half
+/// full.
+///
+/// ```
+/// use ringflake::DEFAULT_PADDING_FACTOR;
+/// assert_eq!(DEFAULT_PADDING_FACTOR, 50);
+/// ```
+pub const DEFAULT_PADDING_FACTOR: u32 = 50;
+
 /// Settings for a [`CachedUidGenerator`]; see [`CachedUidGenerator::builder`].
 ///
 /// ```
@@ -394,10 +423,10 @@ impl CachedUidGenerator {
                 "no worker id: call worker_id or worker_id_from on the builder".into(),
             )),
             clock: Arc::new(SystemClock),
-            boost_power: 3,
-            padding_factor: 50,
+            boost_power: DEFAULT_BOOST_POWER,
+            padding_factor: DEFAULT_PADDING_FACTOR,
             schedule_interval: Duration::from_millis(250),
-            max_lag: Duration::from_secs(1),
+            max_lag: DEFAULT_MAX_LAG,
             max_lead: Some((DEFAULT_MAX_LEAD, LeadPolicy::Wait)),
             state_file: None,
             background: true,

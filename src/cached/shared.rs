@@ -151,12 +151,119 @@ pub(super) static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
 ///
 /// # Clock behaviour
 ///
-/// The wall clock is read only by the filler, once per round. IDs never go backwards, even when
-/// the clock does (the filler continues from `max(last + 1, now)`); an ID is at most `max_lag`
-/// seconds older than the clock when taken (after a forward clock step: from the filler's next
-/// round on, at most `schedule_interval` later); it is ahead of the clock only while demand
-/// exceeds `2^seq_bits` IDs a second, and then by at most `max_lead` (default 10 s). Below that
-/// rate the lead is at most 1 s. The crate's README lists the time rules.
+/// Like UidGenerator, the filler fills the ring ahead of demand, and when the IDs of the current
+/// second are used up it takes the next second: it *borrows* a future second (RFC 9562 §6.2
+/// calls this "increment the timestamp ahead of the actual time"). Unlike UidGenerator it keeps
+/// reading the clock (once per round; the per-ID path reads none), and by default it cannot run
+/// away from it. Its rules, cited by number in the code:
+///
+/// 1. **Never behind the clock.** The next second is the later of "one after the last second
+///    used" and "now", and never below the boot's floor: everything an earlier holder of the
+///    worker id, or an earlier run recorded in the state file, may have used (rule 5,
+///    [Restarts](#restarts)). Java seeded its counter once at boot and never looked again.
+/// 2. **A full ring keeps the rest of its second.** When the ring fills in the middle of a
+///    second, the unused sequences of that second are written in the next round, unless the
+///    clock has moved past it. Java dropped them.
+/// 3. **Borrow only under demand: light load tells the time.** A second ahead of the clock is
+///    written only while fewer than the threshold are ready ([`padding_factor`], 50 %, of one
+///    second's IDs, or of the ring if it holds less). Below `2^seq_bits` IDs a second IDs carry
+///    the current second and the lead is at most 1 s, *whatever the ring's size*.
+/// 4. **A bounded lead** ([`max_lead`], default [`DEFAULT_MAX_LEAD`], 10 s). Never a second
+///    beyond `now + max_lead`, at any load, right after boot, after any number of crashes and
+///    after the clock is set back. At the cap, takes wait for the clock ([`LeadPolicy::Wait`],
+///    the default) or fail with [`Error::LeadLimitReached`] ([`LeadPolicy::Fail`]). A batch
+///    larger than the cap can ever hold ([`max_batch`](Self::max_batch),
+///    `(max_lead + 1) x 2^seq_bits` IDs) is refused at once with [`Error::BatchTooLarge`].
+///    Unbounded borrowing, Java's behaviour, only when asked:
+///    [`unbounded_lead`](CachedBuilder::unbounded_lead).
+/// 5. **Reserved before use.** Never a second beyond the worker lease's horizon, nor beyond what
+///    the state file records; the filler raises the state file (written, synced, renamed) before
+///    it uses a second past it: about once a second under load.
+/// 6. **No stale IDs** ([`max_lag`], default 1 s). Every round first discards ready IDs more than
+///    `max_lag` behind the clock, and rounds run at least every `schedule_interval` (250 ms,
+///    never more than `max_lag / 4`). So an ID is at most `max_lag` older than the clock when
+///    handed out, with one exact exception: after a *forward* clock step, IDs made before it can
+///    be handed out until the filler's next round, at most `schedule_interval` later.
+/// 7. **No IDs past the time bits.** When the layout's last second is used, takes fail with
+///    [`Error::TimeBitsExhausted`], which names the last valid second. Java handed out negative
+///    IDs instead.
+///
+/// **Why `max_lead` is 10 s.** The lead is the error in every ID's embedded time, so it bounds
+/// how far sorting, debugging and retention by ID can be off. 10 s absorbs a burst of
+/// `10 x 2^seq_bits` IDs above the sustained rate (41,943,040 with the default layout) without
+/// waiting; a restart never starts more than 10 s ahead; and a database lease never reaches more
+/// than `lease_window + 10 s` past the clock. Flat out without a cap, one consumer thread borrows
+/// thousands of seconds per second: a layout's 68 years would be gone in days.
+///
+/// An empty ring is not an error: a take waits for the filler (spinning, then yielding, then
+/// sleeping 50 µs at a time) instead of throwing as Java did. When the clock jumps back, no
+/// second is reused: IDs keep increasing from the last second used and, that being more than
+/// `max_lead` ahead of the clock now, takes wait (or fail) until the clock is back within the
+/// cap.
+///
+/// ```
+/// use ringflake::{CachedUidGenerator, Error, Layout, LeadPolicy, ManualClock, DEFAULT_MAX_LEAD};
+///
+/// let layout = Layout::default();
+/// let t = 1_800_000_000;
+/// let clock = ManualClock::from_seconds(t);
+/// let generator = CachedUidGenerator::builder(layout)
+///     .worker_id(7)
+///     .clock(clock.clone())
+///     .max_lead(DEFAULT_MAX_LEAD, LeadPolicy::Fail)
+///     .background_filler(false) // the test drives the filler with pad()
+///     .build()?;
+/// let second = |id: u64| layout.parse(id).map(|p| p.unix_seconds);
+///
+/// let first = generator.next_id()?;
+/// assert_eq!(second(first)?, t);
+/// assert_eq!(generator.stats().lead_seconds, 0); // nothing borrowed at boot (rule 3)
+///
+/// // Light load, long pause: the next ID carries the current second (rules 1 and 6).
+/// clock.advance_seconds(100);
+/// generator.pad();
+/// let later = generator.next_id()?;
+/// assert_eq!(second(later)?, t + 100);
+///
+/// // The clock jumps back an hour: what was written is handed out, still increasing; then
+/// // nothing past the cap (rule 4), until the clock is back.
+/// clock.advance_seconds(-3600);
+/// let mut previous = later;
+/// let err = loop {
+///     match generator.next_id() {
+///         Ok(id) => {
+///             assert!(id > previous && second(id)? == t + 100);
+///             previous = id;
+///         }
+///         Err(e) => break e,
+///     }
+/// };
+/// assert_eq!(err, Error::LeadLimitReached { max_lead: 10 });
+/// clock.advance_seconds(3600);
+/// assert!(generator.next_id()? > previous);
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+///
+/// # Restarts
+///
+/// A restart that may reuse a worker id starts above every second the id's previous holder
+/// could have used, and no further:
+///
+/// | worker id from | what records the previous holder's reach | where a restart starts |
+/// |---|---|---|
+/// | database, recycled row | the row's lease (`LEASE_UNTIL`), expired before reuse | at the clock: the lease is in the past |
+/// | database, new row | nothing needed (a new id); the host's earlier leases order it | above the host's earlier rows, at most `max_lead` ahead |
+/// | fixed id, StatefulSet ordinal | the [state file](CachedBuilder::state_file) | right after the last second recorded |
+/// | a recreated worker table | the state file | right after the last second recorded |
+///
+/// The state file records, before any ID of a second exists, the highest second this host's
+/// generators may use, so a restart after `kill -9` starts right after the last second used,
+/// never more than `max_lead` ahead. Without one, a fixed id restarted within `max_lead` of its
+/// previous run can repeat IDs.
+///
+/// [`padding_factor`]: CachedBuilder::padding_factor
+/// [`max_lead`]: CachedBuilder::max_lead
+/// [`max_lag`]: CachedBuilder::max_lag
 ///
 /// # Examples
 ///

@@ -55,6 +55,38 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// assert!(second.next_id()? > last_of_first_run); // restarts are monotonic
 /// # Ok::<(), ringflake::Error>(())
 /// ```
+///
+/// # Databases
+///
+/// | database | feature | constructor | table |
+/// |---|---|---|---|
+/// | SQLite (embedded, the default) | `sqlite` (default) | `DatabaseAssigner::sqlite(path)` | created on first use from `schema/sqlite.sql` |
+/// | MariaDB / MySQL | `mysql` | `DatabaseAssigner::mysql("mysql://user:password@host:3306/database")` | `schema/mysql.sql`, applied by you or by [`create_table(true)`](Self::create_table) |
+/// | PostgreSQL | `postgres` | `DatabaseAssigner::postgres("postgres://user:password@host:5432/database")` | `schema/postgres.sql`, applied by you or by `create_table(true)` |
+///
+/// Nothing is connected until the first boot asks for a worker id. An unreachable server is
+/// retried with backoff for [`retry_for`](Self::retry_for) ([`DEFAULT_RETRY_FOR`](Self::DEFAULT_RETRY_FOR));
+/// a wrong password, an unknown database or a missing table fail at once. Every call,
+/// connecting included, is bounded by [`timeout`](Self::timeout)
+/// ([`DEFAULT_TIMEOUT`](Self::DEFAULT_TIMEOUT)). Errors and `Debug` output never contain the
+/// password. The MySQL schema is UidGenerator's `WORKER_NODE` plus one column, `LEASE_UNTIL`, so
+/// Java nodes can share the table (a Java row has lease 0 and is never recycled).
+///
+/// # TLS
+///
+/// The URL says how, with the parameters each database's own client uses (PostgreSQL
+/// `sslmode=`/`sslrootcert=`, MariaDB/MySQL `ssl-mode=`/`ssl-ca=`); [`ca_file`](Self::ca_file)
+/// gives a CA file apart from it. Without a mode, `verify-full` / `VERIFY_IDENTITY` when a CA file
+/// is given, else `prefer` / `PREFERRED` (TLS when the server offers it, unverified: it stops
+/// eavesdroppers, not an impostor), as libpq and the MySQL client do.
+///
+/// | PostgreSQL `sslmode=` | MariaDB/MySQL `ssl-mode=` | TLS | certificate checked against | host name checked |
+/// |---|---|---|---|---|
+/// | `disable` | `DISABLED` | never | - | - |
+/// | `prefer` | `PREFERRED` | when the server offers it | the CA file if one is given, else nothing | no |
+/// | `require` | `REQUIRED` | always | the CA file if one is given, else nothing | no |
+/// | `verify-ca` | `VERIFY_CA` | always | the CA file, else the public web roots | no |
+/// | `verify-full` | `VERIFY_IDENTITY` | always | the CA file, else the public web roots | yes |
 pub struct DatabaseAssigner {
     pub(super) table: Arc<dyn WorkerTable>,
     recycle: bool,
@@ -87,6 +119,32 @@ impl fmt::Debug for DatabaseAssigner {
 }
 
 impl DatabaseAssigner {
+    /// The default [`timeout`](Self::timeout) of one database call, connecting included: 30 s.
+    ///
+    /// ```
+    /// use ringflake::DatabaseAssigner;
+    /// assert_eq!(DatabaseAssigner::DEFAULT_TIMEOUT.as_secs(), 30);
+    /// ```
+    pub const DEFAULT_TIMEOUT: Duration = DEFAULT_TIMEOUT;
+
+    /// How long a boot retries an unreachable database by default ([`retry_for`](Self::retry_for)):
+    /// 30 s.
+    ///
+    /// ```
+    /// use ringflake::DatabaseAssigner;
+    /// assert_eq!(DatabaseAssigner::DEFAULT_RETRY_FOR.as_secs(), 30);
+    /// ```
+    pub const DEFAULT_RETRY_FOR: Duration = Duration::from_secs(30);
+
+    /// How far a lease reaches beyond the newest second used by default
+    /// ([`lease_window`](Self::lease_window)): 300 s.
+    ///
+    /// ```
+    /// use ringflake::DatabaseAssigner;
+    /// assert_eq!(DatabaseAssigner::DEFAULT_LEASE_WINDOW.as_secs(), 300);
+    /// ```
+    pub const DEFAULT_LEASE_WINDOW: Duration = Duration::from_secs(DEFAULT_WINDOW_SECS as u64);
+
     #[cfg_attr(
         not(any(feature = "sqlite", feature = "mysql", feature = "postgres")),
         allow(dead_code)
@@ -98,7 +156,7 @@ impl DatabaseAssigner {
             recycle: true,
             generator: None,
             window: DEFAULT_WINDOW_SECS,
-            retry_for: Duration::from_secs(30),
+            retry_for: Self::DEFAULT_RETRY_FOR,
             timeout: DEFAULT_TIMEOUT,
         }
     }

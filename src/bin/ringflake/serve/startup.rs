@@ -25,8 +25,8 @@ pub fn access_lines(
             let n = auth.count();
             let _ = writeln!(
                 lines,
-                "ringflake: {n} bearer token{} from {} (read again on SIGHUP): /id, /ids and \
-                 /parse answer 401 without one{}",
+                "ringflake: {n} bearer token{} from {} (read again on SIGHUP): the ID, parse \
+                 and Leaf routes answer 401 without one{}",
                 if n == 1 { "" } else { "s" },
                 auth.path().display(),
                 if secure {
