@@ -45,6 +45,16 @@ const FOREIGN_FLAGS: &[(&str, &str)] = &[
     ("--signal", "docker kill"),
     ("--system", "useradd"),
     ("--home-dir", "useradd"),
+    ("--uid", "useradd"),
+    ("--gid", "groupadd/useradd"),
+    ("--no-create-home", "useradd"),
+    ("--shell", "useradd"),
+    ("--locked", "cargo"),
+    ("--no-install-recommends", "apt-get"),
+    ("--from-file", "kubectl create secret"),
+    ("--from-literal", "kubectl create secret"),
+    ("--force", "kubectl delete"),
+    ("--now", "systemctl enable"),
 ];
 
 /// `RINGFLAKE_*` variables the docs name that the binary does not read, with the file that does
