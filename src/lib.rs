@@ -10,7 +10,9 @@
 //! time](CachedUidGenerator#clock-behaviour) and [restarts](CachedUidGenerator#restarts)),
 //! [`DatabaseAssigner`] (worker ids from SQLite, MariaDB/MySQL or PostgreSQL), [`MetricsReporter`]
 //! (the Prometheus series) and [`plan`] (choosing a layout). The `ringflake` binary, its HTTP
-//! service and running it in production are documented in the repository's `docs/` folder.
+//! service and running it in production are documented in the repository's [`docs/`] folder.
+//!
+//! [`docs/`]: https://github.com/ringflake/ringflake/tree/main/docs
 //!
 //! ## Getting started
 //!
@@ -184,7 +186,7 @@
 //! the `metrics` facade; nothing on the per-ID path calls metrics. The application installs the
 //! recorder: [`install_prometheus`] serves `/metrics` on an address, or
 //! [`install_prometheus_recorder`] leaves serving [`PrometheusHandle::render`] to its own HTTP
-//! server. [`MetricsReporter`] lists the series; the repository's `docs/monitoring.md` adds a
+//! server. [`MetricsReporter`] lists the series; the repository's [`docs/monitoring.md`] adds a
 //! Grafana dashboard and alert rules.
 //!
 //! ## Planning a layout
@@ -199,8 +201,12 @@
 //! A thin binary over this library: `ringflake serve` is an HTTP ID service (`/id`,
 //! `/ids?count=N`, `/parse/{id}`, `/metrics`, `/healthz`), `gen` and `parse` print IDs and
 //! `parseUID` JSON for scripts and Java migrators, `layout` plans a layout, `workers` lists the
-//! worker table. The repository's `docs/service.md` documents it, and `docs/production.md` how to
-//! run it in production.
+//! worker table. The repository's [`docs/service.md`] documents it, and [`docs/production.md`]
+//! how to run it in production.
+//!
+//! [`docs/service.md`]: https://github.com/ringflake/ringflake/blob/main/docs/service.md
+//! [`docs/production.md`]: https://github.com/ringflake/ringflake/blob/main/docs/production.md
+//! [`docs/monitoring.md`]: https://github.com/ringflake/ringflake/blob/main/docs/monitoring.md
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

@@ -239,7 +239,7 @@ fn commands_in_the_docs_use_their_subcommands_flags() {
     let mut bad = Vec::new();
     let mut commands = 0;
     for (file, text) in scanned_files() {
-        for (n, line) in logical_lines(&text) {
+        for (n, line) in logical_lines(&file, &text) {
             for segment in command_segments(&file, &line) {
                 let tokens: Vec<&str> = segment
                     .split(|c: char| c.is_whitespace() || matches!(c, '"' | ',' | '[' | ']'))
@@ -277,12 +277,36 @@ fn commands_in_the_docs_use_their_subcommands_flags() {
     );
 }
 
-/// Lines with backslash continuations joined, numbered by their first line.
-fn logical_lines(text: &str) -> Vec<(usize, String)> {
+/// The units a command can span, numbered by their first line: in Markdown prose a paragraph
+/// (a code span may continue on the next line), elsewhere (code blocks, other files) a line with
+/// its backslash continuations.
+fn logical_lines(file: &str, text: &str) -> Vec<(usize, String)> {
+    let markdown = file.ends_with(".md");
     let mut out = Vec::new();
     let mut pending: Option<(usize, String)> = None;
+    let mut fenced = false;
+    let mut in_paragraph = false;
     for (n, line) in text.lines().enumerate() {
+        let fence = line.trim_start().starts_with("```");
+        if fence {
+            fenced = !fenced;
+        }
+        let prose = markdown && !fenced && !fence;
+        // A paragraph ends at a blank line or where a code block starts.
+        if prose && line.trim().is_empty() || !prose && in_paragraph {
+            out.extend(pending.take());
+        }
+        in_paragraph = prose && !line.trim().is_empty();
+        if prose && line.trim().is_empty() {
+            continue;
+        }
         let (start, mut joined) = pending.take().unwrap_or((n + 1, String::new()));
+        if prose {
+            joined.push_str(line);
+            joined.push(' ');
+            pending = Some((start, joined));
+            continue;
+        }
         match line.strip_suffix('\\') {
             Some(part) => {
                 joined.push_str(part);
@@ -299,17 +323,18 @@ fn logical_lines(text: &str) -> Vec<(usize, String)> {
     out
 }
 
-/// The parts of a line that may hold a command: in Markdown prose the `code spans`; elsewhere
-/// (code blocks, and other files) the whole line.
-fn command_segments(file: &str, line: &str) -> Vec<String> {
-    if file.ends_with(".md") && line.contains('`') && !line.trim_start().starts_with("```") {
-        line.split('`')
+/// The parts of a unit that may hold a command: in Markdown prose the `code spans`; elsewhere
+/// (code blocks, and other files) the whole unit.
+fn command_segments(file: &str, unit: &str) -> Vec<String> {
+    let fence = unit.trim_start().starts_with("```");
+    if file.ends_with(".md") && unit.contains('`') && !fence {
+        unit.split('`')
             .skip(1)
             .step_by(2)
             .map(str::to_string)
             .collect()
     } else {
-        vec![line.to_string()]
+        vec![unit.to_string()]
     }
 }
 
