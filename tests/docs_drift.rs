@@ -55,7 +55,6 @@ const FOREIGN_FLAGS: &[(&str, &str)] = &[
     ("--from-file", "kubectl create secret"),
     ("--from-literal", "kubectl create secret"),
     ("--force", "kubectl delete"),
-    ("--locked", "cargo"),
 ];
 
 /// `RINGFLAKE_*` variables the docs name that the binary does not read, with the file that does
