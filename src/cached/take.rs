@@ -103,6 +103,7 @@ impl Shared {
 
     /// The ID of claimed `index` if this thread's cached chunk holds it (read and found fresh by
     /// an earlier take of this thread).
+    #[cfg(feature = "tokio")]
     #[inline]
     fn cached(&self, index: u64) -> Option<u64> {
         let (generator, start, len, delta) = LAST_CHUNK.with(Cell::get);
