@@ -546,3 +546,40 @@ fn a_fixed_worker_id_reserved_a_day_ahead_says_so_until_it_serves() {
     let health = get(addr, "/healthz");
     assert_eq!(health.status, 200, "{}", health.body);
 }
+
+/// A worker table recreated after a run under a clock a day ahead (its file deleted): worker id 1
+/// is handed out again, but the state file says its IDs reach a day ahead: `serve` gives it back
+/// and takes worker id 2, says so at start, and serves at once.
+#[test]
+#[ignore = "needs libfaketime (Debian package faketime; .ci/run installs it)"]
+fn a_recreated_table_gives_back_the_id_reserved_ahead() {
+    let lib = faketime();
+    let dir = tempfile::tempdir().unwrap();
+    let offset = dir.path().join("faketime.offset");
+    set_offset(&offset, "+86400s");
+    let mut first = serve_faked(dir.path(), &lib, &offset, &[]);
+    let ahead = ids_of(&get(first.addr(), "/ids?count=5"));
+    first.kill();
+    std::fs::remove_file(dir.path().join("ringflake.db")).unwrap();
+
+    set_offset(&offset, "+0s");
+    let second = serve_faked(dir.path(), &lib, &offset, &[]);
+    let startup = second.output();
+    assert!(
+        startup.contains("ringflake: worker id 1 given back: its IDs may already reach ")
+            && startup
+                .contains("s ahead of the clock, beyond the lead cap; took worker id 2 instead"),
+        "{startup}"
+    );
+    let ids = ids_of(&get(second.addr(), "/ids?count=5"));
+    let health = get(second.addr(), "/healthz");
+    assert_eq!(health.status, 200, "{}", health.body);
+    assert_eq!(
+        json_int(&health.body, "worker_id"),
+        Some(2),
+        "{}",
+        health.body
+    );
+    let all: HashSet<u64> = ahead.iter().chain(&ids).copied().collect();
+    assert_eq!(all.len(), 10, "IDs repeated");
+}
