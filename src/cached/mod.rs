@@ -34,6 +34,7 @@ mod filler;
 mod local;
 mod stats;
 mod take;
+mod watch;
 
 pub use builder::{CachedBuilder, DEFAULT_MAX_LEAD, LeadPolicy};
 pub use local::LocalTaker;
@@ -268,11 +269,61 @@ impl CachedUidGenerator {
     pub fn stats(&self) -> Stats {
         self.shared.stats()
     }
-}
 
-impl Drop for CachedUidGenerator {
-    /// Stops and joins the filler thread.
-    fn drop(&mut self) {
+    /// Why the last attempt to extend the worker lease failed, while extensions fail: the
+    /// database's error (its driver's own words are its [`source`](std::error::Error::source)),
+    /// or [`Error::LeaseExpired`] when another node took the worker id over. `None` without a
+    /// lease, and once an extension lands. IDs are still issued up to
+    /// [`Stats::lease_until`] meanwhile.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, DatabaseAssigner, Layout};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("w.db"))?; // recycling: a lease
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id_from(&assigner).build()?;
+    /// assert!(g.lease_error().is_none()); // extensions land
+    /// let s = g.stats();
+    /// assert!(s.lease_until.is_some() && !s.lease_lost && s.lease_failing_since.is_none());
+    /// assert_eq!(s.lease_extension_failures, 0);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn lease_error(&self) -> Option<Error> {
+        self.shared.keeper.as_ref().and_then(|k| k.last_error())
+    }
+
+    /// Stops the filler and gives the worker lease back now, saying whether the release reached
+    /// the worker table. Dropping the generator does the same, but can only log a failed
+    /// release; a service that reports its shutdown calls this instead. Without a lease there
+    /// is nothing to release: `Ok(())`.
+    ///
+    /// # Errors
+    ///
+    /// The table's error when the release did not reach it: the worker id then stays reserved
+    /// until its lease expires ([`Stats::lease_until`]), which is safe, only slower to recycle.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, DatabaseAssigner, Layout};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("w.db"))?;
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id_from(&assigner).build()?;
+    /// let last = Layout::default().parse(g.next_id()?)?.unix_seconds;
+    /// g.close()?;
+    /// assert_eq!(assigner.list()?[0].lease_until, last); // released at the last second issued
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn close(mut self) -> Result<(), Error> {
+        self.stop();
+        match &self.shared.keeper {
+            Some(keeper) => keeper.release(),
+            None => Ok(()),
+        }
+    }
+
+    /// Stops and joins the filler thread, and tells the lease keeper the newest second handed
+    /// out. Idempotent.
+    fn stop(&mut self) {
         self.shared.counters.shutdown.store(true, Ordering::SeqCst);
         if let Some(h) = self.handle.take() {
             h.thread().unpark();
@@ -291,5 +342,13 @@ impl Drop for CachedUidGenerator {
             };
             keeper.set_final_second(second);
         }
+    }
+}
+
+impl Drop for CachedUidGenerator {
+    /// Stops and joins the filler thread; the lease is released when the last handle on the
+    /// shared state (this one, or the filler's) goes.
+    fn drop(&mut self) {
+        self.stop();
     }
 }

@@ -119,9 +119,19 @@ pub struct Stats {
     /// Whether the filler thread is running (always `true` without a background filler).
     pub filler_up: bool,
     /// The worker lease's horizon (last unix second it allows), if the worker id is leased.
+    /// While extensions fail, IDs are still issued up to it: the lease is at risk, not lost,
+    /// until the clock passes it.
     pub lease_until: Option<i64>,
-    /// Whether the last attempt to extend the lease failed.
+    /// Whether the last attempt to extend the lease failed (the error is
+    /// [`CachedUidGenerator::lease_error`](crate::CachedUidGenerator::lease_error)).
     pub lease_lost: bool,
+    /// Whether the last attempt failed because another node took the worker id over: the lease
+    /// cannot come back, the generator stops at `lease_until` for good.
+    pub lease_taken_over: bool,
+    /// The unix second extensions began to fail, while they fail (`None` once one lands).
+    pub lease_failing_since: Option<i64>,
+    /// Attempts to extend the lease that failed since the generator started (0 without a lease).
+    pub lease_extension_failures: u64,
 }
 
 /// The ring indices claimed that will never be handed out: swept stale, lapped, or abandoned by
@@ -303,6 +313,9 @@ impl Shared {
             filler_up: !s.background || c.filler_up.load(Ordering::Relaxed),
             lease_until: s.keeper.as_ref().map(|k| k.horizon()),
             lease_lost: s.keeper.as_ref().is_some_and(|k| k.is_lost()),
+            lease_taken_over: s.keeper.as_ref().is_some_and(|k| k.is_taken_over()),
+            lease_failing_since: s.keeper.as_ref().and_then(|k| k.failing_since()),
+            lease_extension_failures: s.keeper.as_ref().map_or(0, |k| k.failures()),
         }
     }
 }

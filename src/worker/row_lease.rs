@@ -128,6 +128,10 @@ impl Lease for RowLease {
         self.window
     }
 
+    fn describe(&self) -> String {
+        self.table.describe()
+    }
+
     fn release(&self, last_second: i64) -> Result<(), Error> {
         let expected = self.until();
         if !self
@@ -194,6 +198,7 @@ mod tests {
                     database: self.describe(),
                     message: "connection reset after the commit (injected)".into(),
                     transient: true,
+                    source: None,
                 });
             }
             Ok(done)

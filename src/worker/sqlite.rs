@@ -3,7 +3,7 @@
 
 use super::node::NodeInfo;
 use super::table::{DatabaseAssigner, TableSetup, WorkerRow, WorkerTable};
-use crate::Error;
+use crate::{Cause, Error};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -55,6 +55,7 @@ impl SqliteTable {
             database: format!("sqlite file {}", path.display()),
             message,
             transient: false,
+            source: None,
         };
         match std::fs::metadata(path) {
             Ok(m) if m.is_file() => {}
@@ -113,6 +114,7 @@ impl SqliteTable {
                           it cannot assign worker ids or keep leases"
                     .into(),
                 transient: false,
+                source: None,
             });
         }
         self.run(&mut c, TransactionBehavior::Immediate, f)
@@ -161,6 +163,7 @@ fn to_error(path: &Path, e: rusqlite::Error, timeout: Option<Duration>) -> Error
         database: format!("sqlite file {}", path.display()),
         message,
         transient: busy,
+        source: Some(Cause::from_error(&e)),
     }
 }
 

@@ -27,6 +27,7 @@ mod tls;
 
 use crate::args::{self, Lead, ServeArgs};
 use crate::layout::thousands;
+use crate::log;
 use auth::Auth;
 use named::{Generators, Named};
 use ringflake::{Layout, LeadPolicy};
@@ -76,22 +77,26 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
     let mut reporters = Vec::new();
     let mut start = String::new();
     for plan in plans {
-        let boot = args::generator(
-            plan.layout,
-            &plan.source,
-            Some((&plan.ring, plan.lead)),
-            plan.state.as_deref(),
-        );
-        let generator = Arc::new(match boot {
-            Ok(g) => g,
-            Err(e) if plan.by_flags() => return Err(e),
-            Err(e) => return Err(format!("{}: {e}", plan.origin)),
-        });
         let label = if plan.name == config::DEFAULT {
             a.name.as_str()
         } else {
             plan.name.as_str()
         };
+        // The generator's threads (filler, lease keeper) log in this span: their lines name it.
+        let span = tracing::info_span!(target: log::TARGET, "generator", generator = %label);
+        let boot = span.in_scope(|| {
+            args::generator(
+                plan.layout,
+                &plan.source,
+                Some((&plan.ring, plan.lead)),
+                plan.state.as_deref(),
+            )
+        });
+        let generator = Arc::new(match boot {
+            Ok(g) => g,
+            Err(e) if plan.by_flags() => return Err(e),
+            Err(e) => return Err(format!("{}: {e}", plan.origin)),
+        });
         reporters.push(
             ringflake::MetricsReporter::builder(label, &generator)
                 .start()
@@ -103,6 +108,7 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
             generator.worker_id(),
             plan.lead,
         ));
+        let first = start.len();
         if plan.name == config::DEFAULT {
             start.push_str(&lines);
         } else {
@@ -120,6 +126,17 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
                 plan.name,
                 plan.name,
                 plan.name
+            );
+        }
+        // The same lines as events, with the generator's fields.
+        for line in start[first..].lines() {
+            tracing::info!(
+                target: log::TARGET,
+                generator = %label,
+                worker_id = generator.worker_id(),
+                source = %plan.source.describe(),
+                "{}",
+                line.strip_prefix("ringflake: ").unwrap_or(line)
             );
         }
         named.push(Named {
@@ -183,19 +200,39 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
     let server = Server::start(&app, a.listen, threads, grace, tls)?;
     let generators = Arc::clone(&app.generators);
     drop(app);
-    start.push_str(&access_lines(
+    let access = access_lines(
         auth.as_ref(),
         internal.as_ref().map(Server::addr),
         server.addr(),
         secure,
-    ));
-    let _ = writeln!(
-        start,
-        "ringflake: listening on {}://{} with worker id {worker_id} ({source}); {threads} \
-         serving threads",
-        if secure { "https" } else { "http" },
+    );
+    for line in access.lines() {
+        let line = line.strip_prefix("ringflake: ").unwrap_or(line);
+        match line.strip_prefix("warning: ") {
+            Some(warning) => tracing::warn!(target: log::TARGET, "{warning}"),
+            None if line.starts_with("no --auth-token-file") => {
+                tracing::warn!(target: log::TARGET, "{line}")
+            }
+            None => tracing::info!(target: log::TARGET, "{line}"),
+        }
+    }
+    start.push_str(&access);
+    let scheme = if secure { "https" } else { "http" };
+    let listening = format!(
+        "listening on {scheme}://{} with worker id {worker_id} ({source}); {threads} serving \
+         threads",
         server.addr(),
     );
+    tracing::info!(
+        target: log::TARGET,
+        address = %server.addr(),
+        scheme,
+        worker_id,
+        source = %source,
+        threads,
+        "{listening}"
+    );
+    let _ = writeln!(start, "ringflake: {listening}");
     // One write, the address last: whoever waits for the address has the rest already. Not
     // `print!`, which panics if standard output was closed.
     let mut stdout = std::io::stdout().lock();
@@ -204,9 +241,11 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
     drop(stdout);
     let mut reload = || reload_tokens(auth.as_ref());
     let signal = control.block_on(signals.stop(&mut reload));
-    eprintln!(
-        "ringflake: {signal}: stopping; no new connections, finishing in-flight requests \
-         (at most {} s)",
+    tracing::info!(
+        target: log::TARGET,
+        signal,
+        grace_s = a.shutdown_timeout,
+        "{signal}: stopping; no new connections, finishing in-flight requests (at most {} s)",
         a.shutdown_timeout
     );
     let stoppers: Vec<_> = std::iter::once(&server)
@@ -228,7 +267,11 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
         tokio::select! {
             _ = joined_rx => {}
             second = signals.stop(&mut reload) => {
-                eprintln!("ringflake: second {second}: closing open requests now");
+                tracing::info!(
+                    target: log::TARGET,
+                    signal = second,
+                    "second {second}: closing open requests now"
+                );
                 for s in &stoppers {
                     s.signal(Stop::Now);
                 }
@@ -244,45 +287,76 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
         return Err("the generators are still in use after shutdown".into());
     };
     for g in generators.into_list() {
+        let label = if g.name == config::DEFAULT {
+            a.name.as_str()
+        } else {
+            g.name.as_str()
+        };
         let worker_id = g.app.generator.worker_id();
-        let leased = g.app.generator.stats().lease_until.is_some();
+        let lease_until = g.app.generator.stats().lease_until;
         let whose = if g.name == config::DEFAULT {
             String::new()
         } else {
             format!("generator {}: ", g.name)
         };
-        match Arc::try_unwrap(g.app.generator) {
-            Ok(generator) => drop(generator),
+        let closed = match Arc::try_unwrap(g.app.generator) {
+            Ok(generator) => generator.close(),
             Err(_) => {
                 return Err(format!(
                     "{whose}the generator is still in use after shutdown"
                 ));
             }
-        }
-        if leased {
-            eprintln!(
-                "ringflake: {whose}stopped; the filler is stopped and the lease of worker id \
-                 {worker_id} released"
-            );
-        } else {
-            eprintln!("ringflake: {whose}stopped; the filler is stopped (worker id {worker_id})");
+        };
+        match (lease_until, closed) {
+            (Some(_), Ok(())) => tracing::info!(
+                target: log::TARGET,
+                generator = %label,
+                worker_id,
+                "{whose}stopped; the filler is stopped and the lease of worker id {worker_id} \
+                 released"
+            ),
+            (Some(until), Err(e)) => tracing::warn!(
+                target: log::TARGET,
+                generator = %label,
+                worker_id,
+                error = %e,
+                "{whose}stopped; the filler is stopped, but the lease of worker id {worker_id} \
+                 could not be released ({e}): the id stays reserved until the lease expires at \
+                 unix second {until}"
+            ),
+            (None, _) => tracing::info!(
+                target: log::TARGET,
+                generator = %label,
+                worker_id,
+                "{whose}stopped; the filler is stopped (worker id {worker_id})"
+            ),
         }
     }
     Ok(())
 }
 
-/// SIGHUP: reads the token file again, and says in one line on standard error what came of it.
+/// SIGHUP: reads the token file again, and logs what came of it.
 fn reload_tokens(auth: Option<&Auth>) {
     match auth {
-        None => eprintln!("ringflake: SIGHUP: no --auth-token-file, nothing to reload"),
+        None => tracing::info!(
+            target: log::TARGET,
+            "SIGHUP: no --auth-token-file, nothing to reload"
+        ),
         Some(auth) => match auth.reload() {
-            Ok(n) => eprintln!(
-                "ringflake: SIGHUP: {n} bearer token{} from {}",
+            Ok(n) => tracing::info!(
+                target: log::TARGET,
+                tokens = n,
+                file = %auth.path().display(),
+                "SIGHUP: {n} bearer token{} from {}",
                 if n == 1 { "" } else { "s" },
                 auth.path().display()
             ),
-            Err(e) => eprintln!(
-                "ringflake: SIGHUP: kept the {} token{} in use: {e}",
+            Err(e) => tracing::warn!(
+                target: log::TARGET,
+                tokens = auth.count(),
+                file = %auth.path().display(),
+                error = %e,
+                "SIGHUP: kept the {} token{} in use: {e}",
                 auth.count(),
                 if auth.count() == 1 { "" } else { "s" },
             ),
