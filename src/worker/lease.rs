@@ -72,7 +72,9 @@ pub trait Lease: Send + Sync + fmt::Debug + 'static {
     ///
     /// # Errors
     ///
-    /// The database cannot be reached (the lease then simply expires).
+    /// The database cannot be reached (the lease then simply expires), or
+    /// [`Error::LeaseExpired`] when another node has taken the worker id over (its row is left
+    /// alone).
     ///
     /// ```
     /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
