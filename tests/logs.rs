@@ -334,6 +334,8 @@ fn a_state_file_that_cannot_be_written_is_an_error_naming_the_io_error() {
     );
     assert!(!state.exists() || state.is_file());
     assert_eq!(failed["worker_id"], 3, "{failed}");
+    // More failed writes (the filler tries every round, several a second): no more lines.
+    std::thread::sleep(Duration::from_millis(1_500));
     std::fs::remove_dir(&blocker).expect("remove the blocker");
     await_event(&serve, "INFO", "state file written again");
     let out = stop(&mut serve);
