@@ -1,7 +1,8 @@
 //! The filler: the only writer of the ring, and the only place the time rules live.
 
+use super::shared::{FillerState, Shared, lock};
+use super::stats::FILLER_RECORD_INTERVAL;
 use super::watch::{self, Watch};
-use super::{FillerState, Shared, lock};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -223,7 +224,7 @@ fn filler_loop(shared: &Shared) {
         let round = shared.pump();
         watch.after_round(shared);
         if let Some(sink) = &shared.sink
-            && recorded.is_none_or(|t| t.elapsed() >= super::FILLER_RECORD_INTERVAL)
+            && recorded.is_none_or(|t| t.elapsed() >= FILLER_RECORD_INTERVAL)
         {
             sink.record(&shared.stats());
             recorded = Some(std::time::Instant::now());

@@ -7,7 +7,7 @@
 //! application that builds each generator inside a span of its own (`ringflake serve` names them
 //! `generator`) sees whose they are.
 
-use super::{Shared, lock};
+use super::shared::{Shared, lock};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -62,7 +62,7 @@ impl Watch {
                 tracing::warn!(
                     worker_id = shared.worker_id,
                     step_s = step as f64 / 1000.0,
-                    now = %crate::layout::rfc3339(wall.div_euclid(1000)),
+                    now = %crate::clock::rfc3339(wall.div_euclid(1000)),
                     "clock stepped back by {:.1} s: IDs continue above the newest second issued, \
                      ahead of the clock{}",
                     -step as f64 / 1000.0,
@@ -76,7 +76,7 @@ impl Watch {
                     worker_id = shared.worker_id,
                     step_s = step as f64 / 1000.0,
                     max_lag_s = shared.max_lag_secs,
-                    now = %crate::layout::rfc3339(wall.div_euclid(1000)),
+                    now = %crate::clock::rfc3339(wall.div_euclid(1000)),
                     "clock stepped forward by {:.1} s, beyond max_lag ({} s): the ready IDs \
                      older than max_lag are discarded",
                     step as f64 / 1000.0,

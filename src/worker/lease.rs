@@ -285,7 +285,7 @@ impl KeeperShared {
             tracing::info!(
                 worker_id = self.worker_id,
                 database = %self.lease.describe(),
-                until = %crate::layout::rfc3339(until),
+                until = %crate::clock::rfc3339(until),
                 failures = reported.streak,
                 failed_for_s = now.saturating_sub(since).max(0),
                 had_expired = reported.expired,
@@ -319,12 +319,12 @@ impl KeeperShared {
                 tracing::error!(
                     worker_id = self.worker_id,
                     database = %self.lease.describe(),
-                    until = %crate::layout::rfc3339(until),
+                    until = %crate::clock::rfc3339(until),
                     error = %text,
                     "lease taken over by another node: worker id {} is not this node's any more; \
                      no ID past {} will be issued",
                     self.worker_id,
-                    crate::layout::rfc3339(until),
+                    crate::clock::rfc3339(until),
                 );
             }
             return;
@@ -337,7 +337,7 @@ impl KeeperShared {
             tracing::warn!(
                 worker_id = self.worker_id,
                 database = %self.lease.describe(),
-                until = %crate::layout::rfc3339(until),
+                until = %crate::clock::rfc3339(until),
                 holds_for_s = until.saturating_sub(now),
                 failures = reported.streak,
                 error = %text,
@@ -362,7 +362,7 @@ impl KeeperShared {
         tracing::error!(
             worker_id = self.worker_id,
             database = %self.lease.describe(),
-            expired_at = %crate::layout::rfc3339(until),
+            expired_at = %crate::clock::rfc3339(until),
             failures = reported.streak,
             error = %self.last_error().map(|e| e.to_string()).unwrap_or_default(),
             "lease lost: it expired while the worker table could not be updated; takes fail \
@@ -481,19 +481,19 @@ impl Keeper {
             Ok(()) => tracing::info!(
                 worker_id = s.worker_id,
                 database = %s.lease.describe(),
-                last_second = %crate::layout::rfc3339(last),
+                last_second = %crate::clock::rfc3339(last),
                 "lease released: worker id {} may be recycled once the clock passes {}",
                 s.worker_id,
-                crate::layout::rfc3339(last),
+                crate::clock::rfc3339(last),
             ),
             Err(e) => tracing::warn!(
                 worker_id = s.worker_id,
                 database = %s.lease.describe(),
-                until = %crate::layout::rfc3339(s.horizon()),
+                until = %crate::clock::rfc3339(s.horizon()),
                 error = %e,
                 "lease release failed: worker id {} stays reserved until its lease expires at {}",
                 s.worker_id,
-                crate::layout::rfc3339(s.horizon()),
+                crate::clock::rfc3339(s.horizon()),
             ),
         }
         result
