@@ -403,7 +403,7 @@ fn accept_errors_are_rate_limited() {
     sh.current_dir(dir.path()).args([
         "-c",
         &format!(
-            "ulimit -n 32 && exec {} serve --listen 127.0.0.1:0 --threads 2 --worker-id 1 \
+            "ulimit -n 48 && exec {} serve --listen 127.0.0.1:0 --threads 2 --worker-id 1 \
              --no-state-file",
             env!("CARGO_BIN_EXE_ringflake")
         ),
@@ -417,7 +417,7 @@ fn accept_errors_are_rate_limited() {
     let mut serve = Serve::launch_command(sh);
     let addr = serve.ready(Duration::from_secs(60));
     let mut held = Vec::new();
-    for _ in 0..40 {
+    for _ in 0..80 {
         if let Ok(c) = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)) {
             held.push(c);
         }

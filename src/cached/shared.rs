@@ -168,14 +168,14 @@ pub(super) static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
 ///    written only while fewer than the threshold are ready ([`padding_factor`], 50 %, of one
 ///    second's IDs, or of the ring if it holds less). Below `2^seq_bits` IDs a second IDs carry
 ///    the current second and the lead is at most 1 s, *whatever the ring's size*.
-/// 4. **A bounded lead** ([`max_lead`], default [`DEFAULT_MAX_LEAD`], 10 s). Never a second
+/// 4. **A bounded lead** ([`max_lead`], default [`DEFAULT_MAX_LEAD`](crate::DEFAULT_MAX_LEAD), 10 s). Never a second
 ///    beyond `now + max_lead`, at any load, right after boot, after any number of crashes and
 ///    after the clock is set back. At the cap, takes wait for the clock ([`LeadPolicy::Wait`],
 ///    the default) or fail with [`Error::LeadLimitReached`] ([`LeadPolicy::Fail`]). A batch
 ///    larger than the cap can ever hold ([`max_batch`](Self::max_batch),
 ///    `(max_lead + 1) x 2^seq_bits` IDs) is refused at once with [`Error::BatchTooLarge`].
 ///    Unbounded borrowing, Java's behaviour, only when asked:
-///    [`unbounded_lead`](CachedBuilder::unbounded_lead).
+///    [`unbounded_lead`](crate::CachedBuilder::unbounded_lead).
 /// 5. **Reserved before use.** Never a second beyond the worker lease's horizon, nor beyond what
 ///    the state file records; the filler raises the state file (written, synced, renamed) before
 ///    it uses a second past it: about once a second under load.
@@ -253,7 +253,7 @@ pub(super) static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
 /// |---|---|---|
 /// | database, recycled row | the row's lease (`LEASE_UNTIL`), expired before reuse | at the clock: the lease is in the past |
 /// | database, new row | nothing needed (a new id); the host's earlier leases order it | above the host's earlier rows, at most `max_lead` ahead |
-/// | fixed id, StatefulSet ordinal | the [state file](CachedBuilder::state_file) | right after the last second recorded |
+/// | fixed id, StatefulSet ordinal | the [state file](crate::CachedBuilder::state_file) | right after the last second recorded |
 /// | a recreated worker table | the state file | right after the last second recorded |
 ///
 /// The state file records, before any ID of a second exists, the highest second this host's
@@ -261,9 +261,9 @@ pub(super) static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
 /// never more than `max_lead` ahead. Without one, a fixed id restarted within `max_lead` of its
 /// previous run can repeat IDs.
 ///
-/// [`padding_factor`]: CachedBuilder::padding_factor
-/// [`max_lead`]: CachedBuilder::max_lead
-/// [`max_lag`]: CachedBuilder::max_lag
+/// [`padding_factor`]: crate::CachedBuilder::padding_factor
+/// [`max_lead`]: crate::CachedBuilder::max_lead
+/// [`max_lag`]: crate::CachedBuilder::max_lag
 ///
 /// # Examples
 ///
