@@ -228,14 +228,6 @@ impl From<LeadPolicyArg> for LeadPolicy {
     }
 }
 
-/// `--log-format`: `text` (a line a person reads: time, level, target, message, fields) or
-/// `json` (one object a line). As for [`LeadPolicyArg`], no doc comments on the variants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
-    Text,
-    Json,
-}
-
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Address to listen on (port 0: any free port, printed at start)
@@ -308,8 +300,8 @@ pub struct ServeArgs {
     pub log: String,
     /// How log lines look: text for people, json for log collectors (one object a line with
     /// timestamp, level, target, message and the event's fields)
-    #[arg(long, env = "RINGFLAKE_LOG_FORMAT", value_name = "FORMAT", value_enum, default_value_t = LogFormat::Text)]
-    pub log_format: LogFormat,
+    #[arg(long, env = "RINGFLAKE_LOG_FORMAT", value_name = "FORMAT", value_enum, default_value_t = crate::log::LogFormat::Text)]
+    pub log_format: crate::log::LogFormat,
     #[command(flatten)]
     pub worker: WorkerArgs,
     #[command(flatten)]

@@ -8,8 +8,17 @@
 //! module (`ringflake::worker::lease`), and a generator's events its span, `generator` with the
 //! generator's name.
 
-use crate::args::LogFormat;
+use clap::ValueEnum;
 use tracing_subscriber::EnvFilter;
+
+/// `--log-format`: `text` (a line a person reads: time, level, target, message, fields) or
+/// `json` (one object a line). No doc comments on the variants: clap would print them, and turn
+/// `--help` into its long form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
 
 /// The target of the service's own events.
 pub const TARGET: &str = "ringflake";
