@@ -10,7 +10,9 @@
 //! time](CachedUidGenerator#clock-behaviour) and [restarts](CachedUidGenerator#restarts)),
 //! [`DatabaseAssigner`] (worker ids from SQLite, MariaDB/MySQL or PostgreSQL), [`MetricsReporter`]
 //! (the Prometheus series) and [`plan`] (choosing a layout). The `ringflake` binary, its HTTP
-//! service and running it in production are documented in the repository's `docs/` folder.
+//! service and running it in production are documented in the repository's [`docs/`] folder.
+//!
+//! [`docs/`]: https://github.com/ringflake/ringflake/tree/main/docs
 //!
 //! ## Getting started
 //!
@@ -156,15 +158,17 @@
 //! | feature | default | what it brings |
 //! |---|---|---|
 //! | `sqlite` | yes | [`DatabaseAssigner::sqlite`] and [`DEFAULT_SQLITE_PATH`]: worker ids from a SQLite file (`rusqlite` with SQLite bundled, compiled from C) |
-//! | `mysql` | no | `DatabaseAssigner::mysql`: worker ids from a MariaDB/MySQL table (the `mysql` crate, blocking, TLS by rustls) |
-//! | `postgres` | no | `DatabaseAssigner::postgres`: worker ids from a PostgreSQL table (`tokio-postgres` on a private runtime, TLS by rustls) |
+//! | `mysql` | with `cli` | `DatabaseAssigner::mysql`: worker ids from a MariaDB/MySQL table (the `mysql` crate, blocking, TLS by rustls) |
+//! | `postgres` | with `cli` | `DatabaseAssigner::postgres`: worker ids from a PostgreSQL table (`tokio-postgres` on a private runtime, TLS by rustls) |
 //! | `metrics` | yes | [`MetricsReporter`], [`GeneratorMetrics`] (also a sink for [`CachedBuilder::record_stats`]), [`install_prometheus`] and [`install_prometheus_recorder`]: Prometheus series |
 //! | `tokio` | yes | [`CachedUidGenerator::next_id_async`] |
-//! | `cli` | yes | the `ringflake` binary (HTTP service, `gen`, `parse`, `layout`, `workers`; needs `sqlite`, `metrics`, `tokio`, and brings `clap` and `hyper`) |
+//! | `cli` | yes | the `ringflake` binary (HTTP service, `gen`, `parse`, `layout`, `workers`) with every worker source: turns on `sqlite`, `mysql`, `postgres`, `metrics` and `tokio`, and brings `clap` and `hyper` |
 //!
-//! A library that wants none of the binary's dependencies leaves the defaults out and names what
-//! it uses, e.g. `ringflake = { version = "0.2", default-features = false, features = ["sqlite",
-//! "tokio"] }`. With no feature at all the crate still has both generators, [`Layout`], [`plan`]
+//! The default features are the binary's, database clients included, so that `cargo install
+//! ringflake` has every worker source. A library leaves them out and names what it uses, e.g.
+//! `ringflake = { version = "0.2", default-features = false, features = ["sqlite", "tokio"] }`
+//! (or `cargo add ringflake --no-default-features --features sqlite,tokio`). With no feature at
+//! all the crate still has both generators, [`Layout`], [`plan`]
 //! and the assigners that need no database.
 //!
 //! ## What ringflake fixes in UidGenerator
@@ -182,7 +186,7 @@
 //! the `metrics` facade; nothing on the per-ID path calls metrics. The application installs the
 //! recorder: [`install_prometheus`] serves `/metrics` on an address, or
 //! [`install_prometheus_recorder`] leaves serving [`PrometheusHandle::render`] to its own HTTP
-//! server. [`MetricsReporter`] lists the series; the repository's `docs/monitoring.md` adds a
+//! server. [`MetricsReporter`] lists the series; the repository's [`docs/monitoring.md`] adds a
 //! Grafana dashboard and alert rules.
 //!
 //! ## Planning a layout
@@ -197,8 +201,12 @@
 //! A thin binary over this library: `ringflake serve` is an HTTP ID service (`/id`,
 //! `/ids?count=N`, `/parse/{id}`, `/metrics`, `/healthz`), `gen` and `parse` print IDs and
 //! `parseUID` JSON for scripts and Java migrators, `layout` plans a layout, `workers` lists the
-//! worker table. The repository's `docs/service.md` documents it, and `docs/production.md` how to
-//! run it in production.
+//! worker table. The repository's [`docs/service.md`] documents it, and [`docs/production.md`]
+//! how to run it in production.
+//!
+//! [`docs/service.md`]: https://github.com/ringflake/ringflake/blob/main/docs/service.md
+//! [`docs/production.md`]: https://github.com/ringflake/ringflake/blob/main/docs/production.md
+//! [`docs/monitoring.md`]: https://github.com/ringflake/ringflake/blob/main/docs/monitoring.md
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

@@ -28,6 +28,7 @@ const SUBCOMMANDS: [&str; 5] = ["serve", "gen", "parse", "layout", "workers"];
 /// one of the binary's. Keep this list short; a flag of the binary never belongs here.
 const FOREIGN_FLAGS: &[(&str, &str)] = &[
     ("--all-features", "cargo"),
+    ("--locked", "cargo"),
     ("--bench", "cargo"),
     ("--bin", "cargo"),
     ("--example", "cargo"),
@@ -43,8 +44,17 @@ const FOREIGN_FLAGS: &[(&str, &str)] = &[
     ("--from", "Dockerfile COPY"),
     ("--stop-timeout", "docker"),
     ("--signal", "docker kill"),
-    ("--system", "useradd"),
+    ("--system", "useradd, groupadd"),
     ("--home-dir", "useradd"),
+    ("--shell", "useradd"),
+    ("--uid", "useradd"),
+    ("--gid", "useradd, groupadd"),
+    ("--no-create-home", "useradd"),
+    ("--no-install-recommends", "apt-get"),
+    ("--now", "systemctl enable"),
+    ("--from-file", "kubectl create secret"),
+    ("--from-literal", "kubectl create secret"),
+    ("--force", "kubectl delete"),
 ];
 
 /// `RINGFLAKE_*` variables the docs name that the binary does not read, with the file that does
@@ -229,7 +239,7 @@ fn commands_in_the_docs_use_their_subcommands_flags() {
     let mut bad = Vec::new();
     let mut commands = 0;
     for (file, text) in scanned_files() {
-        for (n, line) in logical_lines(&text) {
+        for (n, line) in logical_lines(&file, &text) {
             for segment in command_segments(&file, &line) {
                 let tokens: Vec<&str> = segment
                     .split(|c: char| c.is_whitespace() || matches!(c, '"' | ',' | '[' | ']'))
@@ -267,12 +277,36 @@ fn commands_in_the_docs_use_their_subcommands_flags() {
     );
 }
 
-/// Lines with backslash continuations joined, numbered by their first line.
-fn logical_lines(text: &str) -> Vec<(usize, String)> {
+/// The units a command can span, numbered by their first line: in Markdown prose a paragraph
+/// (a code span may continue on the next line), elsewhere (code blocks, other files) a line with
+/// its backslash continuations.
+fn logical_lines(file: &str, text: &str) -> Vec<(usize, String)> {
+    let markdown = file.ends_with(".md");
     let mut out = Vec::new();
     let mut pending: Option<(usize, String)> = None;
+    let mut fenced = false;
+    let mut in_paragraph = false;
     for (n, line) in text.lines().enumerate() {
+        let fence = line.trim_start().starts_with("```");
+        if fence {
+            fenced = !fenced;
+        }
+        let prose = markdown && !fenced && !fence;
+        // A paragraph ends at a blank line or where a code block starts.
+        if prose && line.trim().is_empty() || !prose && in_paragraph {
+            out.extend(pending.take());
+        }
+        in_paragraph = prose && !line.trim().is_empty();
+        if prose && line.trim().is_empty() {
+            continue;
+        }
         let (start, mut joined) = pending.take().unwrap_or((n + 1, String::new()));
+        if prose {
+            joined.push_str(line);
+            joined.push(' ');
+            pending = Some((start, joined));
+            continue;
+        }
         match line.strip_suffix('\\') {
             Some(part) => {
                 joined.push_str(part);
@@ -289,17 +323,18 @@ fn logical_lines(text: &str) -> Vec<(usize, String)> {
     out
 }
 
-/// The parts of a line that may hold a command: in Markdown prose the `code spans`; elsewhere
-/// (code blocks, and other files) the whole line.
-fn command_segments(file: &str, line: &str) -> Vec<String> {
-    if file.ends_with(".md") && line.contains('`') && !line.trim_start().starts_with("```") {
-        line.split('`')
+/// The parts of a unit that may hold a command: in Markdown prose the `code spans`; elsewhere
+/// (code blocks, and other files) the whole unit.
+fn command_segments(file: &str, unit: &str) -> Vec<String> {
+    let fence = unit.trim_start().starts_with("```");
+    if file.ends_with(".md") && unit.contains('`') && !fence {
+        unit.split('`')
             .skip(1)
             .step_by(2)
             .map(str::to_string)
             .collect()
     } else {
-        vec![line.to_string()]
+        vec![unit.to_string()]
     }
 }
 
@@ -644,7 +679,7 @@ fn config_example_runs_as_documented() {
         "docs/service.md shows fewer /parse transcripts than expected"
     );
 
-    // A new ID carries the current second, rendered in Beijing time (UTC+8, no summer time).
+    // A new ID carries the time it was taken, rendered in Beijing time (UTC+8, no summer time).
     let before = common::unix_now() as i64;
     let id = get(serve.addr(), "/id/orders").body;
     let after = common::unix_now() as i64 + 1;
@@ -662,9 +697,31 @@ fn config_example_runs_as_documented() {
             .strftime("%Y-%m-%d %H:%M:%S")
             .to_string()
     };
+    // An ID may be up to max_lag (1 s) behind the clock, and under light load at most 1 s ahead
+    // of it; a second either way of that for the seconds' own width. A wrong zone is hours off.
+    let behind = DEFAULT_MAX_LAG.as_secs() as i64 + 1;
     assert!(
-        (before..=after + 1).any(|t| beijing(t) == stamp),
+        (before - behind..=after + 1).any(|t| beijing(t) == stamp),
         "ID {id} of orders shows {stamp}, not the time of its taking in Beijing ({})",
         beijing(before)
+    );
+}
+
+/// `ringflake workers` opens its SQLite file read-only: its `--help` must not promise to create it.
+#[test]
+fn workers_help_says_it_only_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ringflake(dir.path())
+        .args(["workers", "--help"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let db = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("--db "))
+        .unwrap();
+    assert!(
+        db.contains("read-only") && !db.contains("created if missing"),
+        "{db}"
     );
 }
