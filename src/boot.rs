@@ -92,16 +92,36 @@ impl Boot {
             let reserved_until = layout
                 .epoch_seconds()
                 .saturating_add(chosen.floor as i64 - 1);
-            if let Some(lease) = &chosen.assignment.lease {
-                // Not recyclable before the second its IDs may reach; if the table cannot be
-                // told, the lease it holds now still keeps the id from others until it expires.
-                let _ = lease.release(reserved_until);
-            }
-            given_back = Some(GivenBack {
+            let back = GivenBack {
                 worker_id: chosen.worker_id,
                 reserved_until,
                 now,
-            });
+            };
+            tracing::warn!(
+                worker_id = back.worker_id,
+                reserved_until = %crate::clock::rfc3339(reserved_until),
+                ahead_seconds = back.ahead_seconds(),
+                max_lead = lead,
+                "worker id {} given back: its IDs may already reach {} (unix second \
+                 {reserved_until}), {} s ahead of the clock, beyond the lead cap; taking another",
+                back.worker_id,
+                crate::clock::rfc3339(reserved_until),
+                back.ahead_seconds()
+            );
+            if let Some(lease) = &chosen.assignment.lease
+                && let Err(e) = lease.release(reserved_until)
+            {
+                // Not recyclable before the second its IDs may reach; if the table cannot be
+                // told, the lease it holds now still keeps the id from others until it expires.
+                tracing::warn!(
+                    worker_id = back.worker_id,
+                    error = %e,
+                    "worker id {} given back, but its lease could not be moved to unix second \
+                     {reserved_until}: it expires as it is",
+                    back.worker_id
+                );
+            }
+            given_back = Some(back);
             chosen = check(retake.assign(layout)?, layout, now, &reaches, max_lead)?;
         }
         let Checked {
@@ -109,6 +129,25 @@ impl Boot {
             worker_id,
             floor,
         } = chosen;
+        if let Some(lead) = max_lead
+            && floor > now_delta.saturating_add(lead)
+        {
+            let reserved_until = layout.epoch_seconds().saturating_add(floor as i64 - 1);
+            let serves_at = reserved_until.saturating_add(1 - lead as i64);
+            tracing::warn!(
+                worker_id,
+                reserved_until = %crate::clock::rfc3339(reserved_until),
+                ahead_seconds = reserved_until.saturating_sub(now).max(0),
+                serves_at = %crate::clock::rfc3339(serves_at),
+                "worker id {worker_id} reserved ahead of the clock: its IDs may already reach {} \
+                 (unix second {reserved_until}), {} s ahead, beyond the lead cap; it serves from {} \
+                 (unix second {serves_at}), in {} s",
+                crate::clock::rfc3339(reserved_until),
+                reserved_until.saturating_sub(now).max(0),
+                crate::clock::rfc3339(serves_at),
+                serves_at.saturating_sub(now).max(0)
+            );
+        }
         if let Some(above) = above {
             // The first second is the floor or the clock's, whichever is later; every later ID
             // of this worker is higher.

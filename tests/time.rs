@@ -324,8 +324,8 @@ fn unused_seconds_expire_apart_from_discards() {
 // ---------------------------------------------------------------------------------------------
 
 use common::{
-    Serve, get, json_ids, json_int, json_str, libfaketime, serve_faked, set_offset, signal,
-    unix_now,
+    Serve, events, get, json_ids, json_int, json_str, libfaketime, serve_faked, set_offset, signal,
+    text, unix_now,
 };
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -482,7 +482,8 @@ fn a_fixed_worker_id_reserved_a_day_ahead_says_so_until_it_serves() {
     assert!(reach > unix_now() as i64 + 86_000, "{state}");
 
     set_offset(&offset, "+0s");
-    let second = serve_faked(dir.path(), &lib, &offset, &seven);
+    let json = ["--worker-id", "7", "--log-format", "json"];
+    let second = serve_faked(dir.path(), &lib, &offset, &json);
     let addr = second.addr();
     let reached = format!("(unix second {reach})");
     let startup = second.output();
@@ -490,6 +491,22 @@ fn a_fixed_worker_id_reserved_a_day_ahead_says_so_until_it_serves() {
         startup.contains("ringflake: cannot serve: worker id 7 reserved ahead of the clock")
             && startup.contains(&reached),
         "{startup}"
+    );
+    // A log event names the id, the reserved second and how far ahead it is.
+    let warned = events(&startup)
+        .into_iter()
+        .find(|e| {
+            text(e, "level") == "WARN"
+                && text(e, "message").starts_with("worker id 7 reserved ahead of the clock")
+        })
+        .unwrap_or_else(|| panic!("no WARN event naming worker id 7: {startup}"));
+    assert!(text(&warned, "message").contains(&reached), "{warned}");
+    let ahead_seconds = warned.get("ahead_seconds").and_then(|v| v.as_i64());
+    assert!(ahead_seconds.is_some_and(|a| a > 86_000), "{warned}");
+    assert_eq!(
+        warned.get("worker_id").and_then(|v| v.as_u64()),
+        Some(7),
+        "{warned}"
     );
     let health = get(addr, "/healthz");
     assert_eq!(health.status, 503, "{}", health.body);
@@ -563,8 +580,22 @@ fn a_recreated_table_gives_back_the_id_reserved_ahead() {
     std::fs::remove_file(dir.path().join("ringflake.db")).unwrap();
 
     set_offset(&offset, "+0s");
-    let second = serve_faked(dir.path(), &lib, &offset, &[]);
+    let second = serve_faked(dir.path(), &lib, &offset, &["--log-format", "json"]);
     let startup = second.output();
+    let given = events(&startup)
+        .into_iter()
+        .find(|e| {
+            text(e, "level") == "WARN" && text(e, "message").starts_with("worker id 1 given back")
+        })
+        .unwrap_or_else(|| panic!("no WARN event naming worker id 1: {startup}"));
+    assert!(
+        given
+            .get("ahead_seconds")
+            .and_then(|v| v.as_i64())
+            .is_some_and(|a| a > 86_000)
+            && !text(&given, "reserved_until").is_empty(),
+        "{given}"
+    );
     assert!(
         startup.contains("ringflake: worker id 1 given back: its IDs may already reach ")
             && startup

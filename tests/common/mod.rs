@@ -356,6 +356,24 @@ pub fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// The JSON objects among `output`'s lines (standard error's log lines of `--log-format json`;
+/// standard output's start-up lines are text). Every line that starts with `{` must parse.
+pub fn events(output: &str) -> Vec<serde_json::Value> {
+    output
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+/// A string field of an event ("" if absent).
+pub fn text<'a>(event: &'a serde_json::Value, field: &str) -> &'a str {
+    event
+        .get(field)
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("")
+}
+
 /// Sends signal `name` (`STOP`, `CONT`, `TERM`, ...) to process `pid` with kill(1).
 pub fn signal(pid: u32, name: &str) {
     let status = Command::new("kill")
