@@ -1435,7 +1435,7 @@ fn serve_refuses_a_batch_the_lead_cap_cannot_hold() {
     assert!(!dir.path().join("ringflake.state").exists());
 }
 
-/// A take that would wait at the lead cap longer than serve lets it (2 s) gets a 503 with
+/// A take that would wait at the lead cap longer than serve lets it (`--max-wait 2`) gets a 503 with
 /// `Retry-After` instead of hanging: here a state file records a second an hour ahead (as after
 /// the clock was set back an hour), so the generator may not make any ID for an hour.
 #[test]
@@ -1449,7 +1449,14 @@ fn serve_answers_503_while_the_lead_cap_holds_it() {
     .unwrap();
     let mut server = Server::start(
         dir.path(),
-        &["--worker-id", "3", "--state-file", "ahead.state"],
+        &[
+            "--worker-id",
+            "3",
+            "--state-file",
+            "ahead.state",
+            "--max-wait",
+            "2",
+        ],
     );
     let addr = server.addr;
     for path in ["/id", "/ids?count=10"] {
@@ -1460,7 +1467,7 @@ fn serve_answers_503_while_the_lead_cap_holds_it() {
             &r,
             503,
             "no IDs within 2 s: the generator is at its lead cap (max-lead 10 s ahead of the \
-             clock) and waits for the clock to catch up; retry later",
+             clock, 4194304 IDs a second); retry in 1 s",
         );
         assert!(r.headers.contains("retry-after: 1"), "{}", r.headers);
         assert!(

@@ -382,8 +382,7 @@ impl CachedBuilder {
             notify: tokio::sync::Notify::new(),
             keeper,
             reach,
-            #[cfg(feature = "tokio")]
-            batch_turn: tokio::sync::Mutex::new(()),
+            queue: Default::default(),
             counters: CachePadded::new(Counters::default()),
             filler_thread: OnceLock::new(),
             sink: self.sink,

@@ -32,6 +32,7 @@
 mod builder;
 mod filler;
 mod local;
+mod queue;
 mod stats;
 mod take;
 
@@ -101,9 +102,8 @@ struct Shared {
     keeper: Option<Keeper>,
     /// The state file the filler reserves seconds in before using them, if any.
     reach: Option<Reach>,
-    /// Batches of `next_ids_async` take their turn, first come first served.
-    #[cfg(feature = "tokio")]
-    batch_turn: tokio::sync::Mutex<()>,
+    /// The takes that wait, first come, first served (see [`queue`]).
+    queue: queue::Queue,
     /// Async takes waiting for the filler, and how they are woken.
     #[cfg(feature = "tokio")]
     async_waiters: std::sync::atomic::AtomicUsize,

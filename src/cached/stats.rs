@@ -108,6 +108,12 @@ pub struct Stats {
     pub discarded: u64,
     /// Takes that found the ring empty and had to wait.
     pub take_waits: u64,
+    /// Takes waiting in the queue right now (batches, async takes, and takes that arrived
+    /// while others waited), served first come, first served.
+    pub waiting_takes: u64,
+    /// IDs those takes still wait for: the queue ahead of a take that arrives now. At the lead
+    /// cap, `2^seq_bits` of them become ready per second.
+    pub waiting_ids: u64,
     /// How many seconds the newest ID in the ring is ahead of the clock (0 if not ahead).
     pub lead_seconds: u64,
     /// How many seconds the oldest ready ID is behind the clock (0 if none is behind).
@@ -144,6 +150,10 @@ struct DiscardLog {
     /// until their taker moves on. Registered and removed under this lock, with the discards of
     /// what the taker gives back.
     takers: Vec<Arc<CachePadded<Held>>>,
+    /// The claims of the batches taking their turn at the head of the queue (async batches):
+    /// claimed indices not counted as issued until the batch completes (then they are) or is
+    /// given up (then they are discarded). Claimed and recorded under this lock.
+    batches: Vec<(u64, u64)>,
     /// Discarded ranges `start..end` not yet known to be below the tail, by start.
     pending: BTreeMap<u64, u64>,
     /// Discarded indices below the tail (as of the last settle).
@@ -179,6 +189,9 @@ impl DiscardLog {
         let mut held = 0;
         for taker in &self.takers {
             let (start, end) = taker.read()?;
+            held += end.min(limit).saturating_sub(start);
+        }
+        for &(start, end) in &self.batches {
             held += end.min(limit).saturating_sub(start);
         }
         Some(held)
@@ -250,6 +263,42 @@ impl Shared {
         }
     }
 
+    /// Claims `n` indices for a batch at the head of the queue, held (not counted as issued)
+    /// until [`settle_batch`](Self::settle_batch): the claim and its record in one step under
+    /// the lock that [`stats`](Self::stats) reads under.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(super) fn claim_for_batch(&self, n: u64) -> u64 {
+        let mut log = lock(&self.counters.discards.0);
+        let first = self.ring.claim(n);
+        log.batches.push((first, first + n));
+        first
+    }
+
+    /// A batch is done with `ranges` of its claims: they are issued (handed out), or with
+    /// `discard` recorded as discarded (the batch was given up, failed or lapped), in one step.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(super) fn settle_batch(&self, ranges: &[(u64, u64)], discard: bool) {
+        let mut log = lock(&self.counters.discards.0);
+        for &range in ranges {
+            if let Some(at) = log.batches.iter().position(|&r| r == range) {
+                log.batches.swap_remove(at);
+            }
+            if discard {
+                log.add(range.0, range.1);
+            }
+        }
+    }
+
+    /// A batch's claim `range` was lapped from `at` on: `at..` is discarded, the rest stays held.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(super) fn split_batch(&self, range: (u64, u64), at: u64) {
+        let mut log = lock(&self.counters.discards.0);
+        if let Some(r) = log.batches.iter_mut().find(|r| **r == range) {
+            r.1 = at;
+        }
+        log.add(at, range.1);
+    }
+
     /// Claims `n` indices from `at` as discarded (the filler's stale sweep) if the cursor still
     /// stands there, recording them with the claim.
     pub(super) fn claim_discarded(&self, at: u64, n: u64) -> bool {
@@ -282,6 +331,7 @@ impl Shared {
                 }
             }
         };
+        let waiting = s.queue.waiting();
         let now = s.now_delta();
         let last = c.last_delta.load(Ordering::Relaxed).checked_sub(1);
         let head = (cursor < tail)
@@ -296,6 +346,8 @@ impl Shared {
             paddings: c.paddings.load(Ordering::Relaxed),
             discarded,
             take_waits: c.take_waits.load(Ordering::Relaxed),
+            waiting_takes: waiting.takes,
+            waiting_ids: waiting.ids,
             lead_seconds: last.map_or(0, |l| l.saturating_sub(now)),
             lag_seconds: head.map_or(0, |h| now.saturating_sub(h)),
             remaining_seconds: s.layout.max_delta_seconds().saturating_sub(used),

@@ -185,6 +185,15 @@ fn boolish() -> clap::builder::BoolishValueParser {
     clap::builder::BoolishValueParser::new()
 }
 
+/// The largest `--max-wait`: an hour.
+const MAX_WAIT_FLAG: u64 = 3600;
+
+/// How long a request for IDs waits unless `--max-wait` says otherwise: long enough for a queue
+/// of `max_wait x 2^seq_bits` IDs at the lead cap (16 clients asking for 5,000 IDs each of a
+/// 13-bit sequence, 8,192 a second, queue for 10 s), shorter than the 30 s or 60 s after which
+/// common HTTP clients and proxies give up.
+pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(15);
+
 /// The largest `--max-lead`: a year (more is no cap worth the name; `--unbounded-lead` is that).
 const MAX_LEAD_FLAG: u64 = 366 * 86_400;
 
@@ -264,6 +273,12 @@ pub struct ServeArgs {
         requires = "tls_cert"
     )]
     pub tls_key: Option<PathBuf>,
+    /// The longest a request for IDs waits for them (at the lead cap, waiting takes are served
+    /// first come, first served); then it is answered 503 with Retry-After, having taken nothing
+    /// [default: 15]
+    #[arg(long, env = "RINGFLAKE_MAX_WAIT", value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(0..=MAX_WAIT_FLAG))]
+    pub max_wait: Option<u64>,
     /// Named generators from a TOML file: one [generators.NAME] table each, its keys spelled as
     /// the generator flags below (time-bits = 31, worker-id = 3, db = "ids.db", max-lead = 30);
     /// served at /id/NAME, /ids/NAME?count=N and /parse/NAME/ID. The flags still define the

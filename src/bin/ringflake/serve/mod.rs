@@ -70,6 +70,9 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
             clash.origin, clash.name, a.name
         ));
     }
+    let max_wait = a
+        .max_wait
+        .map_or(args::DEFAULT_MAX_WAIT, Duration::from_secs);
     let handle = ringflake::install_prometheus_recorder().map_err(|e| e.to_string())?;
     // Booted one after the other; an error drops those booted so far, releasing their leases.
     let mut named = Vec::new();
@@ -131,6 +134,7 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
                 generators: Arc::default(),
                 exposure: Exposure::All,
                 auth: None,
+                max_wait,
             },
             name: plan.name,
             source: plan.source.describe(),
@@ -154,6 +158,7 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
             Exposure::All
         },
         auth: auth.clone(),
+        max_wait,
     };
     let mut sampler = status::Sampler::start(Arc::clone(&app.generators))?;
     // Signals are caught from before the address is printed: a SIGTERM sent as soon as the

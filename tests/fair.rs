@@ -1,0 +1,336 @@
+//! Under pressure (issue 20): first come, first served at the lead cap, for the library's waiting
+//! takes (deterministic, with a manual clock and futures polled by hand) and for `serve`'s
+//! `/id` and `/ids` (the real binary as a subprocess).
+//!
+//! Every test runs in its own temporary directory, talks to 127.0.0.1 only and bounds every
+//! wait; children are killed when a test fails.
+#![cfg(all(feature = "cli", unix))]
+
+mod common;
+
+use common::{Client, Serve, get, json_ids, json_int};
+use ringflake::{CachedUidGenerator, Layout, LeadPolicy, ManualClock};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+/// 30/20/13: 8,192 IDs a second, so that a small lead cap binds at once.
+fn small() -> Layout {
+    Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).expect("layout")
+}
+
+/// A second well inside the small layout's lifetime.
+const T0: i64 = 1_800_000_000;
+
+/// Polls `f` once, with a waker that does nothing (the test polls again itself).
+fn poll<T>(f: &mut Pin<Box<dyn Future<Output = T> + '_>>) -> Poll<T> {
+    f.as_mut().poll(&mut Context::from_waker(Waker::noop()))
+}
+
+type Take<'g, T> = Pin<Box<dyn Future<Output = T> + 'g>>;
+
+/// Waiting takes are served in the order they arrived, whatever order they are polled in: a
+/// batch, a single async take and a blocking batch (on its own thread) queue behind a head that
+/// is still waiting for the clock; a newcomer's `try_next_id` gets nothing while they wait; a
+/// waiter that leaves takes nothing and leaves its place to the next. The clock is a manual
+/// one and there is no background filler, so every step is decided by the test.
+#[test]
+fn no_waiter_is_overtaken() {
+    let clock = ManualClock::from_seconds(T0);
+    let g = CachedUidGenerator::builder(small())
+        .worker_id(1)
+        .clock(clock.clone())
+        .background_filler(false)
+        .max_lead(Duration::from_secs(0), LeadPolicy::Wait)
+        .build()
+        .expect("generator");
+    // The only second the cap allows, all but 100 IDs of it.
+    let mut first = vec![0u64; 8092];
+    g.next_ids(&mut first).expect("first batch");
+    let before = g.stats();
+    // A arrives first and takes the 100 that are ready (held), then waits for the clock.
+    let mut a_ids = vec![0u64; 3000];
+    let mut b_ids = vec![0u64; 3000];
+    let mut d_ids = vec![0u64; 2000];
+    let mut a: Take<'_, _> = Box::pin(g.next_ids_async(&mut a_ids));
+    let mut b: Take<'_, _> = Box::pin(g.next_ids_async(&mut b_ids));
+    let mut c: Take<'_, _> = Box::pin(g.next_id_async());
+    let mut d: Take<'_, _> = Box::pin(g.next_ids_async(&mut d_ids));
+    assert!(poll(&mut a).is_pending());
+    assert!(poll(&mut b).is_pending());
+    assert!(poll(&mut c).is_pending());
+    assert!(poll(&mut d).is_pending());
+    let waiting = g.stats();
+    assert_eq!(
+        (waiting.waiting_takes, waiting.waiting_ids),
+        (4, 2900 + 3000 + 1 + 2000),
+        "A has 100 of its 3,000"
+    );
+    assert_eq!(
+        waiting.issued, before.issued,
+        "A's 100 are held, not issued"
+    );
+    // B's client goes away: B leaves, having taken nothing; nobody moves ahead of A.
+    drop(b);
+    assert_eq!(g.stats().waiting_takes, 3);
+    let (c_id, e_ids) = std::thread::scope(|s| {
+        // Owned by this closure, so that a failing check drops them and lets E finish (the
+        // scope joins E before it reports the failure).
+        let (mut a, mut c, mut d) = (a, c, d);
+        // E, a blocking batch, arrives last and waits (parked) for its turn.
+        let e = s.spawn(|| {
+            let mut ids = vec![0u64; 1000];
+            g.next_ids(&mut ids).map(|()| ids)
+        });
+        common::wait_until("E queued", Duration::from_secs(10), || {
+            g.stats().waiting_takes == 4
+        });
+        // The clock moves: a new second's 8,192 IDs are written. A newcomer gets none of them.
+        clock.advance_seconds(1);
+        g.pad();
+        assert_eq!(
+            g.try_next_id(),
+            None,
+            "takes are waiting: the IDs are theirs"
+        );
+        // Polled last to first: only the head moves.
+        assert!(poll(&mut d).is_pending(), "D is behind C");
+        assert!(poll(&mut c).is_pending(), "C is behind A");
+        let Poll::Ready(done) = poll(&mut a) else {
+            panic!("A, the head, has its IDs: {:?}", g.stats())
+        };
+        done.expect("A");
+        let Poll::Ready(c_id) = poll(&mut c) else {
+            panic!("C is the head now")
+        };
+        let Poll::Ready(done) = poll(&mut d) else {
+            panic!("D is the head now")
+        };
+        done.expect("D");
+        drop((a, d));
+        (c_id.expect("C"), e.join().expect("E's thread").expect("E"))
+    });
+    // In arrival order: A (the old second's last 100, then the new one's), C, D, E.
+    let layout = small();
+    let second = |id: u64| layout.parse(id).expect("parse").unix_seconds;
+    assert_eq!(second(a_ids[99]), T0);
+    assert_eq!(second(a_ids[100]), T0 + 1);
+    let order = [
+        *first.last().expect("first"),
+        a_ids[0],
+        a_ids[2999],
+        c_id,
+        d_ids[0],
+        d_ids[1999],
+        e_ids[0],
+    ];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+    let mut all: Vec<u64> = [&first[..], &a_ids, &[c_id], &d_ids, &e_ids].concat();
+    let n = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), n, "an ID twice");
+    let after = g.stats();
+    assert_eq!(after.issued, before.issued + 3000 + 1 + 2000 + 1000);
+    assert_eq!(after.discarded, before.discarded, "B claimed nothing");
+    assert_eq!((after.waiting_takes, after.waiting_ids), (0, 0));
+}
+
+/// A batch given up at the head, after it had claimed part of its IDs, hands out nothing: what
+/// it claimed is discarded, never issued, and `issued` never went up and down meanwhile.
+#[test]
+fn a_head_that_gives_up_takes_nothing() {
+    let clock = ManualClock::from_seconds(T0);
+    let g = CachedUidGenerator::builder(small())
+        .worker_id(1)
+        .clock(clock.clone())
+        .background_filler(false)
+        .max_lead(Duration::from_secs(0), LeadPolicy::Wait)
+        .build()
+        .expect("generator");
+    let mut first = vec![0u64; 8000];
+    g.next_ids(&mut first).expect("first batch");
+    let before = g.stats();
+    let mut ids = vec![0u64; 1000];
+    let mut head: Take<'_, _> = Box::pin(g.next_ids_async(&mut ids));
+    assert!(poll(&mut head).is_pending());
+    let waiting = g.stats();
+    assert_eq!(waiting.issued, before.issued);
+    assert_eq!(waiting.waiting_ids, 1000 - 192, "192 claimed, held");
+    drop(head);
+    let after = g.stats();
+    assert_eq!(after.issued, before.issued, "nothing handed out");
+    assert_eq!(after.discarded, before.discarded + 192);
+    assert_eq!(after.waiting_takes, 0);
+    // The next take starts after what was given up.
+    clock.advance_seconds(1);
+    let next = g.next_id().expect("next");
+    assert!(next > first[7999] + 192);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The service
+// ---------------------------------------------------------------------------------------------
+
+/// The flags of the 16-client scenario: 13 sequence bits, a lead cap of 10 s.
+fn capped_flags() -> Vec<&'static str> {
+    [&common::LAYOUT_30_20_13[..], &["--max-lead", "10"]].concat()
+}
+
+/// What one client of [`sixteen_clients_share_the_cap`] saw.
+#[derive(Default)]
+struct Seen {
+    batches: usize,
+    unavailable: usize,
+    ids: Vec<u64>,
+    problems: Vec<String>,
+}
+
+/// 16 clients each asking `/ids?count=5000` in a loop for 15 s from a `serve` whose lead cap
+/// binds (8,192 IDs a second, `--max-lead 10`: about 212,000 IDs in those 15 s, some 42
+/// batches): first come, first served, every client completes at least one batch and none more
+/// than three times the least; every ID is distinct. Meanwhile a batch the cap can never hold is
+/// refused with a 400 at once, not queued.
+#[test]
+fn sixteen_clients_share_the_cap() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let serve = Serve::start(dir.path(), &capped_flags());
+    let addr = serve.addr();
+    let stop = AtomicBool::new(false);
+    let started = Instant::now();
+    let (seen, refused) = std::thread::scope(|s| {
+        let clients: Vec<_> = (0..16)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut seen = Seen::default();
+                    // Longer than --max-wait's default: the service answers first.
+                    let mut c = Client::new(addr, Duration::from_secs(40));
+                    while !stop.load(Ordering::SeqCst) {
+                        match c.get("/ids?count=5000") {
+                            Ok(r) if r.status == 200 => {
+                                seen.batches += 1;
+                                seen.ids.extend(json_ids(&r.body));
+                            }
+                            Ok(r) if r.status == 503 && r.header("retry-after").is_some() => {
+                                seen.unavailable += 1;
+                            }
+                            Ok(r) => seen.problems.push(format!("{} {}", r.status, r.body)),
+                            Err(e) => seen.problems.push(e.to_string()),
+                        }
+                    }
+                    seen
+                })
+            })
+            .collect();
+        // Once the queue is long, a batch larger than the cap holds is refused at once.
+        common::wait_until("a queue", Duration::from_secs(20), || {
+            json_int(&get(addr, "/status").body, "waiting_takes").unwrap_or(0) >= 8
+        });
+        let asked = Instant::now();
+        let refused = get(addr, "/ids?count=90113");
+        let refused = (refused.status, refused.body, asked.elapsed());
+        std::thread::sleep(Duration::from_secs(15).saturating_sub(started.elapsed()));
+        stop.store(true, Ordering::SeqCst);
+        let seen: Vec<Seen> = clients
+            .into_iter()
+            .map(|c| c.join().expect("client"))
+            .collect();
+        (seen, refused)
+    });
+    let counts: Vec<usize> = seen.iter().map(|s| s.batches).collect();
+    let summary = format!(
+        "batches per client {counts:?}, 503s {:?}, in {:.1?}; output:\n{}",
+        seen.iter().map(|s| s.unavailable).collect::<Vec<_>>(),
+        started.elapsed(),
+        serve.output()
+    );
+    for s in &seen {
+        assert!(s.problems.is_empty(), "{:?}\n{summary}", s.problems);
+    }
+    let least = *counts.iter().min().expect("16 clients");
+    let most = *counts.iter().max().expect("16 clients");
+    assert!(least >= 1, "a client completed no batch: {summary}");
+    assert!(most <= 3 * least, "unfair: {summary}");
+    let mut all: Vec<u64> = seen.into_iter().flat_map(|s| s.ids).collect();
+    let n = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), n, "an ID twice: {summary}");
+    let (status, body, took) = refused;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("count 90113 is more than"), "{body}");
+    assert!(took < Duration::from_secs(2), "refused after {took:?}");
+    eprintln!("{summary}");
+}
+
+/// A waiter whose client disconnects takes nothing: the service cannot make an ID for an hour
+/// (its state file records a second an hour ahead, as after the clock was set back), so requests
+/// queue; one client hangs up while queued, the others are answered 503 after `--max-wait` with
+/// a `Retry-After` counted from the queue left ahead of them (20,000 IDs at 8,192 a second: 3 s;
+/// nothing: 1 s). `issued` never moves and the queue empties.
+#[test]
+fn a_waiter_that_disconnects_takes_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ahead = common::unix_now() as i64 + 3600;
+    std::fs::write(
+        dir.path().join("ahead.state"),
+        format!("ringflake-reach 1\n{ahead}\n"),
+    )
+    .expect("state file");
+    let mut flags = capped_flags();
+    flags.extend(["--state-file", "ahead.state", "--max-wait", "3"]);
+    let serve = Serve::start(dir.path(), &flags);
+    let addr = serve.addr();
+    let status = || get(addr, "/status").body;
+    let issued = json_int(&status(), "issued");
+    assert_eq!(issued, Some(0), "{}", status());
+    let waits = |path: &'static str| {
+        move || {
+            let started = Instant::now();
+            let r = Client::new(addr, Duration::from_secs(20))
+                .get(path)
+                .expect("answer");
+            (r, started.elapsed())
+        }
+    };
+    let queued = |ids| {
+        common::wait_until(
+            &format!("{ids} IDs queued"),
+            Duration::from_secs(10),
+            || json_int(&status(), "waiting_ids") == Some(ids),
+        )
+    };
+    std::thread::scope(|s| {
+        let first = s.spawn(waits("/ids?count=3000"));
+        queued(3000);
+        // The second asks for 5,000 and hangs up while it waits.
+        let mut leaves = std::net::TcpStream::connect(addr).expect("connect");
+        std::io::Write::write_all(
+            &mut leaves,
+            format!("GET /ids?count=5000 HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes(),
+        )
+        .expect("request");
+        queued(8000);
+        let third = s.spawn(waits("/ids?count=20000"));
+        queued(28000);
+        drop(leaves);
+        queued(23000);
+        assert_eq!(json_int(&status(), "issued"), Some(0));
+        for (waiter, retry) in [(first, "3"), (third, "1")] {
+            let (r, took) = waiter.join().expect("waiter");
+            assert_eq!(r.status, 503, "{}", r.body);
+            assert!(
+                took >= Duration::from_millis(2900),
+                "answered after {took:?}"
+            );
+            assert!(r.body.contains("no IDs within 3 s"), "{}", r.body);
+            assert_eq!(r.header("retry-after"), Some(retry), "{}", r.body);
+        }
+    });
+    let body = status();
+    assert_eq!(json_int(&body, "issued"), Some(0), "{body}");
+    assert_eq!(json_int(&body, "discarded"), Some(0), "{body}");
+    assert_eq!(json_int(&body, "waiting_takes"), Some(0), "{body}");
+}
