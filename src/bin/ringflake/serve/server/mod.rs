@@ -7,10 +7,14 @@
 //! thread that accepted it, and a request never crosses a thread (no work stealing). The threads
 //! share only the socket and the generator, whose take is one atomic add.
 
-use super::bodies::JsonBodies;
-use super::listen;
-use super::routes::{App, handle};
-use super::tls;
+pub mod bodies;
+pub mod listen;
+pub mod signals;
+pub mod tls;
+
+use super::handlers::handle;
+use super::model::app::App;
+use bodies::JsonBodies;
 use hyper::Request;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
