@@ -10,6 +10,7 @@ mod common;
 
 use common::{Client, Serve, get, json_ids, json_int};
 use ringflake::{CachedUidGenerator, Layout, LeadPolicy, ManualClock};
+use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -333,4 +334,153 @@ fn a_waiter_that_disconnects_takes_nothing() {
     assert_eq!(json_int(&body, "issued"), Some(0), "{body}");
     assert_eq!(json_int(&body, "discarded"), Some(0), "{body}");
     assert_eq!(json_int(&body, "waiting_takes"), Some(0), "{body}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A restart keeps its worker id
+// ---------------------------------------------------------------------------------------------
+
+/// The worker id `serve` reports on `/healthz`.
+fn worker_of(addr: std::net::SocketAddr) -> i64 {
+    let health = get(addr, "/healthz");
+    json_int(&health.body, "worker_id").unwrap_or_else(|| panic!("no worker id: {}", health.body))
+}
+
+/// 20 `kill -9` restarts of `serve` in one directory with default flags (the default SQLite
+/// worker table and state file): each restart proves its predecessor gone (the owner file's lock
+/// is free) and takes its row back, so one worker id serves them all (at most 2 allowed), each
+/// run starts above everything the one before handed out, and no ID repeats.
+#[test]
+fn kill_9_restarts_keep_their_worker_id() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut workers = Vec::new();
+    let mut all = Vec::new();
+    let mut last: Option<u64> = None;
+    for run in 0..20 {
+        let mut serve = Serve::start(dir.path(), &[]);
+        let addr = serve.addr();
+        workers.push(worker_of(addr));
+        let mut c = Client::new(addr, Duration::from_secs(10));
+        for _ in 0..3 {
+            let r = c.get("/ids?count=1000").expect("/ids");
+            assert_eq!(r.status, 200, "run {run}: {}", r.body);
+            let ids = json_ids(&r.body);
+            if let Some(before) = last {
+                assert!(
+                    ids[0] > before,
+                    "run {run} starts at {} <= {before}",
+                    ids[0]
+                );
+            }
+            last = ids.last().copied();
+            all.extend(ids);
+        }
+        serve.kill();
+    }
+    let distinct: HashSet<i64> = workers.iter().copied().collect();
+    assert!(distinct.len() <= 2, "worker ids {workers:?}");
+    let n = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), n, "an ID twice");
+    eprintln!("worker ids of the 20 runs: {workers:?}");
+}
+
+/// A second process in the same directory while the first runs (a `gen` beside a `serve`, or a
+/// second `serve`) cannot take the owner file's lock: it gets a worker id of its own and never
+/// touches the first's row. Once the first is killed, the next restart takes the first's row back,
+/// not the second's, which goes on serving under its own id.
+#[test]
+fn a_second_process_beside_a_running_one_gets_its_own_worker_id() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut first = Serve::start(dir.path(), &[]);
+    let first_worker = worker_of(first.addr());
+    let before = get(first.addr(), "/id").body;
+    // `gen` beside it: a worker id of its own.
+    let out = common::ringflake(dir.path())
+        .args(["gen", "-n", "3"])
+        .output()
+        .expect("gen");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let layout = Layout::default();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let id: u64 = line.parse().expect("an ID");
+        let w = layout.parse(id).expect("parse").worker_id as i64;
+        assert_ne!(w, first_worker, "gen took the running serve's worker id");
+    }
+    let second = Serve::start(dir.path(), &[]);
+    let second_worker = worker_of(second.addr());
+    assert_ne!(second_worker, first_worker);
+    first.kill();
+    let third = Serve::start(dir.path(), &[]);
+    assert_eq!(
+        worker_of(third.addr()),
+        first_worker,
+        "the killed one's row"
+    );
+    assert!(
+        get(third.addr(), "/id").body.parse::<u64>().expect("an ID")
+            > before.parse().expect("an ID")
+    );
+    // The second still holds its own row and serves.
+    let health = get(second.addr(), "/healthz");
+    assert_eq!(health.status, 200, "{}", health.body);
+    assert_eq!(json_int(&health.body, "worker_id"), Some(second_worker));
+}
+
+/// A row the owner file names is taken back only while it still names the boot that held it:
+/// one recycled by another node (another `PORT`) or replaced by a Java node's (no lease) is
+/// left alone, and the boot takes a worker id of its own. Without the state file, nothing says
+/// where the predecessor's IDs ended: nothing is taken back either.
+#[test]
+fn only_the_predecessors_own_row_is_taken_back() {
+    use ringflake::DatabaseAssigner;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("ringflake.db");
+    let state = dir.path().join("ringflake.state");
+    let assigner = DatabaseAssigner::sqlite(&db)
+        .expect("sqlite")
+        .keep_worker_id(&state);
+    let boot = || {
+        CachedUidGenerator::builder(Layout::default())
+            .worker_id_from(&assigner)
+            .state_file(&state)
+            .build()
+            .expect("boot")
+    };
+    let sql = |statement: &str| {
+        rusqlite::Connection::open(&db)
+            .expect("open")
+            .execute(statement, [])
+            .expect(statement)
+    };
+    let g = boot();
+    g.next_id().expect("an ID");
+    assert_eq!(g.worker_id(), 1);
+    drop(g);
+    // Another node recycled row 1 (its own PORT): not ours to take back.
+    sql("UPDATE WORKER_NODE SET PORT = '1700000000000-1' WHERE ID = 1");
+    let g = boot();
+    assert_eq!(g.worker_id(), 2, "row 1 names another boot now");
+    drop(g);
+    // Row 2 deleted and its ID taken by a Java node (no lease), even with the same host and
+    // port: not ours either.
+    sql("UPDATE WORKER_NODE SET LEASE_UNTIL = 0, LAUNCH_DATE = '2016-05-20' WHERE ID = 2");
+    let g = boot();
+    assert_eq!(g.worker_id(), 3, "row 2 is a Java node's now");
+    drop(g);
+    // The state file gone: nothing says where row 3's IDs ended.
+    std::fs::remove_file(&state).expect("state file");
+    let g = boot();
+    assert_eq!(g.worker_id(), 4, "no state file, no taking back");
+    let last = g.next_id().expect("an ID");
+    drop(g);
+    // And with everything in place, the row comes back.
+    let g = boot();
+    assert_eq!(g.worker_id(), 4);
+    assert!(g.next_id().expect("an ID") > last);
 }

@@ -529,6 +529,16 @@ impl Source {
             Source::Table(a) => a.describe(),
         }
     }
+
+    /// The source for a generator whose state file is `state`: a worker table then keeps the
+    /// worker id across restarts in that state file's directory
+    /// ([`DatabaseAssigner::keep_worker_id`]).
+    pub fn keeping(self, state: Option<&Path>) -> Source {
+        match (self, state) {
+            (Source::Table(t), Some(state)) => Source::Table(t.keep_worker_id(state)),
+            (other, _) => other,
+        }
+    }
 }
 
 /// The names of the worker source flags as given, with where each came from.

@@ -104,14 +104,15 @@ pub fn plans(a: &ServeArgs, matches: &ArgMatches) -> Result<Vec<Plan>, String> {
 /// The default generator from the flags, as without a config.
 fn from_flags(a: &ServeArgs, matches: &ArgMatches) -> Result<Plan, String> {
     let (tz, layout) = a.layout.zone_and_layout()?;
+    let state = a.state.path(matches)?;
     Ok(Plan {
         name: DEFAULT.into(),
         origin: FLAGS.into(),
         tz,
         layout,
-        source: a.worker.source(matches)?,
+        source: a.worker.source(matches)?.keeping(state.as_deref()),
         lead: a.ring.lead(matches)?,
-        state: a.state.path(matches)?,
+        state,
         ring: a.ring.clone(),
     })
 }
@@ -147,7 +148,7 @@ impl Table {
             origin: self.origin,
             tz,
             layout,
-            source,
+            source: source.keeping(state.as_deref()),
             lead,
             state,
             ring: self.args.ring,
