@@ -161,15 +161,17 @@
 //! | feature | default | what it brings |
 //! |---|---|---|
 //! | `sqlite` | yes | [`DatabaseAssigner::sqlite`] and [`DEFAULT_SQLITE_PATH`]: worker ids from a SQLite file (`rusqlite` with SQLite bundled, compiled from C) |
-//! | `mysql` | no | `DatabaseAssigner::mysql`: worker ids from a MariaDB/MySQL table (the `mysql` crate, blocking, TLS by rustls) |
-//! | `postgres` | no | `DatabaseAssigner::postgres`: worker ids from a PostgreSQL table (`tokio-postgres` on a private runtime, TLS by rustls) |
+//! | `mysql` | with `cli` | `DatabaseAssigner::mysql`: worker ids from a MariaDB/MySQL table (the `mysql` crate, blocking, TLS by rustls) |
+//! | `postgres` | with `cli` | `DatabaseAssigner::postgres`: worker ids from a PostgreSQL table (`tokio-postgres` on a private runtime, TLS by rustls) |
 //! | `metrics` | yes | [`MetricsReporter`], [`GeneratorMetrics`] (also a sink for [`CachedBuilder::record_stats`]), [`install_prometheus`] and [`install_prometheus_recorder`]: Prometheus series |
 //! | `tokio` | yes | [`CachedUidGenerator::next_id_async`] |
-//! | `cli` | yes | the `ringflake` binary (HTTP service, `gen`, `parse`, `layout`, `workers`; needs `sqlite`, `metrics`, `tokio`, and brings `clap` and `hyper`) |
+//! | `cli` | yes | the `ringflake` binary (HTTP service, `gen`, `parse`, `layout`, `workers`) with every worker source: turns on `sqlite`, `mysql`, `postgres`, `metrics` and `tokio`, and brings `clap` and `hyper` |
 //!
-//! A library that wants none of the binary's dependencies leaves the defaults out and names what
-//! it uses, e.g. `ringflake = { version = "0.2", default-features = false, features = ["sqlite",
-//! "tokio"] }`. With no feature at all the crate still has both generators, [`Layout`], [`plan`]
+//! The default features are the binary's, database clients included, so that `cargo install
+//! ringflake` has every worker source. A library leaves them out and names what it uses, e.g.
+//! `ringflake = { version = "0.2", default-features = false, features = ["sqlite", "tokio"] }`
+//! (or `cargo add ringflake --no-default-features --features sqlite,tokio`). With no feature at
+//! all the crate still has both generators, [`Layout`], [`plan`]
 //! and the assigners that need no database.
 //!
 //! ## What ringflake fixes in UidGenerator

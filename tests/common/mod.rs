@@ -24,8 +24,9 @@ pub const LAYOUT_30_20_13: [&str; 6] = [
 ];
 
 /// The binary, with no `RINGFLAKE_…` variable from the caller's environment (CI sets database
-/// URLs), `TZ=UTC`, run in `dir` so that the default `ringflake.db` and `ringflake.state` land
-/// there.
+/// URLs) and not in a Kubernetes pod even when the tests run in one (no `KUBERNETES_SERVICE_HOST`:
+/// `serve` would refuse its default SQLite file), `TZ=UTC`, run in `dir` so that the default
+/// `ringflake.db` and `ringflake.state` land there.
 pub fn ringflake(dir: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringflake"));
     for (key, _) in std::env::vars_os() {
@@ -33,6 +34,7 @@ pub fn ringflake(dir: &Path) -> Command {
             cmd.env_remove(key);
         }
     }
+    cmd.env_remove("KUBERNETES_SERVICE_HOST");
     cmd.env("TZ", "UTC").current_dir(dir);
     cmd
 }
