@@ -484,3 +484,297 @@ fn only_the_predecessors_own_row_is_taken_back() {
     assert_eq!(g.worker_id(), 4);
     assert!(g.next_id().expect("an ID") > last);
 }
+
+// ---------------------------------------------------------------------------------------------
+// A node that heals itself after losing its lease
+// ---------------------------------------------------------------------------------------------
+
+/// Moves row `id`'s lease under its holder's feet, as a recycler on another node would when it
+/// takes the row over: another `PORT`, a lease of its own.
+fn take_over(db: &std::path::Path, id: u64) {
+    let moved = rusqlite::Connection::open(db)
+        .expect("open")
+        .execute(
+            "UPDATE WORKER_NODE SET PORT = '1700000000000-99999', LEASE_UNTIL = LEASE_UNTIL + 1000 \
+             WHERE ID = ?1",
+            [id as i64],
+        )
+        .expect("take over");
+    assert_eq!(moved, 1);
+}
+
+/// A generator whose row is taken over takes a new worker id from its source by itself and
+/// serves again: its IDs before and after are distinct and increasing, the ring's IDs of the old
+/// worker id are not handed out after the switch, and `Stats` tells the new id and one heal.
+#[test]
+fn a_generator_whose_row_is_taken_over_heals() {
+    use ringflake::DatabaseAssigner;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("ringflake.db");
+    let assigner = DatabaseAssigner::sqlite(&db)
+        .expect("sqlite")
+        .lease_window(Duration::from_secs(1));
+    let g = CachedUidGenerator::builder(Layout::default())
+        .worker_id_from(&assigner)
+        .state_file(dir.path().join("ringflake.state"))
+        .build()
+        .expect("boot");
+    assert_eq!(g.worker_id(), 1);
+    let mut ids = vec![g.next_id().expect("an ID")];
+    take_over(&db, 1);
+    let started = Instant::now();
+    while g.worker_id() == 1 {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "not healed: {:?}",
+            g.stats()
+        );
+        if let Ok(id) = g.next_id() {
+            ids.push(id);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(g.worker_id(), 2, "a new row");
+    let stats = g.stats();
+    assert_eq!(
+        (stats.worker_id, stats.heals, stats.lease_lost),
+        (2, 1, false)
+    );
+    let after: Vec<u64> = (0..10_000).map(|_| g.next_id().expect("an ID")).collect();
+    let layout = Layout::default();
+    assert!(
+        after
+            .iter()
+            .all(|&id| layout.parse(id).expect("parse").worker_id == 2),
+        "an ID of the old worker id after the switch"
+    );
+    ids.extend(after);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "IDs went down");
+    // The row it left is the other node's; the new one is held.
+    let rows = assigner.list().expect("rows");
+    assert_eq!(rows[0].port, "1700000000000-99999");
+    assert!(rows[1].lease_until > 0);
+}
+
+/// A generator whose source has no other worker id to give (here an assigner without a
+/// retaker) cannot heal: once the lease it held runs out, takes fail saying so.
+#[test]
+fn a_generator_whose_source_has_no_other_id_says_so() {
+    use ringflake::{Assignment, DatabaseAssigner, Error, WorkerIdAssigner};
+    /// The worker table's ids, but no retaker: like a fixed id, nothing to take later.
+    struct Once(DatabaseAssigner);
+    impl WorkerIdAssigner for Once {
+        fn assign_worker_id(&self, layout: &Layout) -> Result<u64, Error> {
+            self.0.assign_worker_id(layout)
+        }
+        fn assign(&self, layout: &Layout) -> Result<Assignment, Error> {
+            self.0.assign(layout)
+        }
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("ringflake.db");
+    let once = Once(
+        DatabaseAssigner::sqlite(&db)
+            .expect("sqlite")
+            .lease_window(Duration::from_secs(1)),
+    );
+    let g = CachedUidGenerator::builder(Layout::default())
+        .worker_id_from(&once)
+        .max_lead(Duration::from_secs(0), LeadPolicy::Wait)
+        .build()
+        .expect("boot");
+    g.next_id().expect("an ID");
+    take_over(&db, 1);
+    let started = Instant::now();
+    let err = loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "still serving: {:?}",
+            g.stats()
+        );
+        if let Err(e) = g.next_id() {
+            break e;
+        }
+    };
+    let text = err.to_string();
+    assert!(matches!(err, Error::LeaseExpired { .. }), "{text}");
+    assert!(text.contains("taken over"), "{text}");
+    assert!(text.contains("no other id to give"), "{text}");
+    assert_eq!((g.worker_id(), g.stats().heals), (1, 0));
+}
+
+/// Sends signal `name` (`STOP`, `CONT`) to `pid` with kill(1).
+fn signal(pid: u32, name: &str) {
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success(), "kill -{name} {pid}");
+}
+
+/// A layout with three worker ids (2 worker bits), so that a node that boots while the others
+/// hold ids 2 and 3 recycles an expired row, and a 21-bit sequence (a small ring).
+const THREE_WORKERS: [&str; 6] = [
+    "--time-bits",
+    "40",
+    "--worker-bits",
+    "2",
+    "--seq-bits",
+    "21",
+];
+
+/// `serve` in its own directory under `root` (its own state file) on the worker table `db`,
+/// with a lease window of 2 s, `extra` added.
+fn node(root: &std::path::Path, name: &str, db: &std::path::Path, extra: &[&str]) -> Serve {
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).expect("node dir");
+    let db = db.display().to_string();
+    let mut flags: Vec<&str> = THREE_WORKERS.to_vec();
+    flags.extend(["--db", &db, "--lease-window", "2"]);
+    flags.extend(extra);
+    Serve::start(&dir, &flags)
+}
+
+/// The IDs of `count` from `/ids`, checked to be a 200.
+fn take(addr: std::net::SocketAddr, count: u32) -> Vec<u64> {
+    let r = get(addr, &format!("/ids?count={count}"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    json_ids(&r.body)
+}
+
+/// Polls `/id` until it answers with an ID of a worker id other than `old`, at most `limit`;
+/// that ID.
+fn serves_again(serve: &Serve, layout: &Layout, old: u64, limit: Duration) -> u64 {
+    let started = Instant::now();
+    loop {
+        let r = get(serve.addr(), "/id");
+        if r.status == 200 {
+            let id: u64 = r.body.parse().expect("an ID");
+            if layout.parse(id).expect("parse").worker_id != old {
+                return id;
+            }
+        }
+        assert!(
+            started.elapsed() < limit,
+            "not serving with a new worker id within {limit:?}: last {} {}; /status {}; output:\n{}",
+            r.status,
+            r.body,
+            get(serve.addr(), "/status").body,
+            serve.output()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A node frozen (SIGSTOP) past its lease while another node recycles its worker id: once
+/// thawed it finds the row taken, takes a new worker id by itself and serves again within 30 s,
+/// `/status` showing the new id and the heal; every ID of both nodes is distinct.
+#[test]
+fn a_frozen_node_whose_id_was_taken_serves_again_under_a_new_one() {
+    let root = tempfile::tempdir().expect("temp dir");
+    let db = root.path().join("workers.db");
+    let layout = Layout::new(40, 2, 21, ringflake::DEFAULT_EPOCH_SECONDS).expect("layout");
+    let a = node(root.path(), "a", &db, &[]);
+    let x = node(root.path(), "x", &db, &[]);
+    let y = node(root.path(), "y", &db, &[]);
+    let ids_of = |s: &Serve| worker_of(s.addr());
+    assert_eq!((ids_of(&a), ids_of(&x), ids_of(&y)), (1, 2, 3));
+    let mut all = take(a.addr(), 1000);
+    signal(a.pid, "STOP");
+    let _thaw = ThawOnDrop(a.pid);
+    // Its lease runs out while it is frozen; then B, booting with no id free, recycles it.
+    let table = ringflake::DatabaseAssigner::sqlite_read_only(&db).expect("table");
+    common::wait_until("a's lease expired", Duration::from_secs(30), || {
+        let rows = table.list().expect("rows");
+        rows[0].lease_until < common::unix_now() as i64
+    });
+    let b = node(root.path(), "b", &db, &[]);
+    assert_eq!(ids_of(&b), 1, "b recycles a's worker id");
+    all.extend(take(b.addr(), 1000));
+    // x goes away: its id is the one a can take once its lease runs out.
+    drop(x);
+    signal(a.pid, "CONT");
+    let thawed = Instant::now();
+    let first = serves_again(&a, &layout, 1, Duration::from_secs(30));
+    eprintln!("a serves again {:?} after SIGCONT", thawed.elapsed());
+    all.push(first);
+    all.extend(take(a.addr(), 1000));
+    all.extend(take(b.addr(), 1000));
+    assert_eq!(layout.parse(first).expect("parse").worker_id, 2);
+    let status = get(a.addr(), "/status").body;
+    assert_eq!(json_int(&status, "worker_id"), Some(2), "{status}");
+    assert_eq!(json_int(&status, "heals"), Some(1), "{status}");
+    let n = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), n, "an ID twice");
+    drop(y);
+}
+
+/// Sends SIGCONT when dropped, so that a failing test does not leave a stopped process that
+/// the `Serve` guard's SIGKILL would still end, but only after its children are reaped.
+struct ThawOnDrop(u32);
+
+impl Drop for ThawOnDrop {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-CONT", &self.0.to_string()])
+            .status();
+    }
+}
+
+/// A partition, simulated by locking the SQLite worker table (an exclusive transaction) past the
+/// lease window: while the row is still the node's, it serves again once the table answers,
+/// with the same worker id; when another node takes the row meanwhile (the transaction takes it
+/// over, as a recycler would), the node serves again under a new worker id within 30 s.
+#[test]
+fn a_partitioned_node_keeps_its_row_or_heals() {
+    let root = tempfile::tempdir().expect("temp dir");
+    let db = root.path().join("workers.db");
+    let layout = Layout::new(40, 2, 21, ringflake::DEFAULT_EPOCH_SECONDS).expect("layout");
+    let a = node(
+        root.path(),
+        "a",
+        &db,
+        &["--db-timeout", "1", "--max-lead", "0", "--max-wait", "1"],
+    );
+    assert_eq!(worker_of(a.addr()), 1);
+    let mut all = take(a.addr(), 1000);
+    let lost = |a: &Serve| {
+        common::wait_until("a lost its lease", Duration::from_secs(30), || {
+            get(a.addr(), "/healthz").status == 503
+        })
+    };
+    // The table unreachable for longer than the lease window, the row untouched.
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    conn.execute_batch("BEGIN EXCLUSIVE").expect("lock");
+    lost(&a);
+    conn.execute_batch("COMMIT").expect("unlock");
+    common::wait_until("a serves again", Duration::from_secs(30), || {
+        get(a.addr(), "/healthz").status == 200
+    });
+    assert_eq!(worker_of(a.addr()), 1, "its own row: the same worker id");
+    all.extend(take(a.addr(), 1000));
+    // Again, and this time another node takes the row while the table is out of a's reach.
+    conn.execute_batch("BEGIN EXCLUSIVE").expect("lock");
+    lost(&a);
+    conn.execute(
+        "UPDATE WORKER_NODE SET PORT = '1700000000000-99999', LEASE_UNTIL = ?1 WHERE ID = 1",
+        [common::unix_now() as i64 + 600],
+    )
+    .expect("take over");
+    conn.execute_batch("COMMIT").expect("unlock");
+    let back = Instant::now();
+    let first = serves_again(&a, &layout, 1, Duration::from_secs(30));
+    eprintln!(
+        "a serves again {:?} after the table is back",
+        back.elapsed()
+    );
+    all.push(first);
+    all.extend(take(a.addr(), 1000));
+    assert_eq!(worker_of(a.addr()), 2);
+    let n = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), n, "an ID twice");
+}

@@ -111,8 +111,13 @@ pub struct Stats {
     pub lag_seconds: u64,
     /// Seconds until the time bits run out, counting borrowed seconds as used.
     pub remaining_seconds: u64,
-    /// This generator's worker id.
+    /// This generator's worker id: the one it serves with now (a generator that healed after
+    /// losing its lease for good has a new one).
     pub worker_id: u64,
+    /// Times this generator took a new worker id by itself after losing its lease for good
+    /// (its row taken over by another node, or gone); see
+    /// [`WorkerIdAssigner::retaker`](crate::WorkerIdAssigner::retaker).
+    pub heals: u64,
     /// Whether the filler thread is running (always `true` without a background filler).
     pub filler_up: bool,
     /// The worker lease's horizon (last unix second it allows), if the worker id is leased.
@@ -257,6 +262,7 @@ mod tests {
             lag_seconds: 0,
             remaining_seconds: 1_000,
             worker_id: 4,
+            heals: 0,
             filler_up: true,
             lease_until: Some(1_800_000_300),
             lease_lost: false,

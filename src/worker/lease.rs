@@ -108,9 +108,16 @@ pub trait Lease: Send + Sync + fmt::Debug + 'static {
 /// The default lease window: how far beyond the newest used second a lease reaches.
 pub(crate) const DEFAULT_WINDOW_SECS: i64 = 300;
 
+/// Asks the worker id source for a new worker id once the lease is lost for good, and hands what
+/// it got to the generator (the closure does both); an error means the source did not answer,
+/// and the keeper asks again.
+pub(crate) type Renew = Box<dyn FnMut() -> Result<u64, Error> + Send>;
+
 /// Shared between a generator and its lease keeper thread.
 pub(crate) struct KeeperShared {
-    lease: Box<dyn Lease>,
+    /// The lease; `None` once it is lost for good (dropped, which lets go of what it held) until
+    /// the generator installs the next one.
+    lease: Mutex<Option<Box<dyn Lease>>>,
     clock: Arc<dyn Clock>,
     /// The last unix second the node may issue.
     horizon: AtomicI64,
@@ -118,12 +125,20 @@ pub(crate) struct KeeperShared {
     used: AtomicI64,
     /// The last extension failed.
     lost: AtomicBool,
+    /// The lease is lost for good: taken over by another node, or its row gone. No extension
+    /// brings it back; only a new worker id does.
+    gone: Mutex<Option<String>>,
+    /// Asks the source for a new worker id when the lease is gone; `None`: the source has no
+    /// other (a fixed id) or the generator does not heal.
+    renewer: Mutex<Option<Renew>>,
+    /// A new worker id was handed to the generator and waits to be installed.
+    renewed: AtomicBool,
     /// The newest second actually issued, when the generator knows it at shutdown.
     final_second: AtomicI64,
     /// How many times the generator hit the horizon since the last extension: the window doubles.
     hits: AtomicU32,
     shutdown: AtomicBool,
-    window: i64,
+    window: AtomicI64,
     /// The generator's lead cap, in seconds, if it has one.
     max_lead: Option<u64>,
     renew: Duration,
@@ -154,44 +169,127 @@ impl KeeperShared {
 
     /// The error for a generator that reached the horizon with the lease lost.
     pub(crate) fn expired(&self) -> Error {
+        let reason = match lock(&self.gone).as_deref() {
+            None => "the worker table could not be updated to extend the lease".into(),
+            Some(why) if lock(&self.renewer).is_some() => {
+                format!("{why}; taking a new worker id from the source as soon as it answers")
+            }
+            Some(why) => format!(
+                "{why}; this worker id source has no other id to give: restart with another \
+                 worker id"
+            ),
+        };
         Error::LeaseExpired {
             until: self.horizon(),
-            reason: "the worker table could not be updated to extend the lease".into(),
+            reason,
+        }
+    }
+
+    /// Whether the lease is lost for good (taken over, or its row gone).
+    pub(crate) fn is_gone(&self) -> bool {
+        lock(&self.gone).is_some()
+    }
+
+    /// Lets the keeper take a new worker id through `renew` once the lease is lost for good.
+    pub(crate) fn set_renew(&self, renew: Renew) {
+        *lock(&self.renewer) = Some(renew);
+    }
+
+    /// The generator switched to a new worker id: keep `lease` extended from `first_second` on.
+    pub(crate) fn install(&self, lease: Box<dyn Lease>, first_second: i64) {
+        self.window.store(lease.window().max(1), Ordering::Relaxed);
+        self.horizon.store(lease.until(), Ordering::Release);
+        self.used.store(first_second, Ordering::Relaxed);
+        self.final_second.store(i64::MIN, Ordering::Relaxed);
+        self.hits.store(0, Ordering::Relaxed);
+        *lock(&self.lease) = Some(lease);
+        *lock(&self.gone) = None;
+        self.lost.store(false, Ordering::Release);
+        self.renewed.store(false, Ordering::Release);
+        self.wake();
+    }
+
+    /// The new worker id handed over could not be used: ask the source again.
+    pub(crate) fn renew_again(&self) {
+        self.renewed.store(false, Ordering::Release);
+        self.wake();
+    }
+
+    fn wake(&self) {
+        if let Some(t) = lock(&self.thread).as_ref() {
+            t.unpark();
         }
     }
 
     /// The generator reached the horizon: extend now, and further.
     pub(crate) fn request_extension(&self) {
         self.hits.fetch_add(1, Ordering::Relaxed);
-        if let Some(t) = self
-            .thread
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-        {
-            t.unpark();
-        }
+        self.wake();
     }
 
     fn extend_once(&self) {
+        if self.is_gone() {
+            self.try_renew();
+            return;
+        }
         let hits = self.hits.swap(0, Ordering::Relaxed).min(12);
         let now = self.clock.now_seconds();
         let base = now.max(self.used.load(Ordering::Relaxed));
-        let mut target = base.saturating_add(self.window << hits);
+        let window = self.window.load(Ordering::Relaxed);
+        let mut target = base.saturating_add(window << hits);
         if let Some(lead) = self.max_lead {
-            target = target.min(now.saturating_add(lead as i64).saturating_add(self.window));
+            target = target.min(now.saturating_add(lead as i64).saturating_add(window));
         }
         if target <= self.horizon() {
             return;
         }
-        match self.lease.extend(target) {
+        let extended = match lock(&self.lease).as_ref() {
+            Some(lease) => lease.extend(target),
+            None => return,
+        };
+        match extended {
             Ok(()) => {
                 self.horizon.store(target, Ordering::Release);
                 self.lost.store(false, Ordering::Release);
             }
+            // Taken over, or the row is gone: no extension can bring it back. The lease is let
+            // go of (with whatever it held, such as the owner file's lock) and a new worker id
+            // asked for.
+            Err(Error::LeaseExpired { reason, .. }) => {
+                self.lost.store(true, Ordering::Release);
+                tracing::error!(until = self.horizon(), %reason, "worker lease lost for good");
+                *lock(&self.gone) = Some(reason);
+                drop(lock(&self.lease).take());
+                self.try_renew();
+            }
             Err(_) => self.lost.store(true, Ordering::Release),
         }
     }
+
+    /// Asks the source for a new worker id, unless one waits to be installed already.
+    fn try_renew(&self) {
+        if self.renewed.load(Ordering::Acquire) || self.shutdown.load(Ordering::Acquire) {
+            return;
+        }
+        let mut renew = lock(&self.renewer);
+        let Some(renew) = renew.as_mut() else {
+            return;
+        };
+        match renew() {
+            Ok(worker_id) => {
+                tracing::info!(worker_id, "new worker id taken from the source");
+                self.renewed.store(true, Ordering::Release);
+            }
+            Err(error) => {
+                tracing::warn!(%error, "no new worker id yet: the source will be asked again");
+            }
+        }
+    }
+}
+
+fn lock<T: ?Sized>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Plain data, consistent between statements: poisoning is no reason to stop.
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A running lease keeper: extends the lease every `renew` (and on demand), releases it on drop.
@@ -221,15 +319,18 @@ impl Keeper {
         // Renew three times per window (at most every second), so one lost update is harmless.
         let renew = Duration::from_millis((window.max(1) as u64 * 1000 / 3).clamp(100, 1000));
         let shared = Arc::new(KeeperShared {
-            lease,
+            lease: Mutex::new(Some(lease)),
             clock,
             horizon: AtomicI64::new(horizon),
             used: AtomicI64::new(first_second),
             final_second: AtomicI64::new(i64::MIN),
             lost: AtomicBool::new(false),
+            gone: Mutex::new(None),
+            renewer: Mutex::new(None),
+            renewed: AtomicBool::new(false),
             hits: AtomicU32::new(0),
             shutdown: AtomicBool::new(false),
-            window: window.max(1),
+            window: AtomicI64::new(window.max(1)),
             max_lead,
             renew,
             thread: Mutex::new(None),
@@ -270,8 +371,11 @@ impl Drop for Keeper {
         } else {
             used
         };
-        // Never below what may have been issued; never above the horizon already recorded.
-        let _ = self.shared.lease.release(last.min(self.shared.horizon()));
+        // Never below what may have been issued; never above the horizon already recorded. A
+        // lease lost for good is not ours to release.
+        if let Some(lease) = lock(&self.shared.lease).take() {
+            let _ = lease.release(last.min(self.shared.horizon()));
+        }
     }
 }
 

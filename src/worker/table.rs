@@ -544,6 +544,18 @@ impl WorkerIdAssigner for DatabaseAssigner {
         self.assign(layout).map(|a| a.worker_id)
     }
 
+    fn retaker(&self) -> Option<Box<dyn WorkerIdAssigner + Send + Sync>> {
+        Some(Box::new(DatabaseAssigner {
+            table: Arc::clone(&self.table),
+            recycle: self.recycle,
+            generator: self.generator.clone(),
+            window: self.window,
+            retry_for: self.retry_for,
+            timeout: self.timeout,
+            keep: self.keep.clone(),
+        }))
+    }
+
     fn assign(&self, layout: &Layout) -> Result<Assignment, Error> {
         let mut node = NodeInfo::detect();
         if let Some(name) = &self.generator {
