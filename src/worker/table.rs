@@ -507,6 +507,14 @@ impl DatabaseAssigner {
         let taken = self.retrying(deadline, || {
             self.table.claim(row.id, row.lease_until, node, until)
         })?;
+        if taken {
+            tracing::info!(
+                worker_id = row.id,
+                state_file = %state.display(),
+                after_second = reach,
+                "worker id taken back from the gone predecessor in this state directory"
+            );
+        }
         Ok(taken.then_some((row.id, reach, until)))
     }
 
