@@ -48,6 +48,7 @@ impl Boot {
             // The lease must cover the floor: extensions reach a window past it from the start.
             Some(lease) => Some(Keeper::start(
                 lease,
+                worker_id,
                 Arc::clone(clock),
                 max_lead,
                 layout.epoch_seconds().saturating_add(floor as i64),

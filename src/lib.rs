@@ -238,7 +238,7 @@ pub use cached::{
 };
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use default::{ClockBackwards, DefaultBuilder, DefaultUidGenerator};
-pub use error::{Error, IoError};
+pub use error::{Cause, Error, IoError};
 pub use jiff::tz::TimeZone;
 pub use layout::{
     DEFAULT_EPOCH_SECONDS, Layout, MAX_TIME_ZONE_FILE_BYTES, ParsedId, Parts,

@@ -1,7 +1,7 @@
 //! The settings of a [`CachedUidGenerator`] and its start: checks, the first fill, the filler
 //! thread.
 
-use super::filler::filler_loop;
+use super::filler::filler_thread;
 use super::lead::{DEFAULT_MAX_LEAD, LeadPolicy};
 use super::renewal::Renewal;
 use super::shared::{CachedUidGenerator, Counters, FillerState, NEXT_GENERATOR_ID, Reach, Shared};
@@ -402,10 +402,13 @@ impl CachedBuilder {
         shared.pump();
         let handle = if self.background {
             let s = Arc::clone(&shared);
+            // The filler logs in the span the generator is built in (the application's name for
+            // it, if it gave one).
+            let span = tracing::Span::current();
             shared.counters.filler_up.store(true, Ordering::SeqCst);
             let handle = std::thread::Builder::new()
                 .name("ringflake-filler".into())
-                .spawn(move || filler_loop(&s))
+                .spawn(move || filler_thread(&s, &span))
                 .map_err(|e| {
                     shared.counters.filler_up.store(false, Ordering::SeqCst);
                     Error::thread_spawn("ringflake-filler", e)

@@ -64,7 +64,7 @@ impl Shared {
         st.next_delta = floor.max(written);
         st.next_seq = 0;
         self.worker_id.store(new, Ordering::Release);
-        keeper.install(lease, epoch.saturating_add(st.next_delta as i64));
+        keeper.install(new, lease, epoch.saturating_add(st.next_delta as i64));
         self.counters.heals.fetch_add(1, Ordering::Relaxed);
         self.counters.lease_capped.store(false, Ordering::Release);
         tracing::warn!(

@@ -351,9 +351,40 @@ impl CachedUidGenerator {
     }
 }
 
-impl Drop for CachedUidGenerator {
-    /// Stops and joins the filler thread.
-    fn drop(&mut self) {
+impl CachedUidGenerator {
+    /// Stops the filler and gives the worker lease back now, saying whether the release reached
+    /// the worker table. Dropping the generator does the same, but can only log a failed
+    /// release; a service that reports its shutdown calls this instead. Without a lease there
+    /// is nothing to release: `Ok(())`.
+    ///
+    /// # Errors
+    ///
+    /// The table's error when the release did not reach it: the worker id then stays reserved
+    /// until its lease expires ([`Stats::lease_until`](crate::Stats::lease_until)), which is
+    /// safe, only slower to recycle.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, DatabaseAssigner, Layout};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("w.db"))?;
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id_from(&assigner).build()?;
+    /// let last = Layout::default().parse(g.next_id()?)?.unix_seconds;
+    /// g.close()?;
+    /// assert_eq!(assigner.list()?[0].lease_until, last); // released at the last second issued
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn close(mut self) -> Result<(), Error> {
+        self.stop();
+        match &self.shared.keeper {
+            Some(keeper) => keeper.release(),
+            None => Ok(()),
+        }
+    }
+
+    /// Stops and joins the filler thread, and tells the lease keeper the newest second handed
+    /// out. Idempotent.
+    fn stop(&mut self) {
         self.shared.counters.shutdown.store(true, Ordering::SeqCst);
         if let Some(h) = self.handle.take() {
             h.thread().unpark();
@@ -372,5 +403,13 @@ impl Drop for CachedUidGenerator {
             };
             keeper.set_final_second(second);
         }
+    }
+}
+
+impl Drop for CachedUidGenerator {
+    /// Stops and joins the filler thread; the lease is released when the last handle on the
+    /// shared state (this one, or the filler's) goes.
+    fn drop(&mut self) {
+        self.stop();
     }
 }

@@ -24,6 +24,28 @@ impl CachedUidGenerator {
     pub fn stats(&self) -> Stats {
         self.shared.stats()
     }
+
+    /// Why the last attempt to extend the worker lease failed, while extensions fail: the
+    /// database's error (its driver's own words are its [`source`](std::error::Error::source)),
+    /// or [`Error::LeaseExpired`](crate::Error::LeaseExpired) when another node took the worker
+    /// id over. `None` without a lease, and once an extension lands. IDs are still issued up to
+    /// [`Stats::lease_until`] meanwhile.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, DatabaseAssigner, Layout};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("w.db"))?; // recycling: a lease
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id_from(&assigner).build()?;
+    /// assert!(g.lease_error().is_none()); // extensions land
+    /// let s = g.stats();
+    /// assert!(s.lease_until.is_some() && !s.lease_lost && s.lease_failing_since.is_none());
+    /// assert_eq!(s.lease_extension_failures, 0);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn lease_error(&self) -> Option<crate::Error> {
+        self.shared.keeper.as_ref().and_then(|k| k.last_error())
+    }
 }
 
 impl StatsSource for CachedUidGenerator {
@@ -176,6 +198,9 @@ impl Shared {
             filler_up: !s.background || c.filler_up.load(Ordering::Relaxed),
             lease_until: s.keeper.as_ref().map(|k| k.horizon()),
             lease_lost: s.keeper.as_ref().is_some_and(|k| k.is_lost()),
+            lease_taken_over: s.keeper.as_ref().is_some_and(|k| k.is_taken_over()),
+            lease_failing_since: s.keeper.as_ref().and_then(|k| k.failing_since()),
+            lease_extension_failures: s.keeper.as_ref().map_or(0, |k| k.failures()),
         }
     }
 }

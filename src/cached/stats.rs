@@ -121,9 +121,19 @@ pub struct Stats {
     /// Whether the filler thread is running (always `true` without a background filler).
     pub filler_up: bool,
     /// The worker lease's horizon (last unix second it allows), if the worker id is leased.
+    /// While extensions fail, IDs are still issued up to it: the lease is at risk, not lost,
+    /// until the clock passes it.
     pub lease_until: Option<i64>,
-    /// Whether the last attempt to extend the lease failed.
+    /// Whether the last attempt to extend the lease failed (the error is
+    /// [`CachedUidGenerator::lease_error`](crate::CachedUidGenerator::lease_error)).
     pub lease_lost: bool,
+    /// Whether the last attempt failed because another node took the worker id over: the lease
+    /// cannot come back, the generator stops at `lease_until` for good.
+    pub lease_taken_over: bool,
+    /// The unix second extensions began to fail, while they fail (`None` once one lands).
+    pub lease_failing_since: Option<i64>,
+    /// Attempts to extend the lease that failed since the generator started (0 without a lease).
+    pub lease_extension_failures: u64,
 }
 
 /// Whether a generator can hand out IDs, judged from its [`Stats`] by [`Stats::health`]: what
@@ -266,6 +276,9 @@ mod tests {
             filler_up: true,
             lease_until: Some(1_800_000_300),
             lease_lost: false,
+            lease_taken_over: false,
+            lease_failing_since: None,
+            lease_extension_failures: 0,
         };
         assert_eq!(healthy.health(&layout), Health::Serving);
         let mut down = healthy;

@@ -69,6 +69,18 @@ impl RowLease {
         pending.push(until);
     }
 
+    /// The error for a row another node has taken over, while this node's lease was `until`.
+    fn taken_over(&self, until: i64) -> Error {
+        Error::LeaseExpired {
+            until,
+            reason: format!(
+                "worker id {} in {} was taken over by another node",
+                self.id,
+                self.table.describe()
+            ),
+        }
+    }
+
     /// After a failed compare-and-set: the row's lease, if it is one this boot tried to write
     /// in a call that failed, and the row still names this boot. Then the earlier update did
     /// land and only its reply was lost. A recycler always writes its own `HOST_NAME` and
@@ -114,14 +126,7 @@ impl Lease for RowLease {
                         self.extend(until)
                     }
                 }
-                None => Err(Error::LeaseExpired {
-                    until: expected,
-                    reason: format!(
-                        "worker id {} in {} was taken over by another node",
-                        self.id,
-                        self.table.describe()
-                    ),
-                }),
+                None => Err(self.taken_over(expected)),
             },
             Err(e) => {
                 self.remember(until);
@@ -134,15 +139,25 @@ impl Lease for RowLease {
         self.window
     }
 
+    fn describe(&self) -> String {
+        self.table.describe()
+    }
+
     fn release(&self, last_second: i64) -> Result<(), Error> {
         let expected = self.until();
-        if !self
+        if self
             .table
             .set_lease(self.id, expected, last_second.max(1))?
-            && let Some(landed) = self.landed()?
         {
-            self.table.set_lease(self.id, landed, last_second.max(1))?;
+            return Ok(());
         }
-        Ok(())
+        match self.landed()? {
+            Some(landed) => {
+                self.table.set_lease(self.id, landed, last_second.max(1))?;
+                Ok(())
+            }
+            // Another node's row now: left as it is, and not reported as released.
+            None => Err(self.taken_over(expected)),
+        }
     }
 }

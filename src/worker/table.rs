@@ -388,11 +388,24 @@ impl DatabaseAssigner {
         mut op: impl FnMut() -> Result<T, Error>,
     ) -> Result<T, Error> {
         let mut pause = Duration::from_millis(50);
+        let mut warned = false;
         loop {
             match op() {
-                Err(Error::Database {
-                    transient: true, ..
-                }) if deadline.is_none_or(|d| Instant::now() < d) => {
+                Err(
+                    e @ Error::Database {
+                        transient: true, ..
+                    },
+                ) if deadline.is_none_or(|d| Instant::now() < d) => {
+                    if !warned {
+                        warned = true;
+                        tracing::warn!(
+                            database = %self.table.describe(),
+                            retry_for_s = self.retry_for.as_secs(),
+                            error = %e,
+                            "worker table not answering; retrying for up to {:?}",
+                            self.retry_for,
+                        );
+                    }
                     let left =
                         deadline.map_or(pause, |d| d.saturating_duration_since(Instant::now()));
                     std::thread::sleep(pause.min(left));
@@ -418,6 +431,12 @@ impl DatabaseAssigner {
                 self.retrying(deadline, || self.table.delete(id))?;
                 return Err(Error::WorkerIdOutOfRange { worker_id: id, max });
             }
+            tracing::info!(
+                worker_id = id,
+                database = %self.table.describe(),
+                host_name = %node.host_name,
+                "worker id {id} acquired: a new row, no lease (recycling off)"
+            );
             return Ok(Assignment::fixed(id));
         }
         // The owner file's lock, if this boot can take it: held by the lease for the whole run.
@@ -436,6 +455,13 @@ impl DatabaseAssigner {
         let floor = self.retrying(deadline, || self.table.max_lease_for_host(&node.host_name))?;
         let id = self.retrying(deadline, || self.table.insert(node, now + self.window))?;
         if id <= max {
+            tracing::info!(
+                worker_id = id,
+                database = %self.table.describe(),
+                host_name = %node.host_name,
+                until = %crate::clock::rfc3339(now + self.window),
+                "worker id {id} acquired: a new row, leased"
+            );
             return Ok(self.leased(id, node, None, floor, now + self.window, owned));
         }
         self.retrying(deadline, || self.table.delete(id))?;
@@ -462,6 +488,15 @@ impl DatabaseAssigner {
                 // that is in the past: no lead).
                 let until = old_lease.saturating_add(1).max(now) + self.window;
                 if self.retrying(deadline, || self.table.claim(old, old_lease, node, until))? {
+                    tracing::info!(
+                        worker_id = old,
+                        database = %self.table.describe(),
+                        host_name = %node.host_name,
+                        previous_until = %crate::clock::rfc3339(old_lease),
+                        until = %crate::clock::rfc3339(until),
+                        "worker id {old} acquired: recycled, its previous lease expired at {}",
+                        crate::clock::rfc3339(old_lease),
+                    );
                     return Ok(self.leased(old, node, Some(old_lease), floor, until, owned.take()));
                 }
             }

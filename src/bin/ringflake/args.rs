@@ -314,6 +314,20 @@ pub struct ServeArgs {
     /// generator called default unless the file has a [generators.default] table
     #[arg(long, env = "RINGFLAKE_CONFIG", value_name = "PATH")]
     pub config: Option<PathBuf>,
+    /// What to log on standard error: RUST_LOG-style directives, a level (error, warn, info,
+    /// debug, trace) and per-target levels (warn,ringflake::worker=debug)
+    #[arg(
+        long,
+        env = "RINGFLAKE_LOG",
+        value_name = "FILTER",
+        default_value = "info",
+        value_parser = crate::log::parse_filter
+    )]
+    pub log: String,
+    /// How log lines look: text for people, json for log collectors (one object a line with
+    /// timestamp, level, target, message and the event's fields)
+    #[arg(long, env = "RINGFLAKE_LOG_FORMAT", value_name = "FORMAT", value_enum, default_value_t = crate::log::LogFormat::Text)]
+    pub log_format: crate::log::LogFormat,
     #[command(flatten)]
     pub worker: WorkerArgs,
     #[command(flatten)]
