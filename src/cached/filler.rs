@@ -30,6 +30,8 @@ impl Shared {
     pub(super) fn pump(&self) -> Round {
         let mut st = lock(&self.filler);
         let now = self.now_delta();
+        self.heal_if_renewed(&mut st, now);
+        let worker_id = self.worker_id.load(Ordering::Relaxed);
         self.sweep_stale(&st, now);
         // After the sweep: per-thread takers see the new second once the stale prefix of the
         // ring is claimed, and judge their own blocks by it.
@@ -94,9 +96,9 @@ impl Shared {
                 .min(second_end / k - 1);
             while st.next_seq <= max_seq {
                 let chunk = st.tail / k;
-                let base =
-                    self.layout
-                        .compose_unchecked(st.next_delta, self.worker_id, st.next_seq);
+                let base = self
+                    .layout
+                    .compose_unchecked(st.next_delta, worker_id, st.next_seq);
                 let wake = chunk == full_wake || chunk == second_wake;
                 if !self.ring.put(chunk, base, wake) {
                     // Rule 2: keep the rest of this second for the next round.

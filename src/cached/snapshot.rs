@@ -105,6 +105,42 @@ impl Shared {
         }
     }
 
+    /// Claims `n` indices for a batch at the head of the queue, held (not counted as issued)
+    /// until [`settle_batch`](Self::settle_batch): the claim and its record in one step under
+    /// the lock that [`stats`](Self::stats) reads under.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(super) fn claim_for_batch(&self, n: u64) -> u64 {
+        let mut log = lock(&self.counters.discards.0);
+        let first = self.ring.claim(n);
+        log.batches.push((first, first + n));
+        first
+    }
+
+    /// A batch is done with `ranges` of its claims: they are issued (handed out), or with
+    /// `discard` recorded as discarded (the batch was given up or failed), in one step.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(super) fn settle_batch(&self, ranges: &[(u64, u64)], discard: bool) {
+        let mut log = lock(&self.counters.discards.0);
+        for &range in ranges {
+            if let Some(at) = log.batches.iter().position(|&r| r == range) {
+                log.batches.swap_remove(at);
+            }
+            if discard {
+                log.add(range.0, range.1);
+            }
+        }
+    }
+
+    /// A batch's claim `range` was lapped from `at` on: `at..` is discarded, the rest stays held.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(super) fn split_batch(&self, range: (u64, u64), at: u64) {
+        let mut log = lock(&self.counters.discards.0);
+        if let Some(r) = log.batches.iter_mut().find(|r| **r == range) {
+            r.1 = at;
+        }
+        log.add(at, range.1);
+    }
+
     /// Claims `n` indices from `at` as discarded (the filler's stale sweep) if the cursor still
     /// stands there, recording them with the claim.
     pub(super) fn claim_discarded(&self, at: u64, n: u64) -> bool {
@@ -137,6 +173,7 @@ impl Shared {
                 }
             }
         };
+        let waiting = s.queue.waiting();
         let now = s.now_delta();
         let last = c.last_delta.load(Ordering::Relaxed).checked_sub(1);
         let head = (cursor < tail)
@@ -151,10 +188,13 @@ impl Shared {
             paddings: c.paddings.load(Ordering::Relaxed),
             discarded,
             take_waits: c.take_waits.load(Ordering::Relaxed),
+            waiting_takes: waiting.takes,
+            waiting_ids: waiting.ids,
             lead_seconds: last.map_or(0, |l| l.saturating_sub(now)),
             lag_seconds: head.map_or(0, |h| now.saturating_sub(h)),
             remaining_seconds: s.layout.max_delta_seconds().saturating_sub(used),
-            worker_id: s.worker_id,
+            worker_id: s.worker_id.load(Ordering::Acquire),
+            heals: c.heals.load(Ordering::Relaxed),
             filler_up: !s.background || c.filler_up.load(Ordering::Relaxed),
             lease_until: s.keeper.as_ref().map(|k| k.horizon()),
             lease_lost: s.keeper.as_ref().is_some_and(|k| k.is_lost()),
