@@ -22,9 +22,9 @@ pub(crate) struct Boot {
 }
 
 /// A worker id a generator gave back at start, and took another in its place: the id's IDs were
-/// reserved (by the state file, or the worker table) up to a second beyond `now + max_lead`, so
-/// starting with it would have served nothing until the clock came within the lead cap of that
-/// second. See [`CachedUidGenerator::given_back`](crate::CachedUidGenerator::given_back).
+/// reserved (by the state file, or the worker table) up to a second beyond `now + max_lead +
+/// max_lag`, so starting with it would have served nothing until the clock came within the lead
+/// cap of that second, longer than `max_lag`. See [`CachedUidGenerator::given_back`](crate::CachedUidGenerator::given_back).
 ///
 /// ```
 /// use ringflake::GivenBack;
@@ -63,9 +63,11 @@ struct Checked {
 
 impl Boot {
     /// Checks `assignment` against `layout` at the clock's time and starts its lease keeper.
-    /// With a lead cap, an assignment whose floor lies beyond `now + max_lead` is given back
-    /// (its lease released at the reserved second, so the id is not recycled before it) and
-    /// `retake` asked for another, once; the second is kept whatever its floor.
+    /// With a lead cap, an assignment whose floor lies so far beyond `now + max_lead` that the
+    /// cap would hold it for longer than `patience` seconds (the generator's `max_lag`: a wait
+    /// that will not pass soon) is given back (its lease released at the reserved second, so the
+    /// id is not recycled before it) and `retake` asked for another, once; the second is kept
+    /// whatever its floor.
     pub(crate) fn start(
         assignment: Result<Assignment, Error>,
         retake: Option<&dyn WorkerIdAssigner>,
@@ -73,6 +75,7 @@ impl Boot {
         clock: &Arc<dyn Clock>,
         state: Option<&ReachFile>,
         max_lead: Option<u64>,
+        patience: u64,
         above: Option<u64>,
     ) -> Result<Boot, Error> {
         let assignment = assignment?;
@@ -86,8 +89,10 @@ impl Boot {
         let mut chosen = check(assignment, layout, now, &reaches, max_lead)?;
         let now_delta = now.saturating_sub(layout.epoch_seconds()).max(0) as u64;
         let mut given_back = None;
-        if let (Some(lead), Some(retake)) = (max_lead, retake)
-            && chosen.floor > now_delta.saturating_add(lead)
+        // The first delta second beyond which the cap would hold the filler longer than patience.
+        let too_far = max_lead.map(|lead| now_delta.saturating_add(lead).saturating_add(patience));
+        if let (Some(too_far), Some(retake)) = (too_far, retake)
+            && chosen.floor > too_far
         {
             let reserved_until = layout
                 .epoch_seconds()
@@ -101,7 +106,7 @@ impl Boot {
                 worker_id = back.worker_id,
                 reserved_until = %crate::clock::rfc3339(reserved_until),
                 ahead_seconds = back.ahead_seconds(),
-                max_lead = lead,
+                max_lead = max_lead.unwrap_or(0),
                 "worker id {} given back: its IDs may already reach {} (unix second \
                  {reserved_until}), {} s ahead of the clock, beyond the lead cap; taking another",
                 back.worker_id,
@@ -129,8 +134,8 @@ impl Boot {
             worker_id,
             floor,
         } = chosen;
-        if let Some(lead) = max_lead
-            && floor > now_delta.saturating_add(lead)
+        if let (Some(lead), Some(too_far)) = (max_lead, too_far)
+            && floor > too_far
         {
             let reserved_until = layout.epoch_seconds().saturating_add(floor as i64 - 1);
             let serves_at = reserved_until.saturating_add(1 - lead as i64);
@@ -174,10 +179,8 @@ impl Boot {
     }
 }
 
-/// Checks `assignment`'s worker id against the layout, and finds its first delta second: above
-/// the assignment's floor and above whatever an earlier run recorded in the state file for this
-/// worker id, both exactly (uniqueness); above the host's earlier rows within the lead cap
-/// (ordering).
+/// Checks `assignment`'s worker id against the layout, and finds its first delta second
+/// ([`first_delta`], with what the state file records for this worker id).
 fn check(
     assignment: Assignment,
     layout: &Layout,
@@ -186,28 +189,41 @@ fn check(
     max_lead: Option<u64>,
 ) -> Result<Checked, Error> {
     let worker_id = crate::worker::assigner::check_fits(assignment.worker_id, layout)?;
-    // The ordering floor makes the first second at most `now + max_lead`: within the cap, no
-    // wait.
+    let floor = first_delta(&assignment, reaches.of(worker_id), layout, now, max_lead);
+    Ok(Checked {
+        assignment,
+        worker_id,
+        floor,
+    })
+}
+
+/// The first delta second `assignment` allows: above the assignment's floor and above `recorded`
+/// (what an earlier run recorded in the state file for its worker id), both exactly
+/// (uniqueness); above the host's earlier rows within the lead cap (ordering: the first second
+/// is then at most `now + max_lead`, no wait). At a boot, and when a generator heals with a new
+/// worker id.
+pub(crate) fn first_delta(
+    assignment: &Assignment,
+    recorded: Option<i64>,
+    layout: &Layout,
+    now: i64,
+    max_lead: Option<u64>,
+) -> u64 {
     let order = match max_lead {
         Some(lead) => assignment
             .order_floor
             .map(|f| f.min(now.saturating_add(lead as i64) - 1)),
         None => assignment.order_floor,
     };
-    let floor = assignment
+    assignment
         .not_before
-        .max(reaches.of(worker_id))
+        .max(recorded)
         .max(order)
         .map_or(0, |s| {
             s.saturating_add(1)
                 .saturating_sub(layout.epoch_seconds())
                 .max(0) as u64
-        });
-    Ok(Checked {
-        assignment,
-        worker_id,
-        floor,
-    })
+        })
 }
 
 /// Checks that the first ID of second `first` for `worker_id` sorts above `above`.
@@ -235,7 +251,7 @@ macro_rules! start_setters {
             self
         }
 
-        #[doc = concat!("Asks `assigner` for the worker id now; its error, if any, is returned when built. If the id's IDs turn out to be reserved beyond the lead cap (its floor, from the state file or the worker table, lies past `now + max_lead`), the build gives it back and takes another from the assigner's [`retaker`](crate::WorkerIdAssigner::retaker), once (a [`DatabaseAssigner`](crate::DatabaseAssigner) has one): a boot never waits for the clock by choice. The id given back is told by `given_back()` on the generator.\n\n```\nuse ringflake::{", stringify!($gen), ", FixedWorkerId, Layout};\nlet g = ", stringify!($gen), "::builder(Layout::default())\n    .worker_id_from(&FixedWorkerId(3))\n    .build()?;\nassert_eq!(g.worker_id(), 3);\n# Ok::<(), ringflake::Error>(())\n```")]
+        #[doc = concat!("Asks `assigner` for the worker id now; its error, if any, is returned when built. If the id's IDs turn out to be reserved beyond the lead cap (its floor, from the state file or the worker table, lies past `now + max_lead + max_lag`: the cap would hold it longer than `max_lag`), the build gives it back and takes another from the assigner's [`retaker`](crate::WorkerIdAssigner::retaker), once (a [`DatabaseAssigner`](crate::DatabaseAssigner) has one): a boot never waits for the clock by choice (the id given back is told by `given_back()` on the generator). A [`CachedUidGenerator`](crate::CachedUidGenerator) keeps the retaker, if there is one, to take a new worker id by itself should its lease be lost for good.\n\n```\nuse ringflake::{", stringify!($gen), ", FixedWorkerId, Layout};\nlet g = ", stringify!($gen), "::builder(Layout::default())\n    .worker_id_from(&FixedWorkerId(3))\n    .build()?;\nassert_eq!(g.worker_id(), 3);\n# Ok::<(), ringflake::Error>(())\n```")]
         pub fn worker_id_from(mut self, assigner: &dyn $crate::WorkerIdAssigner) -> Self {
             self.assignment = assigner.assign(&self.layout);
             self.retake = assigner.retaker();

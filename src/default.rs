@@ -87,7 +87,9 @@ impl std::fmt::Debug for DefaultUidGenerator {
 pub struct DefaultBuilder {
     layout: Layout,
     assignment: Result<Assignment, Error>,
-    /// Where to take another worker id if the assigned one is reserved beyond the lead cap.
+    /// Where to take another worker id (see [`WorkerIdAssigner::retaker`]).
+    ///
+    /// [`WorkerIdAssigner::retaker`]: crate::WorkerIdAssigner::retaker
     retake: Option<Box<dyn crate::WorkerIdAssigner + Send + Sync>>,
     clock: Arc<dyn Clock>,
     backwards: ClockBackwards,
@@ -151,6 +153,7 @@ impl DefaultBuilder {
             &self.clock,
             None,
             Some(0),
+            0,
             self.above,
         )?;
         Ok(DefaultUidGenerator {

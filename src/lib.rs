@@ -63,10 +63,13 @@
 //!   (spinning, then yielding, then sleeping).
 //! - [`next_ids`](CachedUidGenerator::next_ids): fills a slice with consecutive IDs, one atomic
 //!   claim per chunk of up to 1,024 of them: the way to take many at once.
-//! - [`next_id_async`](CachedUidGenerator::next_id_async) (feature `tokio`): for async code. On an
-//!   empty ring the task awaits the filler's notification instead of spinning, so many tasks can
-//!   wait without keeping a runtime thread busy; otherwise it is `next_id`.
-//! - [`try_next_id`](CachedUidGenerator::try_next_id): an ID only if one is ready now; never waits.
+//! - [`next_id_async`](CachedUidGenerator::next_id_async) and
+//!   [`next_ids_async`](CachedUidGenerator::next_ids_async) (feature `tokio`): for async code.
+//!   A take that has to wait queues, first come, first served, and its task is parked, so many
+//!   can wait without keeping a runtime thread busy, and under the lead cap each waits for the
+//!   IDs queued ahead of it and no longer; dropped while it waits, it takes nothing.
+//! - [`try_next_id`](CachedUidGenerator::try_next_id): an ID only if one is ready now and no
+//!   take is waiting; never waits.
 //!
 //! ```
 //! use ringflake::{CachedUidGenerator, Layout};

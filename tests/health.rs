@@ -197,6 +197,7 @@ fn lease_at_risk_then_lost_then_regained() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    let (status, state, body) = health(addr);
-    assert_eq!((status, state.as_str()), (200, "serving"), "{body}");
+    // Serving again (once the filler's round has seen the take: it looks once a round).
+    let (status, body) = wait_for_state(&serve, "serving", Duration::from_secs(5));
+    assert_eq!(status, 200, "{body}");
 }

@@ -249,8 +249,9 @@ fn a_release_failing_at_shutdown_is_not_reported_as_released() {
     );
 }
 
-/// Another node takes the row over: one error saying so (not one a second), and the shutdown
-/// neither touches the row nor says "released".
+/// Another node takes the row over: one error saying so (not one a second); the node heals with
+/// a new worker id (an info line naming both ids, a warning that it serves again), and the
+/// shutdown releases the new worker id's lease, never the row the other node holds now.
 #[test]
 fn a_lease_taken_over_is_an_error() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -271,7 +272,18 @@ fn a_lease_taken_over_is_an_error() {
         text(&taken, "error").contains("worker id 1 in sqlite file ringflake.db was taken over"),
         "{taken}"
     );
-    std::thread::sleep(Duration::from_millis(2_500)); // two more failed extensions
+    let renewed = await_event(&serve, "INFO", "new worker id 2 taken from the source");
+    assert_eq!(
+        (
+            renewed["old_worker_id"].as_u64(),
+            renewed["worker_id"].as_u64()
+        ),
+        (Some(1), Some(2)),
+        "{renewed}"
+    );
+    let healed = await_event(&serve, "WARN", "serving again with a new worker id");
+    assert_eq!(healed["worker_id"], 2, "{healed}");
+    std::thread::sleep(Duration::from_millis(2_500)); // extensions of the new lease go on
     let out = stop(&mut serve);
     let all = events(&out);
     let errors = all
@@ -282,14 +294,14 @@ fn a_lease_taken_over_is_an_error() {
     assert!(
         !all.iter().any(|e| {
             let m = text(e, "message");
-            m.starts_with("lease released") || m.ends_with("lease of worker id 1 released")
+            m.starts_with("lease released: worker id 1 ")
+                || m.ends_with("lease of worker id 1 released")
         }),
         "{out}"
     );
     assert!(
         all.iter()
-            .any(|e| text(e, "level") == "WARN"
-                && text(e, "message").contains("could not be released")),
+            .any(|e| text(e, "message").starts_with("lease released: worker id 2 ")),
         "{out}"
     );
     let thief: String = sqlite(dir.path())

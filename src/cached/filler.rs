@@ -34,6 +34,8 @@ impl Shared {
             let second = self.layout.epoch_seconds().saturating_add(now as i64);
             self.counters.demand_second.store(second, Ordering::Relaxed);
         }
+        self.heal_if_renewed(&mut st, now);
+        let worker_id = self.worker_id.load(Ordering::Relaxed);
         self.sweep_stale(st.tail, now);
         st.cursor_seen = self.ring.cursor();
         // After the sweep: per-thread takers see the new second once the stale prefix of the
@@ -103,9 +105,9 @@ impl Shared {
                 .min(second_end / k - 1);
             while st.next_seq <= max_seq {
                 let chunk = st.tail / k;
-                let base =
-                    self.layout
-                        .compose_unchecked(st.next_delta, self.worker_id, st.next_seq);
+                let base = self
+                    .layout
+                    .compose_unchecked(st.next_delta, worker_id, st.next_seq);
                 let wake = chunk == full_wake || chunk == second_wake;
                 if !self.ring.put(chunk, base, wake) {
                     // Rule 2: keep the rest of this second for the next round.
@@ -155,7 +157,10 @@ impl Shared {
             // Unbounded borrowing runs through seconds fast: double the distance ahead.
             None => second.saturating_add((second - now).max(1)),
         };
-        match reach.file.raise(self.worker_id, target, now) {
+        // Under this generator's worker id as of now: a heal switches it under the filler's lock,
+        // which every round (and so this call) holds.
+        let worker_id = self.worker_id.load(Ordering::Relaxed);
+        match reach.file.raise(worker_id, target, now) {
             Ok(recorded) => {
                 reach.reserved.store(recorded, Ordering::Relaxed);
                 *lock(&reach.error) = None;
@@ -196,7 +201,7 @@ impl Shared {
             if end <= c {
                 return;
             }
-            self.claim_discarded(c, end - c);
+            self.claim_discarded(c, end - c, true);
         }
     }
 }

@@ -11,8 +11,11 @@
 mod builder;
 mod discards;
 mod filler;
+mod heal;
 mod lead;
 mod local;
+mod queue;
+mod renewal;
 mod shared;
 mod snapshot;
 mod stats;

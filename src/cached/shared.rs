@@ -22,6 +22,8 @@ pub(super) struct Counters {
     /// Claimed indices never handed out; see [`Discards`].
     pub(super) discards: Discards,
     pub(super) take_waits: AtomicU64,
+    /// Times the generator took a new worker id after losing its lease for good.
+    pub(super) heals: AtomicU64,
     /// The delta of the newest ID written, plus one (0: none yet).
     pub(super) last_delta: AtomicU64,
     pub(super) exhausted: AtomicBool,
@@ -60,7 +62,8 @@ pub(super) struct Shared {
     pub(super) id: u64,
     pub(super) ring: Ring,
     pub(super) layout: Layout,
-    pub(super) worker_id: u64,
+    /// The worker id: changed only by the filler, when the generator heals (see [`super::heal`]).
+    pub(super) worker_id: AtomicU64,
     pub(super) clock: Arc<dyn Clock>,
     pub(super) threshold: u64,
     pub(super) max_lag_secs: u64,
@@ -74,9 +77,11 @@ pub(super) struct Shared {
     pub(super) keeper: Option<Keeper>,
     /// The state file the filler reserves seconds in before using them, if any.
     pub(super) reach: Option<Reach>,
-    /// Batches of `next_ids_async` take their turn, first come first served.
-    #[cfg(feature = "tokio")]
-    pub(super) batch_turn: tokio::sync::Mutex<()>,
+    /// How a new worker id reaches the filler after the lease is lost for good, if the worker id
+    /// source can give one.
+    pub(super) renewal: Option<Arc<super::renewal::Renewal>>,
+    /// The takes that wait, first come, first served (see [`super::queue`]).
+    pub(super) queue: super::queue::Queue,
     /// Async takes waiting for the filler, and how they are woken.
     #[cfg(feature = "tokio")]
     pub(super) async_waiters: std::sync::atomic::AtomicUsize,
@@ -268,6 +273,8 @@ pub(super) static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
 /// |---|---|---|
 /// | database, recycled row | the row's lease (`LEASE_UNTIL`), expired before reuse | at the clock: the lease is in the past |
 /// | database, new row | nothing needed (a new id); the host's earlier leases order it | above the host's earlier rows, at most `max_lead` ahead |
+/// | database, the predecessor's row taken back ([`keep_worker_id`](crate::DatabaseAssigner::keep_worker_id)) | the state file: this id's reach | right after the last second recorded for it |
+/// | database, a new id after the lease was lost for good (healing, below) | the new row's lease, or nothing; the state file: this id's reach | above both, and above every second this generator wrote |
 /// | fixed id, StatefulSet ordinal | the [state file](crate::CachedBuilder::state_file): this id's reach | right after the last second recorded for it |
 /// | a recreated worker table | the state file: each id's reach | right after the last second recorded for that id |
 ///
@@ -275,9 +282,23 @@ pub(super) static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
 /// may use, so a restart after `kill -9` starts right after the last second its worker id used,
 /// never more than `max_lead` ahead; a worker id it does not name starts at the clock. Without
 /// one, a fixed id restarted within `max_lead` of its previous run can repeat IDs. A worker id
-/// from a database whose floor lies beyond `now + max_lead` (a run under a clock set ahead) is
+/// from a database whose floor lies beyond `now + max_lead + max_lag` (a run under a clock set ahead) is
 /// given back at start and another taken ([`given_back`](Self::given_back)); one that cannot be
 /// (a fixed id) starts [unavailable](crate::Health::ReservedAhead) until the clock catches up.
+///
+/// # Healing
+///
+/// A generator whose worker lease is lost for good (its row taken over by another node after
+/// the lease ran out, or the row gone) takes a new worker id from its source by itself, as soon
+/// as the source answers, and serves again: the worker id source's
+/// [`retaker`](crate::WorkerIdAssigner::retaker), which a [`DatabaseAssigner`](crate::DatabaseAssigner)
+/// has. The IDs of the old worker id still in the ring are discarded, never handed out after the
+/// switch; [`worker_id`](Self::worker_id) and [`Stats::worker_id`](crate::Stats::worker_id) tell
+/// the new one, [`Stats::heals`](crate::Stats::heals) how often it happened. A lease lost because
+/// the database does not answer is not lost for good: the generator serves up to the lease's
+/// horizon, then waits, and goes on with the same worker id once the database answers. A source
+/// without a retaker (a fixed id) cannot heal: takes fail with [`Error::LeaseExpired`](crate::Error::LeaseExpired)
+/// saying so. [`DefaultUidGenerator`](crate::DefaultUidGenerator) does not heal.
 ///
 /// [`padding_factor`]: crate::CachedBuilder::padding_factor
 /// [`max_lead`]: crate::CachedBuilder::max_lead
@@ -307,7 +328,8 @@ impl std::fmt::Debug for CachedUidGenerator {
 }
 
 impl CachedUidGenerator {
-    /// This generator's worker id.
+    /// This generator's worker id: the one it serves with now (a new one after it healed, see
+    /// [Healing](Self#healing)).
     ///
     /// ```
     /// use ringflake::{CachedUidGenerator, Layout};
@@ -316,7 +338,7 @@ impl CachedUidGenerator {
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn worker_id(&self) -> u64 {
-        self.shared.worker_id
+        self.shared.worker_id.load(Ordering::Acquire)
     }
 
     /// The layout IDs are made with.
@@ -332,7 +354,7 @@ impl CachedUidGenerator {
     }
 
     /// The worker id this generator gave back at start, if it did: the one first assigned was
-    /// reserved beyond the lead cap (its IDs may reach a second past `now + max_lead`, recorded
+    /// reserved beyond the lead cap (its IDs may reach a second past `now + max_lead + max_lag`, recorded
     /// by the state file or the worker table), and the assigner gave another
     /// ([`CachedBuilder::worker_id_from`](crate::CachedBuilder::worker_id_from)).
     ///

@@ -105,14 +105,53 @@ impl Shared {
         }
     }
 
-    /// Claims `n` indices from `at` as discarded and expired (a stale sweep) if the cursor still
-    /// stands there, recording them with the claim.
-    pub(super) fn claim_discarded(&self, at: u64, n: u64) -> bool {
+    /// Claims `n` indices for a batch at the head of the queue, held (not counted as issued)
+    /// until [`settle_batch`](Self::settle_batch): the claim and its record in one step under
+    /// the lock that [`stats`](Self::stats) reads under.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(super) fn claim_for_batch(&self, n: u64) -> u64 {
+        let mut log = lock(&self.counters.discards.0);
+        let first = self.ring.claim(n);
+        log.batches.push((first, first + n));
+        first
+    }
+
+    /// A batch is done with `ranges` of its claims: they are issued (handed out), or with
+    /// `discard` recorded as discarded (the batch was given up or failed), in one step.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(super) fn settle_batch(&self, ranges: &[(u64, u64)], discard: bool) {
+        let mut log = lock(&self.counters.discards.0);
+        for &range in ranges {
+            if let Some(at) = log.batches.iter().position(|&r| r == range) {
+                log.batches.swap_remove(at);
+            }
+            if discard {
+                log.add(range.0, range.1);
+            }
+        }
+    }
+
+    /// A batch's claim `range` was lapped from `at` on: `at..` is discarded, the rest stays held.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(super) fn split_batch(&self, range: (u64, u64), at: u64) {
+        let mut log = lock(&self.counters.discards.0);
+        if let Some(r) = log.batches.iter_mut().find(|r| **r == range) {
+            r.1 = at;
+        }
+        log.add(at, range.1);
+    }
+
+    /// Claims `n` indices from `at` as discarded if the cursor still stands there, recording them
+    /// with the claim; with `expired`, as expired too (a stale sweep: IDs no take claimed before
+    /// their second passed), else not (a heal's switch drops the old worker id's IDs).
+    pub(super) fn claim_discarded(&self, at: u64, n: u64, expired: bool) -> bool {
         let mut log = lock(&self.counters.discards.0);
         let claimed = self.ring.claim_at(at, n);
         if claimed {
             log.add(at, at + n);
-            log.expired += n;
+            if expired {
+                log.expired += n;
+            }
         }
         claimed
     }
@@ -138,6 +177,7 @@ impl Shared {
                 }
             }
         };
+        let waiting = s.queue.waiting();
         let clock_second = s.clock.now_seconds();
         let now = clock_second.saturating_sub(s.layout.epoch_seconds()).max(0) as u64;
         let lead = s.max_lead.map(|(lead, _)| lead);
@@ -155,10 +195,13 @@ impl Shared {
             discarded,
             expired,
             take_waits: c.take_waits.load(Ordering::Relaxed),
+            waiting_takes: waiting.takes,
+            waiting_ids: waiting.ids,
             lead_seconds: last.map_or(0, |l| l.saturating_sub(now)),
             lag_seconds: head.map_or(0, |h| now.saturating_sub(h)),
             remaining_seconds: s.layout.max_delta_seconds().saturating_sub(used),
-            worker_id: s.worker_id,
+            worker_id: s.worker_id.load(Ordering::Acquire),
+            heals: c.heals.load(Ordering::Relaxed),
             filler_up: !s.background || c.filler_up.load(Ordering::Relaxed),
             lease_until: s.keeper.as_ref().map(|k| k.horizon()),
             lease_lost: s.keeper.as_ref().is_some_and(|k| k.is_lost()),

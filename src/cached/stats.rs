@@ -105,14 +105,25 @@ pub struct Stats {
     pub expired: u64,
     /// Takes that found the ring empty and had to wait.
     pub take_waits: u64,
+    /// Takes waiting in the queue right now (batches, async takes, and takes that arrived
+    /// while others waited), served first come, first served.
+    pub waiting_takes: u64,
+    /// IDs those takes still wait for: the queue ahead of a take that arrives now. At the lead
+    /// cap, `2^seq_bits` of them become ready per second.
+    pub waiting_ids: u64,
     /// How many seconds the newest ID in the ring is ahead of the clock (0 if not ahead).
     pub lead_seconds: u64,
     /// How many seconds the oldest ready ID is behind the clock (0 if none is behind).
     pub lag_seconds: u64,
     /// Seconds until the time bits run out, counting borrowed seconds as used.
     pub remaining_seconds: u64,
-    /// This generator's worker id.
+    /// This generator's worker id: the one it serves with now (a generator that healed after
+    /// losing its lease for good has a new one).
     pub worker_id: u64,
+    /// Times this generator took a new worker id by itself after losing its lease for good
+    /// (its row taken over by another node, or gone); see
+    /// [`WorkerIdAssigner::retaker`](crate::WorkerIdAssigner::retaker).
+    pub heals: u64,
     /// Whether the filler thread is running (always `true` without a background filler).
     pub filler_up: bool,
     /// The worker lease's horizon (last unix second it allows), if the worker id is leased.
@@ -456,10 +467,13 @@ mod tests {
             discarded: 0,
             expired: 0,
             take_waits: 0,
+            waiting_takes: 0,
+            waiting_ids: 0,
             lead_seconds: 0,
             lag_seconds: 0,
             remaining_seconds: 1_000,
             worker_id: 4,
+            heals: 0,
             filler_up: true,
             lease_until: Some(NOW + 300),
             lease_lost: false,

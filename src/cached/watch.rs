@@ -60,7 +60,7 @@ impl Watch {
             let max_lag_ms = (shared.max_lag_secs as i64).saturating_mul(1000);
             if step <= -STEP_BACK_MS {
                 tracing::warn!(
-                    worker_id = shared.worker_id,
+                    worker_id = shared.worker_id.load(Ordering::Relaxed),
                     step_s = step as f64 / 1000.0,
                     now = %crate::clock::rfc3339(wall.div_euclid(1000)),
                     "clock stepped back by {:.1} s: IDs continue above the newest second issued, \
@@ -73,7 +73,7 @@ impl Watch {
                 );
             } else if step > max_lag_ms {
                 tracing::warn!(
-                    worker_id = shared.worker_id,
+                    worker_id = shared.worker_id.load(Ordering::Relaxed),
                     step_s = step as f64 / 1000.0,
                     max_lag_s = shared.max_lag_secs,
                     now = %crate::clock::rfc3339(wall.div_euclid(1000)),
@@ -95,13 +95,13 @@ impl Watch {
         let now = lock(&reach.error).as_ref().map(|e| e.to_string());
         match (&self.state_error, &now) {
             (before, Some(error)) if before.as_ref() != Some(error) => tracing::error!(
-                worker_id = shared.worker_id,
+                worker_id = shared.worker_id.load(Ordering::Relaxed),
                 error = %error,
                 "state file write failed: no ID past the second it records will be issued until \
                  it can be written"
             ),
             (Some(_), None) => tracing::info!(
-                worker_id = shared.worker_id,
+                worker_id = shared.worker_id.load(Ordering::Relaxed),
                 "state file written again: IDs are issued past the second it recorded"
             ),
             _ => {}
@@ -117,7 +117,7 @@ impl Watch {
             if !self.exhausted {
                 self.exhausted = true;
                 tracing::error!(
-                    worker_id = shared.worker_id,
+                    worker_id = shared.worker_id.load(Ordering::Relaxed),
                     last_valid = %shared.layout.last_valid_date(),
                     "time bits exhausted: every take fails from now on; move to a layout with \
                      more time bits or a later epoch"
@@ -132,7 +132,7 @@ impl Watch {
         if crossed > self.time_warnings {
             self.time_warnings = crossed;
             tracing::warn!(
-                worker_id = shared.worker_id,
+                worker_id = shared.worker_id.load(Ordering::Relaxed),
                 left_s = left,
                 last_valid = %shared.layout.last_valid_date(),
                 "time bits near their end: {} left (borrowed seconds counted as used), last \
@@ -166,18 +166,21 @@ pub(super) fn filler_ended(shared: &Shared, panic: Option<&(dyn std::any::Any + 
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "(no message)".into());
             tracing::error!(
-                worker_id = shared.worker_id,
+                worker_id = shared.worker_id.load(Ordering::Relaxed),
                 panic = %message,
                 "filler panicked: the ring is not refilled any more, takes fail once it is \
                  empty; restart the process"
             );
         }
         None if !shutting_down => tracing::error!(
-            worker_id = shared.worker_id,
+            worker_id = shared.worker_id.load(Ordering::Relaxed),
             "filler stopped: the ring is not refilled any more, takes fail once it is empty; \
              restart the process"
         ),
-        None => tracing::debug!(worker_id = shared.worker_id, "filler stopped at shutdown"),
+        None => tracing::debug!(
+            worker_id = shared.worker_id.load(Ordering::Relaxed),
+            "filler stopped at shutdown"
+        ),
     }
 }
 

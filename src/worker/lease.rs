@@ -133,12 +133,19 @@ pub(crate) const DEFAULT_WINDOW_SECS: i64 = 300;
 /// keeper tries about once a second).
 const REPEAT_WARNING_SECS: i64 = 30;
 
+/// Asks the worker id source for a new worker id once the lease is lost for good, and hands what
+/// it got to the generator (the closure does both): the new worker id, or the error of a source
+/// that did not answer (the keeper asks again).
+pub(crate) type Renew = Box<dyn FnMut() -> Result<u64, Error> + Send>;
+
 /// Shared between a generator and its lease keeper thread.
 pub(crate) struct KeeperShared {
-    lease: Box<dyn Lease>,
+    /// The lease; `None` once it is lost for good (dropped, which lets go of what it held) until
+    /// the generator installs the next one.
+    lease: Mutex<Option<Box<dyn Lease>>>,
     clock: Arc<dyn Clock>,
-    /// The worker id the lease is for (log lines name it).
-    worker_id: u64,
+    /// The worker id the lease is for (log lines name it); a new one after a heal.
+    worker_id: AtomicU64,
     /// The last unix second the node may issue.
     horizon: AtomicI64,
     /// The newest unix second the generator has used (written or issued).
@@ -147,6 +154,14 @@ pub(crate) struct KeeperShared {
     lost: AtomicBool,
     /// The last extension failed because another node holds the worker id now.
     taken_over: AtomicBool,
+    /// The lease is lost for good (taken over, or its row gone): why. No extension brings it
+    /// back; only a new worker id does.
+    gone: Mutex<Option<String>>,
+    /// Asks the source for a new worker id when the lease is gone; `None`: the source has no
+    /// other (a fixed id) or the generator does not heal.
+    renewer: Mutex<Option<Renew>>,
+    /// A new worker id was handed to the generator and waits to be installed.
+    renewed: AtomicBool,
     /// Extension attempts that failed since the keeper started.
     failures: AtomicU64,
     /// The unix second of the first failure of the current run of failures; `i64::MIN` while
@@ -161,7 +176,7 @@ pub(crate) struct KeeperShared {
     /// How many times the generator hit the horizon since the last extension: the window doubles.
     hits: AtomicU32,
     shutdown: AtomicBool,
-    window: i64,
+    window: AtomicI64,
     /// The generator's lead cap, in seconds, if it has one.
     max_lead: Option<u64>,
     renew: Duration,
@@ -182,7 +197,24 @@ struct Reported {
     expired: bool,
 }
 
+fn lock<T: ?Sized>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Plain data, consistent between statements: poisoning is no reason to stop.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl KeeperShared {
+    /// The worker id the lease is for.
+    fn worker(&self) -> u64 {
+        self.worker_id.load(Ordering::Relaxed)
+    }
+
+    /// Where the lease is kept, for log lines.
+    fn describe(&self) -> String {
+        lock(&self.lease)
+            .as_ref()
+            .map_or_else(|| "no lease".into(), |l| l.describe())
+    }
+
     /// The last unix second the node may issue.
     pub(crate) fn horizon(&self) -> i64 {
         self.horizon.load(Ordering::Acquire)
@@ -236,37 +268,119 @@ impl KeeperShared {
             Some(e) => format!("the worker table could not be updated to extend the lease: {e}"),
             None => "the worker table could not be updated to extend the lease".into(),
         };
+        let reason = match (self.is_gone(), lock(&self.renewer).is_some()) {
+            (false, _) => reason,
+            (true, true) => {
+                format!("{reason}; taking a new worker id from the source as soon as it answers")
+            }
+            (true, false) => format!(
+                "{reason}; this worker id source has no other id to give: restart with another \
+                 worker id"
+            ),
+        };
         Error::LeaseExpired {
             until: self.horizon(),
             reason,
         }
     }
 
-    /// The generator reached the horizon: extend now, and further.
-    pub(crate) fn request_extension(&self) {
-        self.hits.fetch_add(1, Ordering::Relaxed);
-        if let Some(t) = self
-            .thread
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-        {
+    /// Whether the lease is lost for good (taken over, or its row gone).
+    pub(crate) fn is_gone(&self) -> bool {
+        lock(&self.gone).is_some()
+    }
+
+    /// Lets the keeper take a new worker id through `renew` once the lease is lost for good.
+    pub(crate) fn set_renew(&self, renew: Renew) {
+        *lock(&self.renewer) = Some(renew);
+    }
+
+    /// The generator switched to worker id `worker_id`: keep `lease` extended from
+    /// `first_second` on.
+    pub(crate) fn install(&self, worker_id: u64, lease: Box<dyn Lease>, first_second: i64) {
+        self.window.store(lease.window().max(1), Ordering::Relaxed);
+        self.horizon.store(lease.until(), Ordering::Release);
+        self.used.store(first_second, Ordering::Relaxed);
+        self.final_second.store(i64::MIN, Ordering::Relaxed);
+        self.hits.store(0, Ordering::Relaxed);
+        self.worker_id.store(worker_id, Ordering::Relaxed);
+        *lock(&self.lease) = Some(lease);
+        *lock(&self.gone) = None;
+        *lock(&self.last_error) = None;
+        *lock(&self.reported) = Reported::default();
+        self.failing_since.store(i64::MIN, Ordering::Release);
+        self.taken_over.store(false, Ordering::Release);
+        self.lost.store(false, Ordering::Release);
+        self.renewed.store(false, Ordering::Release);
+        self.wake();
+    }
+
+    /// The new worker id handed over could not be used: ask the source again.
+    pub(crate) fn renew_again(&self) {
+        self.renewed.store(false, Ordering::Release);
+        self.wake();
+    }
+
+    fn wake(&self) {
+        if let Some(t) = lock(&self.thread).as_ref() {
             t.unpark();
         }
     }
 
+    /// Asks the source for a new worker id, unless one waits to be installed already.
+    fn try_renew(&self) {
+        if self.renewed.load(Ordering::Acquire) || self.shutdown.load(Ordering::Acquire) {
+            return;
+        }
+        let mut renew = lock(&self.renewer);
+        let Some(renew) = renew.as_mut() else {
+            return;
+        };
+        match renew() {
+            Ok(worker_id) => {
+                tracing::info!(
+                    old_worker_id = self.worker(),
+                    worker_id,
+                    "new worker id {worker_id} taken from the source after the lease of worker \
+                     id {} was lost for good",
+                    self.worker(),
+                );
+                self.renewed.store(true, Ordering::Release);
+            }
+            Err(error) => {
+                tracing::warn!(
+                    old_worker_id = self.worker(),
+                    %error,
+                    "no new worker id yet: the source will be asked again"
+                );
+            }
+        }
+    }
+
+    /// The generator reached the horizon: extend now, and further.
+    pub(crate) fn request_extension(&self) {
+        self.hits.fetch_add(1, Ordering::Relaxed);
+        self.wake();
+    }
+
     fn extend_once(&self) {
+        if self.is_gone() {
+            self.try_renew();
+            return;
+        }
         let hits = self.hits.swap(0, Ordering::Relaxed).min(12);
         let now = self.clock.now_seconds();
         let base = now.max(self.used.load(Ordering::Relaxed));
-        let mut target = base.saturating_add(self.window << hits);
+        let window = self.window.load(Ordering::Relaxed);
+        let mut target = base.saturating_add(window << hits);
         if let Some(lead) = self.max_lead {
-            target = target.min(now.saturating_add(lead as i64).saturating_add(self.window));
+            target = target.min(now.saturating_add(lead as i64).saturating_add(window));
         }
         if target > self.horizon() {
-            match self.lease.extend(target) {
-                Ok(()) => self.extended(target, now),
-                Err(e) => self.failed(e, now),
+            let extended = lock(&self.lease).as_ref().map(|l| l.extend(target));
+            match extended {
+                Some(Ok(())) => self.extended(target, now),
+                Some(Err(e)) => self.failed(e, now),
+                None => {}
             }
         }
         self.check_expiry(now);
@@ -278,13 +392,13 @@ impl KeeperShared {
         let was_lost = self.lost.swap(false, Ordering::AcqRel);
         self.taken_over.store(false, Ordering::Release);
         let since = self.failing_since.swap(i64::MIN, Ordering::AcqRel);
-        *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *lock(&self.last_error) = None;
         let reported =
             std::mem::take(&mut *self.reported.lock().unwrap_or_else(|e| e.into_inner()));
         if was_lost {
             tracing::info!(
-                worker_id = self.worker_id,
-                database = %self.lease.describe(),
+                worker_id = self.worker(),
+                database = %self.describe(),
                 until = %crate::clock::rfc3339(until),
                 failures = reported.streak,
                 failed_for_s = now.saturating_sub(since).max(0),
@@ -317,16 +431,26 @@ impl KeeperShared {
         if taken_over {
             if !was_taken_over {
                 tracing::error!(
-                    worker_id = self.worker_id,
-                    database = %self.lease.describe(),
+                    worker_id = self.worker(),
+                    database = %self.describe(),
                     until = %crate::clock::rfc3339(until),
                     error = %text,
                     "lease taken over by another node: worker id {} is not this node's any more; \
                      no ID past {} will be issued",
-                    self.worker_id,
+                    self.worker(),
                     crate::clock::rfc3339(until),
                 );
             }
+            // Lost for good: no extension can bring it back. The lease is let go of (with what
+            // it held, such as the owner file's lock) and a new worker id asked for.
+            let reason = match self.last_error() {
+                Some(Error::LeaseExpired { reason, .. }) => reason,
+                _ => text,
+            };
+            *lock(&self.gone) = Some(reason);
+            drop(lock(&self.lease).take());
+            drop(reported);
+            self.try_renew();
             return;
         }
         let repeat = match &reported.warned {
@@ -335,8 +459,8 @@ impl KeeperShared {
         };
         if repeat && now <= until {
             tracing::warn!(
-                worker_id = self.worker_id,
-                database = %self.lease.describe(),
+                worker_id = self.worker(),
+                database = %self.describe(),
                 until = %crate::clock::rfc3339(until),
                 holds_for_s = until.saturating_sub(now),
                 failures = reported.streak,
@@ -360,8 +484,8 @@ impl KeeperShared {
         }
         reported.expired = true;
         tracing::error!(
-            worker_id = self.worker_id,
-            database = %self.lease.describe(),
+            worker_id = self.worker(),
+            database = %self.describe(),
             expired_at = %crate::clock::rfc3339(until),
             failures = reported.streak,
             error = %self.last_error().map(|e| e.to_string()).unwrap_or_default(),
@@ -403,21 +527,24 @@ impl Keeper {
         // Renew three times per window (at most every second), so one lost update is harmless.
         let renew = Duration::from_millis((window.max(1) as u64 * 1000 / 3).clamp(100, 1000));
         let shared = Arc::new(KeeperShared {
-            lease,
+            lease: Mutex::new(Some(lease)),
             clock,
-            worker_id,
+            worker_id: AtomicU64::new(worker_id),
             horizon: AtomicI64::new(horizon),
             used: AtomicI64::new(first_second),
             final_second: AtomicI64::new(i64::MIN),
             lost: AtomicBool::new(false),
             taken_over: AtomicBool::new(false),
+            gone: Mutex::new(None),
+            renewer: Mutex::new(None),
+            renewed: AtomicBool::new(false),
             failures: AtomicU64::new(0),
             failing_since: AtomicI64::new(i64::MIN),
             last_error: Mutex::new(None),
             reported: Mutex::new(Reported::default()),
             hits: AtomicU32::new(0),
             shutdown: AtomicBool::new(false),
-            window: window.max(1),
+            window: AtomicI64::new(window.max(1)),
             max_lead,
             renew,
             thread: Mutex::new(None),
@@ -476,23 +603,34 @@ impl Keeper {
         // Never below what may have been issued; never above the horizon already recorded.
         let last = last.min(s.horizon());
         let _span = s.span.enter();
-        let result = s.lease.release(last);
+        let worker_id = s.worker();
+        let Some(lease) = lock(&s.lease).take() else {
+            // Lost for good and not replaced: the row is another node's, not ours to release.
+            let error = s.expired();
+            tracing::warn!(
+                worker_id,
+                error = %error,
+                "lease not released: worker id {worker_id} is another node's now",
+            );
+            return Err(error);
+        };
+        let result = lease.release(last);
         match &result {
             Ok(()) => tracing::info!(
-                worker_id = s.worker_id,
-                database = %s.lease.describe(),
+                worker_id,
+                database = %lease.describe(),
                 last_second = %crate::clock::rfc3339(last),
                 "lease released: worker id {} may be recycled once the clock passes {}",
-                s.worker_id,
+                worker_id,
                 crate::clock::rfc3339(last),
             ),
             Err(e) => tracing::warn!(
-                worker_id = s.worker_id,
-                database = %s.lease.describe(),
+                worker_id,
+                database = %lease.describe(),
                 until = %crate::clock::rfc3339(s.horizon()),
                 error = %e,
                 "lease release failed: worker id {} stays reserved until its lease expires at {}",
-                s.worker_id,
+                worker_id,
                 crate::clock::rfc3339(s.horizon()),
             ),
         }

@@ -3,6 +3,7 @@
 
 use super::lease::Lease;
 use super::node::NodeInfo;
+use super::owner::Owned;
 use super::rows::WorkerTable;
 use crate::Error;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -21,6 +22,9 @@ pub(super) struct RowLease {
     /// Leases a failed call may have written after all (the reply was lost, not the update),
     /// since the last confirmed one; at most [`MAX_UNCONFIRMED`], newest last.
     unconfirmed: Mutex<Vec<i64>>,
+    /// The owner file's lock, held as long as the lease and never read: dropping it releases the
+    /// lock (see [`DatabaseAssigner::keep_worker_id`](super::table::DatabaseAssigner::keep_worker_id)).
+    _owned: Mutex<Option<Owned>>,
 }
 
 /// How many unconfirmed lease values a [`RowLease`] remembers (one attempt a second at most).
@@ -34,6 +38,7 @@ impl RowLease {
         until: i64,
         window: i64,
         node: &NodeInfo,
+        owned: Option<Owned>,
     ) -> RowLease {
         RowLease {
             table,
@@ -44,6 +49,7 @@ impl RowLease {
             // JPAAS host and port repeat across boots, so they prove nothing.
             boot: (node.node_type == 2).then(|| (node.host_name.clone(), node.port.clone())),
             unconfirmed: Mutex::new(Vec::new()),
+            _owned: Mutex::new(owned),
         }
     }
 

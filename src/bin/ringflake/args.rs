@@ -200,6 +200,15 @@ fn boolish() -> clap::builder::BoolishValueParser {
     clap::builder::BoolishValueParser::new()
 }
 
+/// The largest `--max-wait`: an hour.
+const MAX_WAIT_FLAG: u64 = 3600;
+
+/// How long a request for IDs waits unless `--max-wait` says otherwise: long enough for a queue
+/// of `max_wait x 2^seq_bits` IDs at the lead cap (16 clients asking for 5,000 IDs each of a
+/// 13-bit sequence, 8,192 a second, queue for 10 s), shorter than the 30 s or 60 s after which
+/// common HTTP clients and proxies give up.
+pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(15);
+
 /// The UTC date of a unix second, for the help text (`2025-01-01`).
 fn utc_date(seconds: i64) -> String {
     jiff::Timestamp::from_second(seconds).map_or_else(
@@ -287,6 +296,13 @@ pub struct ServeArgs {
         requires = "tls_cert"
     )]
     pub tls_key: Option<PathBuf>,
+    #[arg(long, env = "RINGFLAKE_MAX_WAIT", value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(0..=MAX_WAIT_FLAG),
+          help = format!("The longest a request for IDs waits for them (at the lead cap, waiting \
+                          requests are served first come, first served); then it is answered 503 \
+                          with Retry-After, having taken nothing [default: {}]",
+                         DEFAULT_MAX_WAIT.as_secs()))]
+    pub max_wait: Option<u64>,
     /// This is the only instance using its worker id source: lets serve run in a Kubernetes pod
     /// with worker ids from a SQLite file of its own (refused there otherwise, as replicas would
     /// each take worker id 1 from their own file and hand out the same IDs)
@@ -541,6 +557,16 @@ impl Source {
                 h.host, h.from
             ),
             Source::Table(a) => a.describe(),
+        }
+    }
+
+    /// The source for a generator whose state file is `state`: a worker table then keeps the
+    /// worker id across restarts in that state file's directory
+    /// ([`DatabaseAssigner::keep_worker_id`]).
+    pub fn keeping(self, state: Option<&Path>) -> Source {
+        match (self, state) {
+            (Source::Table(t), Some(state)) => Source::Table(t.keep_worker_id(state)),
+            (other, _) => other,
         }
     }
 
@@ -1034,6 +1060,7 @@ mod tests {
             ("worker_bits", u64::from(d.worker_bits())),
             ("seq_bits", u64::from(d.seq_bits())),
             ("max_lead", DEFAULT_MAX_LEAD.as_secs()),
+            ("max_wait", DEFAULT_MAX_WAIT.as_secs()),
         ] {
             let text = help(id);
             assert!(

@@ -104,6 +104,7 @@ pub fn plans(a: &ServeArgs, matches: &ArgMatches) -> Result<Vec<Plan>, String> {
 /// The default generator from the flags, as without a config.
 fn from_flags(a: &ServeArgs, matches: &ArgMatches) -> Result<Plan, String> {
     let (tz, layout) = a.layout.zone_and_layout()?;
+    let state = a.state.path(matches)?;
     pod_check(
         a.single_instance,
         a.worker.chosen(matches)?,
@@ -114,9 +115,9 @@ fn from_flags(a: &ServeArgs, matches: &ArgMatches) -> Result<Plan, String> {
         origin: FLAGS.into(),
         tz,
         layout,
-        source: a.worker.source(matches)?,
+        source: a.worker.source(matches)?.keeping(state.as_deref()),
         lead: a.ring.lead(matches)?,
-        state: a.state.path(matches)?,
+        state,
         ring: a.ring.clone(),
     })
 }
@@ -154,7 +155,7 @@ impl Table {
             origin: self.origin,
             tz,
             layout,
-            source,
+            source: source.keeping(state.as_deref()),
             lead,
             state,
             ring: self.args.ring,

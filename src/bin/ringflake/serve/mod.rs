@@ -201,6 +201,7 @@ fn boot_generators(a: &ServeArgs, plans: Vec<config::Plan>) -> Result<Booted, St
                 generators: Arc::default(),
                 exposure: Exposure::All,
                 auth: None,
+                max_wait: max_wait(a),
             },
             name: plan.name,
             source: plan.source.describe(),
@@ -239,8 +240,15 @@ fn default_app(
             Exposure::All
         },
         auth,
+        max_wait: max_wait(a),
     };
     (app, source)
+}
+
+/// How long a request for IDs waits (`--max-wait`).
+fn max_wait(a: &ServeArgs) -> Duration {
+    a.max_wait
+        .map_or(crate::args::DEFAULT_MAX_WAIT, Duration::from_secs)
 }
 
 /// The listeners serving: the main one and the `--metrics-listen` one, if any.

@@ -294,7 +294,7 @@ pub fn json(generators: &Generators) -> String {
             ",\"worker_id\":{},\"time_bits\":{},\"worker_bits\":{},\"seq_bits\":{},\"epoch_seconds\":{},\
              \"capacity\":{},\"available\":{},\"fill\":{:.4},\"lead_seconds\":{},\"max_lead_seconds\":{},\
              \"lag_seconds\":{},\"issued\":{},\"discarded\":{},\"expired\":{},\"take_waits\":{},\
-             \"idle_seconds\":{},\
+             \"idle_seconds\":{},\"waiting_takes\":{},\"waiting_ids\":{},\"heals\":{},\
              \"remaining_seconds\":{},\"lifetime_seconds\":{},\"runs_out\":\"{}\",\
              \"lease_until\":{},\"lease_lost\":{},\"filler_up\":{},\"rates\":[",
             s.worker_id,
@@ -313,6 +313,9 @@ pub fn json(generators: &Generators) -> String {
             s.expired,
             s.take_waits,
             s.idle_seconds,
+            s.waiting_takes,
+            s.waiting_ids,
+            s.heals,
             s.remaining_seconds,
             v.lifetime,
             v.last_valid,
