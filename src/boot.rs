@@ -54,6 +54,15 @@ impl GivenBack {
     }
 }
 
+/// The time limits a generator starts under: its lead cap (`None`: unbounded) and how long the
+/// cap may hold a boot's first second before the worker id is given back (its `max_lag`), in
+/// seconds.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub(crate) max_lead: Option<u64>,
+    pub(crate) patience: u64,
+}
+
 /// An assignment checked against the layout, and the first delta second it allows.
 struct Checked {
     assignment: Assignment,
@@ -64,7 +73,7 @@ struct Checked {
 impl Boot {
     /// Checks `assignment` against `layout` at the clock's time and starts its lease keeper.
     /// With a lead cap, an assignment whose floor lies so far beyond `now + max_lead` that the
-    /// cap would hold it for longer than `patience` seconds (the generator's `max_lag`: a wait
+    /// cap would hold it for longer than `limits.patience` seconds (the generator's `max_lag`: a wait
     /// that will not pass soon) is given back (its lease released at the reserved second, so the
     /// id is not recycled before it) and `retake` asked for another, once; the second is kept
     /// whatever its floor.
@@ -74,10 +83,10 @@ impl Boot {
         layout: &Layout,
         clock: &Arc<dyn Clock>,
         state: Option<&ReachFile>,
-        max_lead: Option<u64>,
-        patience: u64,
+        limits: Limits,
         above: Option<u64>,
     ) -> Result<Boot, Error> {
+        let Limits { max_lead, patience } = limits;
         let assignment = assignment?;
         crate::worker::assigner::check_fits(assignment.worker_id, layout)?;
         let now = clock.now_seconds();

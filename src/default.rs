@@ -1,7 +1,7 @@
 //! `DefaultUidGenerator`: one ID at a time under a lock, as UidGenerator's synchronized
 //! `DefaultUidGenerator`, with the clock injectable and no wrapped IDs ever.
 
-use crate::boot::Boot;
+use crate::boot::{Boot, Limits};
 use crate::worker::lease::Keeper;
 use crate::{Assignment, Clock, Error, Layout, SystemClock};
 use std::sync::{Arc, Mutex};
@@ -152,8 +152,10 @@ impl DefaultBuilder {
             &self.layout,
             &self.clock,
             None,
-            Some(0),
-            0,
+            Limits {
+                max_lead: Some(0),
+                patience: 0,
+            },
             self.above,
         )?;
         Ok(DefaultUidGenerator {

@@ -6,7 +6,7 @@ use super::lead::{DEFAULT_MAX_LEAD, LeadPolicy};
 use super::renewal::Renewal;
 use super::shared::{CachedUidGenerator, Counters, FillerState, NEXT_GENERATOR_ID, Reach, Shared};
 use super::stats::StatsSink;
-use crate::boot::Boot;
+use crate::boot::{Boot, Limits};
 use crate::reach::ReachFile;
 use crate::ring::Ring;
 use crate::{Assignment, Clock, Error, Layout, SystemClock};
@@ -357,8 +357,10 @@ impl CachedBuilder {
             &layout,
             &self.clock,
             reach.as_ref().map(|r| &r.file),
-            max_lead.map(|(lead, _)| lead),
-            self.max_lag.as_secs(),
+            Limits {
+                max_lead: max_lead.map(|(lead, _)| lead),
+                patience: self.max_lag.as_secs(),
+            },
             self.above,
         )?;
         let capacity = 1u64 << (layout.seq_bits() + self.boost_power);
