@@ -211,6 +211,8 @@ mod cached;
 mod clock;
 mod default;
 mod error;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 mod layout;
 #[cfg(feature = "metrics")]
 mod metrics;

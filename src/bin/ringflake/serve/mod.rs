@@ -16,6 +16,7 @@
 mod auth;
 mod bodies;
 mod config;
+mod grpc;
 mod leaf;
 mod listen;
 mod named;
@@ -24,6 +25,7 @@ mod server;
 mod signals;
 mod status;
 mod tls;
+mod versions;
 
 use crate::args::{self, Lead, ServeArgs};
 use crate::layout::thousands;

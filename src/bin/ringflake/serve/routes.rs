@@ -253,7 +253,7 @@ pub struct App {
 
 impl App {
     /// The `App` of generator `name`.
-    fn named(&self, name: &str) -> Option<&App> {
+    pub fn named(&self, name: &str) -> Option<&App> {
         self.generators.get(name).map(|named| &named.app)
     }
 
