@@ -237,3 +237,57 @@ fn stream_waits_for_a_slow_reader() {
         assert!(one.into_inner().id > previous);
     });
 }
+
+/// At the lead cap with policy `fail`, a call that finds no ID is UNAVAILABLE with the cap in its
+/// message and the retry delay in the trailer `grpc-retry-pushback-ms`; a count above what the
+/// cap can ever hold is INVALID_ARGUMENT naming the count and the limit.
+#[test]
+fn the_lead_cap_says_when_to_retry() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["--no-state-file", "--max-lead", "0", "--lead-policy", "fail"];
+    args.extend(common::LAYOUT_30_20_13);
+    let serve = Serve::start(dir.path(), &args);
+    let addr = serve.addr();
+    runtime().block_on(async {
+        let mut client = IdServiceClient::new(channel(addr).await);
+        let batch = |count| ringflake::grpc::BatchRequest {
+            generator: String::new(),
+            count,
+        };
+        let status = client.batch(batch(8193)).await.unwrap_err();
+        assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+        assert!(
+            status.message().contains(
+                "count 8193 is more than the generator can take at once: at most 8192 IDs \
+                 ((max-lead 0 s + 1) x 2^13 IDs a second)"
+            ),
+            "{status:?}"
+        );
+        // 8,192 IDs a second and no borrowing: of three quick batches of 8,192, two fall in one
+        // second, and the second of those finds the cap.
+        let mut refused = None;
+        for _ in 0..3 {
+            match client.batch(batch(8192)).await {
+                Ok(answer) => assert_eq!(answer.into_inner().ids.len(), 8192),
+                Err(status) => {
+                    refused = Some(status);
+                    break;
+                }
+            }
+        }
+        let status = refused.expect("three batches of 8192 within a second or two");
+        assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
+        assert!(
+            status
+                .message()
+                .contains("at most 0 s ahead of the clock; retry in 1 s"),
+            "{status:?}"
+        );
+        let pushback = status.metadata().get("grpc-retry-pushback-ms");
+        assert_eq!(
+            pushback.and_then(|v| v.to_str().ok()),
+            Some("1000"),
+            "{status:?}"
+        );
+    });
+}

@@ -222,9 +222,21 @@ impl Ids {
     }
 }
 
-/// A generator error: the service cannot issue now, never the client's fault.
+/// A generator error: the service cannot issue now, never the client's fault. At the lead cap
+/// (policy `fail`) the trailer `grpc-retry-pushback-ms` says when to retry, as for a take that
+/// waited there in vain.
 fn unavailable(e: &Error) -> Status {
-    Status::unavailable(e.to_string())
+    match e {
+        Error::LeadLimitReached { .. } => retry_later(format!("{e}; retry in 1 s")),
+        e => Status::unavailable(e.to_string()),
+    }
+}
+
+/// UNAVAILABLE with `message`, and the retry delay in the trailer `grpc-retry-pushback-ms`.
+fn retry_later(message: String) -> Status {
+    let mut metadata = MetadataMap::new();
+    metadata.insert(RETRY_PUSHBACK, MetadataValue::from_static(RETRY_PUSHBACK_MS));
+    Status::with_metadata(Code::Unavailable, message, metadata)
 }
 
 /// A take that waited [`TAKE_WAIT`] in vain: UNAVAILABLE, with the retry delay in the trailer
@@ -243,12 +255,7 @@ fn still_waiting(generator: &CachedUidGenerator) -> Status {
             TAKE_WAIT.as_secs()
         ),
     };
-    let mut metadata = MetadataMap::new();
-    metadata.insert(
-        RETRY_PUSHBACK,
-        MetadataValue::from_static(RETRY_PUSHBACK_MS),
-    );
-    Status::with_metadata(Code::Unavailable, message, metadata)
+    retry_later(message)
 }
 
 /// Why `count` IDs cannot be taken at once: more than the lead cap holds.
