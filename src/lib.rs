@@ -218,6 +218,8 @@ mod layout;
 mod metrics;
 pub mod plan;
 mod reach;
+#[cfg(feature = "client")]
+mod remote;
 mod ring;
 mod worker;
 
@@ -238,6 +240,8 @@ pub use layout::{
     DEFAULT_EPOCH_SECONDS, Layout, MAX_TIME_ZONE_FILE_BYTES, ParsedId, Parts,
     UID_GENERATOR_EPOCH_SECONDS, epoch_from_date, system_time_zone, time_zone_from_tz,
 };
+#[cfg(feature = "client")]
+pub use remote::{RemoteBuilder, RemoteGenerator, RemoteStats};
 pub use worker::node::NodeInfo;
 #[cfg(feature = "sqlite")]
 pub use worker::sqlite::DEFAULT_SQLITE_PATH;

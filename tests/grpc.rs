@@ -244,7 +244,13 @@ fn stream_waits_for_a_slow_reader() {
 #[test]
 fn the_lead_cap_says_when_to_retry() {
     let dir = tempfile::tempdir().unwrap();
-    let mut args = vec!["--no-state-file", "--max-lead", "0", "--lead-policy", "fail"];
+    let mut args = vec![
+        "--no-state-file",
+        "--max-lead",
+        "0",
+        "--lead-policy",
+        "fail",
+    ];
     args.extend(common::LAYOUT_30_20_13);
     let serve = Serve::start(dir.path(), &args);
     let addr = serve.addr();

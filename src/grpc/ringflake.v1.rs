@@ -82,6 +82,26 @@ pub struct ParseResponse {
     /// {"UID":"…","timestamp":"yyyy-MM-dd HH:mm:ss","workerId":"…","sequence":"…"}.
     #[prost(string, tag = "6")]
     pub parse_uid: ::prost::alloc::string::String,
+    /// The generator's layout, which reads every ID it issues.
+    #[prost(message, optional, tag = "7")]
+    pub layout: ::core::option::Option<Layout>,
+}
+/// A layout: `[sign 1][delta seconds: time_bits][worker id: worker_bits][sequence: seq_bits]`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct Layout {
+    /// Width of the time field.
+    #[prost(uint32, tag = "1")]
+    pub time_bits: u32,
+    /// Width of the worker id field.
+    #[prost(uint32, tag = "2")]
+    pub worker_bits: u32,
+    /// Width of the sequence field.
+    #[prost(uint32, tag = "3")]
+    pub seq_bits: u32,
+    /// The epoch, in unix seconds: an ID's second is `epoch_seconds + (id >> (worker_bits +
+    /// seq_bits))`.
+    #[prost(int64, tag = "4")]
+    pub epoch_seconds: i64,
 }
 /// Generated client implementations.
 pub mod id_service_client {

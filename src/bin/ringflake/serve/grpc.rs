@@ -235,7 +235,10 @@ fn unavailable(e: &Error) -> Status {
 /// UNAVAILABLE with `message`, and the retry delay in the trailer `grpc-retry-pushback-ms`.
 fn retry_later(message: String) -> Status {
     let mut metadata = MetadataMap::new();
-    metadata.insert(RETRY_PUSHBACK, MetadataValue::from_static(RETRY_PUSHBACK_MS));
+    metadata.insert(
+        RETRY_PUSHBACK,
+        MetadataValue::from_static(RETRY_PUSHBACK_MS),
+    );
     Status::with_metadata(Code::Unavailable, message, metadata)
 }
 
@@ -398,6 +401,12 @@ impl IdService for Ids {
             worker_id: parsed.worker_id,
             sequence: parsed.sequence,
             parse_uid,
+            layout: Some(ringflake::grpc::Layout {
+                time_bits: app.layout.time_bits(),
+                worker_bits: app.layout.worker_bits(),
+                seq_bits: app.layout.seq_bits(),
+                epoch_seconds: app.layout.epoch_seconds(),
+            }),
         }))
     }
 }
