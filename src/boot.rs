@@ -30,7 +30,7 @@ impl Boot {
         above: Option<u64>,
     ) -> Result<Boot, Error> {
         let assignment = assignment?;
-        let worker_id = crate::worker::check_fits(assignment.worker_id, layout)?;
+        let worker_id = crate::worker::assigner::check_fits(assignment.worker_id, layout)?;
         let now = clock.now_seconds();
         layout.check_alive_at(now)?;
         // Above the assignment's floor and above whatever an earlier run recorded locally, both

@@ -139,3 +139,11 @@ impl Clock for ManualClock {
         self.0.load(Ordering::SeqCst)
     }
 }
+
+/// Formats a unix second as RFC 3339 in UTC, for error messages.
+pub(crate) fn rfc3339(seconds: i64) -> String {
+    match jiff::Timestamp::from_second(seconds) {
+        Ok(ts) => ts.to_string(),
+        Err(_) => format!("unix second {seconds}"),
+    }
+}

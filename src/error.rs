@@ -325,7 +325,7 @@ impl fmt::Display for Error {
             Error::LeaseExpired { until, reason } => write!(
                 f,
                 "worker lease expired at {}: {reason}",
-                crate::layout::rfc3339(*until)
+                crate::clock::rfc3339(*until)
             ),
             Error::AboveUnreachable {
                 id,

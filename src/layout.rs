@@ -43,10 +43,54 @@ pub const DEFAULT_EPOCH_SECONDS: i64 = 1_735_689_600;
 ///
 /// # Layout
 ///
-/// | preset | time | worker | sequence | epoch | last valid second |
-/// |---|---|---|---|---|---|
-/// | [`Layout::default`] | 31 | 10 | 22 | 2025-01-01Z | 2093-01-19 |
-/// | [`Layout::uid_generator_defaults`] | 28 | 22 | 13 | 2016-05-20 UTC+8 | 2024-11-20T13:24:15Z |
+/// An ID is `[sign 1][delta seconds][worker id][sequence]`: one sign bit (always 0), then seconds
+/// since the epoch, the worker id and a per-second sequence, the three widths adding up to 63.
+/// The time bits decide how long a layout lasts (its last valid second is
+/// `epoch + 2^time_bits - 1`); the sequence bits how many IDs one worker makes per second before
+/// it borrows from the next second.
+///
+/// | layout | time / worker / seq bits | epoch | lasts | last valid second | workers | IDs per second per worker |
+/// |---|---|---|---|---|---|---|
+/// | [`Layout::default`] | 31 / 10 / 22 | 2025-01-01T00:00:00Z | 68 years | 2093-01-19T03:14:07Z | 1,024 live (recycled) | 4,194,304 |
+/// | [`Layout::uid_generator_defaults`] | 28 / 22 / 13 | 2016-05-20 00:00 UTC+8 | 8.5 years | **expired** 2024-11-20T13:24:15Z | 4,194,304 | 8,192 |
+/// | UidGenerator's suggestion | 31 / 23 / 9 | 2025-01-01T00:00:00Z | 68 years | 2093-01-19T03:14:07Z | 8,388,608 | 512 |
+/// | UidGenerator's suggestion | 30 / 27 / 6 | 2025-01-01T00:00:00Z | 34 years | 2059-01-10T13:37:03Z | 134,217,728 | 64 |
+///
+/// **Why 31/10/22 by default.** With a bounded lead a worker serves `2^seq_bits` IDs a second
+/// without borrowing, so the sequence field must hold a high-rate service's sustained rate: 22
+/// bits are 4,194,304 IDs a second. 31 time bits last 68 years from 2025-01-01. That leaves 10
+/// worker bits, 1,024 worker ids: enough for 1,024 *live* nodes because
+/// [`DatabaseAssigner`](crate::DatabaseAssigner) recycles worker ids by default, where Java burned
+/// a new id on every boot. [`plan`](crate::plan) proposes widths for a given demand.
+///
+/// # Java compatibility
+///
+/// For the same widths and epoch an ID is exactly Java's:
+/// `delta << (workerBits + seqBits) | workerId << seqBits | sequence`. Java's default `epochStr`
+/// "2016-05-20" is hard-coded as midnight in UTC+8 ([`UID_GENERATOR_EPOCH_SECONDS`]); a custom
+/// `epochStr` is parsed in the JVM's time zone: pass that zone to [`Layout::with_epoch_date`].
+/// [`ParsedId::to_java_string`] renders Java's `parseUID`. What differs on purpose: out-of-range
+/// input is an error naming the value and the limit ([`Error::WorkerIdOutOfRange`],
+/// [`Error::SequenceOutOfRange`], [`Error::DeltaOutOfRange`]) instead of a silent spill into the
+/// next field or the sign bit; `epochStr` is parsed strictly ("2024-13-01" is refused where Java
+/// rolls it over); and a layout whose time bits are used up refuses to generate
+/// ([`Error::TimeBitsExhausted`]) instead of making negative IDs, though it still parses old IDs.
+///
+/// ```
+/// use ringflake::{Layout, TimeZone};
+///
+/// // A Java node configured with timeBits 29, workerBits 21, seqBits 13, epochStr "2016-09-20",
+/// // running with the JVM time zone UTC.
+/// let layout = Layout::with_epoch_date(29, 21, 13, "2016-09-20", &TimeZone::UTC)?;
+/// let id = layout.compose(1, 1, 1)?;
+/// assert_eq!(id, 17_179_877_377); // the ID Java makes for second 1, worker 1, sequence 1
+/// assert_eq!(
+///     layout.parse(id)?.to_java_string_in(&TimeZone::UTC)?,
+///     r#"{"UID":"17179877377","timestamp":"2016-09-20 00:00:01","workerId":"1","sequence":"1"}"#
+/// );
+/// assert_eq!(Layout::uid_generator_defaults().last_valid_date(), "2024-11-20T13:24:15Z");
+/// # Ok::<(), ringflake::Error>(())
+/// ```
 ///
 /// # Examples
 ///
@@ -481,14 +525,6 @@ fn named_zone(name: &str, setting: &str) -> Result<TimeZone, Error> {
     }
 }
 
-/// Formats a unix second as RFC 3339 in UTC, for error messages.
-pub(crate) fn rfc3339(seconds: i64) -> String {
-    match Timestamp::from_second(seconds) {
-        Ok(ts) => ts.to_string(),
-        Err(_) => format!("unix second {seconds}"),
-    }
-}
-
 /// Parses an epoch date `yyyy-MM-dd` strictly (no lenient roll-over: "2024-13-01" is refused, where
 /// Java accepts it as 2025-01-01) and returns midnight of that day in `tz` as unix seconds.
 ///
@@ -758,7 +794,7 @@ impl Layout {
     /// assert_eq!(java.last_valid_date(), "2024-11-20T13:24:15Z");
     /// ```
     pub fn last_valid_date(&self) -> String {
-        rfc3339(self.last_valid_second())
+        crate::clock::rfc3339(self.last_valid_second())
     }
 
     /// Checks that IDs can still be made at unix second `now`.

@@ -5,9 +5,14 @@
 //!
 //! An ID is `[sign 1][delta seconds][worker id][sequence]` ([`Layout`]), bit-exact with
 //! UidGenerator for the same widths and epoch, and parsed into UidGenerator's `parseUID` string.
-//! The [README] has the whole story: the [`ringflake` command], [layouts], [how the cached generator
-//! treats time], [benchmarks], [worker ids], [databases], [monitoring] and [migrating from Java
-//! UidGenerator].
+//! This page is a guide to the library; each type's page has the details: [`Layout`] (the
+//! layouts, their lifetimes and Java compatibility), [`CachedUidGenerator`] ([how it treats
+//! time](CachedUidGenerator#clock-behaviour) and [restarts](CachedUidGenerator#restarts)),
+//! [`DatabaseAssigner`] (worker ids from SQLite, MariaDB/MySQL or PostgreSQL), [`MetricsReporter`]
+//! (the Prometheus series) and [`plan`] (choosing a layout). The `ringflake` binary, its HTTP
+//! service and running it in production are documented in the repository's [`docs/`] folder.
+//!
+//! [`docs/`]: https://github.com/ringflake/ringflake/tree/main/docs
 //!
 //! ## Getting started
 //!
@@ -28,9 +33,10 @@
 //! - [`CachedUidGenerator`]: pick this one unless you have a reason not to. A background filler
 //!   thread pre-generates IDs into a ring by borrowing future seconds; a take costs one atomic
 //!   read-modify-write, hundreds of millions of IDs a second, from any number of threads. Under
-//!   sustained demand above `2^seq_bits` IDs a second its IDs run ahead of the clock (cap it with
-//!   [`CachedBuilder::max_lead`]); it never lags more than `max_lag` behind it. Its rules are in
-//!   [how the cached generator treats time].
+//!   sustained demand above `2^seq_bits` IDs a second its IDs run ahead of the clock, by at most
+//!   [`DEFAULT_MAX_LEAD`] (10 s; [`CachedBuilder::max_lead`] changes the cap); it never lags more
+//!   than `max_lag` behind it. Its rules are in [how it treats
+//!   time](CachedUidGenerator#clock-behaviour).
 //! - [`DefaultUidGenerator`]: UidGenerator's `DefaultUidGenerator`: no thread and no ring, one ID
 //!   at a time under a mutex, each carrying the second it was made in, at most `2^seq_bits` a
 //!   second (then it waits for the next second). A clock that goes backwards is refused with Java's
@@ -125,7 +131,8 @@
 //! `sqlite`): like UidGenerator's `DisposableWorkerIdAssigner`, each boot inserts a row into the
 //! `WORKER_NODE` table and uses its auto-increment id, so processes booting at once on one machine
 //! each get their own. With [`recycle(true)`](DatabaseAssigner::recycle) the row also holds a
-//! lease: expired ids are reused, and restarts are monotonic even after SIGKILL ([worker ids]).
+//! lease: expired ids are reused, and restarts are monotonic even after SIGKILL
+//! ([`DatabaseAssigner`]).
 //!
 //! ```
 //! # #[cfg(feature = "sqlite")] {
@@ -143,7 +150,7 @@
 //!
 //! The same table can live in MariaDB/MySQL (`DatabaseAssigner::mysql`, feature `mysql`) or
 //! PostgreSQL (`DatabaseAssigner::postgres`, feature `postgres`), shared with Java nodes
-//! ([databases]). Without a database: [`FixedWorkerId`] from configuration, or
+//! ([`DatabaseAssigner`]). Without a database: [`FixedWorkerId`] from configuration, or
 //! [`StatefulSetOrdinal`] from a Kubernetes pod name.
 //!
 //! ## Cargo features
@@ -151,14 +158,14 @@
 //! | feature | default | what it brings |
 //! |---|---|---|
 //! | `sqlite` | yes | [`DatabaseAssigner::sqlite`] and [`DEFAULT_SQLITE_PATH`]: worker ids from a SQLite file (`rusqlite` with SQLite bundled, compiled from C) |
-//! | `mysql` | no | `DatabaseAssigner::mysql` and `mysql_with`: worker ids from a MariaDB/MySQL table (the `mysql` crate, blocking, TLS by rustls) |
-//! | `postgres` | no | `DatabaseAssigner::postgres` and `postgres_with`: worker ids from a PostgreSQL table (`tokio-postgres` on a private runtime, TLS by rustls) |
-//! | `metrics` | yes | [`MetricsReporter`], [`GeneratorMetrics`] (also a sink for [`CachedBuilder::record_stats`]), [`install_prometheus`] and [`install_prometheus_recorder`]: Prometheus series ([monitoring]) |
+//! | `mysql` | no | `DatabaseAssigner::mysql`: worker ids from a MariaDB/MySQL table (the `mysql` crate, blocking, TLS by rustls) |
+//! | `postgres` | no | `DatabaseAssigner::postgres`: worker ids from a PostgreSQL table (`tokio-postgres` on a private runtime, TLS by rustls) |
+//! | `metrics` | yes | [`MetricsReporter`], [`GeneratorMetrics`] (also a sink for [`CachedBuilder::record_stats`]), [`install_prometheus`] and [`install_prometheus_recorder`]: Prometheus series |
 //! | `tokio` | yes | [`CachedUidGenerator::next_id_async`] |
 //! | `cli` | yes | the `ringflake` binary (HTTP service, `gen`, `parse`, `layout`, `workers`; needs `sqlite`, `metrics`, `tokio`, and brings `clap` and `hyper`) |
 //!
 //! A library that wants none of the binary's dependencies leaves the defaults out and names what
-//! it uses, e.g. `ringflake = { version = "0.1", default-features = false, features = ["sqlite",
+//! it uses, e.g. `ringflake = { version = "0.2", default-features = false, features = ["sqlite",
 //! "tokio"] }`. With no feature at all the crate still has both generators, [`Layout`], [`plan`]
 //! and the assigners that need no database.
 //!
@@ -167,7 +174,8 @@
 //! No negative IDs when the time bits run out; IDs that tell the time (no unbounded lag, bounded
 //! lead); no dropped half-seconds when the ring is full; no exception when the ring is empty; no
 //! take race; the filler thread never keeps the process alive. Details in [how the cached
-//! generator treats time] and [migrating from Java UidGenerator].
+//! generator treats time](CachedUidGenerator#clock-behaviour) and [Java
+//! compatibility](Layout#java-compatibility).
 //!
 //! ## Monitoring (feature `metrics`, on by default)
 //!
@@ -176,33 +184,27 @@
 //! the `metrics` facade; nothing on the per-ID path calls metrics. The application installs the
 //! recorder: [`install_prometheus`] serves `/metrics` on an address, or
 //! [`install_prometheus_recorder`] leaves serving [`PrometheusHandle::render`] to its own HTTP
-//! server. The README's [monitoring] section lists the series, a Grafana dashboard and alert
-//! rules.
+//! server. [`MetricsReporter`] lists the series; the repository's [`docs/monitoring.md`] adds a
+//! Grafana dashboard and alert rules.
 //!
 //! ## Planning a layout
 //!
 //! [`plan::propose`] turns a demand (IDs per second, restarts per day, years) into bit widths and
 //! tells, for any layout, how long it lasts at that rate and how fast borrowing eats its time
-//! bits ([`plan::Assessment`]); the `ringflake layout` command prints the same ([planning a
-//! layout], [layouts]).
+//! bits ([`plan::Assessment`]); the `ringflake layout` command prints the same. [`Layout`]
+//! compares the well-known layouts.
 //!
 //! ## The `ringflake` command (feature `cli`, on by default)
 //!
 //! A thin binary over this library: `ringflake serve` is an HTTP ID service (`/id`,
 //! `/ids?count=N`, `/parse/{id}`, `/metrics`, `/healthz`), `gen` and `parse` print IDs and
 //! `parseUID` JSON for scripts and Java migrators, `layout` plans a layout, `workers` lists the
-//! worker table. The README's [`ringflake` command] section documents it.
+//! worker table. The repository's [`docs/service.md`] documents it, and [`docs/production.md`]
+//! how to run it in production.
 //!
-//! [README]: https://github.com/ringflake/ringflake#ringflake
-//! [`ringflake` command]: https://github.com/ringflake/ringflake#the-ringflake-command
-//! [layouts]: https://github.com/ringflake/ringflake#layouts
-//! [how the cached generator treats time]: https://github.com/ringflake/ringflake#how-the-cached-generator-treats-time
-//! [benchmarks]: https://github.com/ringflake/ringflake#benchmarks
-//! [worker ids]: https://github.com/ringflake/ringflake#worker-ids
-//! [databases]: https://github.com/ringflake/ringflake#databases
-//! [monitoring]: https://github.com/ringflake/ringflake#monitoring
-//! [migrating from Java UidGenerator]: https://github.com/ringflake/ringflake#migrating-from-java-uidgenerator
-//! [planning a layout]: https://github.com/ringflake/ringflake#planning-a-layout
+//! [`docs/service.md`]: https://github.com/ringflake/ringflake/blob/main/docs/service.md
+//! [`docs/production.md`]: https://github.com/ringflake/ringflake/blob/main/docs/production.md
+//! [`docs/monitoring.md`]: https://github.com/ringflake/ringflake/blob/main/docs/monitoring.md
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -229,8 +231,9 @@ pub use self::metrics::{
     install_prometheus, install_prometheus_recorder,
 };
 pub use cached::{
-    CachedBuilder, CachedUidGenerator, DEFAULT_MAX_LEAD, FILLER_RECORD_INTERVAL, LeadPolicy,
-    LocalTaker, Stats, StatsSink, StatsSource,
+    CachedBuilder, CachedUidGenerator, DEFAULT_BOOST_POWER, DEFAULT_MAX_LAG, DEFAULT_MAX_LEAD,
+    DEFAULT_PADDING_FACTOR, FILLER_RECORD_INTERVAL, Health, LeadPolicy, LocalTaker, Stats,
+    StatsSink, StatsSource,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use default::{ClockBackwards, DefaultBuilder, DefaultUidGenerator};
@@ -243,11 +246,35 @@ pub use layout::{
 #[cfg(feature = "client")]
 pub use remote::{RemoteBuilder, RemoteGenerator, RemoteStats};
 pub use worker::node::NodeInfo;
+pub use worker::rows::WorkerRow;
 #[cfg(feature = "sqlite")]
 pub use worker::sqlite::DEFAULT_SQLITE_PATH;
-pub use worker::table::{DatabaseAssigner, WorkerRow};
+pub use worker::table::DatabaseAssigner;
 pub use worker::{Assignment, FixedWorkerId, Lease, StatefulSetOrdinal, WorkerIdAssigner};
 
-#[doc = include_str!("../README.md")]
+/// The Rust blocks of the README and of `docs/*.md` are compiled and run as doc tests: each page is
+/// the documentation of a hidden item, compiled only by `cargo test` (rustdoc's `doctest` cfg)
+/// with the features its blocks need. `tests/docs_drift.rs` checks that every page under `docs/` is
+/// listed here.
 #[cfg(doctest)]
-pub struct ReadmeDoctests;
+mod doc_pages {
+    #[cfg(feature = "sqlite")]
+    #[doc = include_str!("../README.md")]
+    pub struct Readme;
+    #[doc = include_str!("../docs/benchmarks.md")]
+    pub struct Benchmarks;
+    #[doc = include_str!("../docs/migrating.md")]
+    pub struct Migrating;
+    #[cfg(feature = "metrics")]
+    #[doc = include_str!("../docs/monitoring.md")]
+    pub struct Monitoring;
+    #[doc = include_str!("../docs/production.md")]
+    pub struct Production;
+    #[doc = include_str!("../docs/service.md")]
+    pub struct Service;
+    #[doc = include_str!("../docs/time.md")]
+    pub struct Time;
+    #[cfg(feature = "sqlite")]
+    #[doc = include_str!("../docs/workers.md")]
+    pub struct Workers;
+}

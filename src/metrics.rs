@@ -487,6 +487,33 @@ impl ReporterBuilder {
 /// the generator is dropped (the series keep their last values). Dropping the reporter stops
 /// and joins its thread at once.
 ///
+/// # Series
+///
+/// Every series has the label `generator` (one process can run several generators) and a
+/// `# HELP` line saying what it means and its unit. The counters are the generator's own totals
+/// (set with `absolute`, never incremented), so `rate()` and `increase()` work as usual.
+///
+/// | series | type | unit | meaning |
+/// |---|---|---|---|
+/// | `ringflake_ring_capacity` | gauge | IDs | slots in the ring |
+/// | `ringflake_ring_available` | gauge | IDs | IDs ready to take: the fill level; at 0 takes wait for the filler |
+/// | `ringflake_ring_fill_ratio` | gauge | 0–1 | fill level as a fraction of capacity |
+/// | `ringflake_ids_issued_total` | counter | IDs | IDs handed out |
+/// | `ringflake_paddings_total` | counter | rounds | filler rounds that wrote at least one ID |
+/// | `ringflake_ids_discarded_total` | counter | IDs | IDs dropped unused: stale (older than `max_lag`) or abandoned by a failed take |
+/// | `ringflake_take_waits_total` | counter | takes | takes that found the ring empty and waited |
+/// | `ringflake_time_lead_seconds` | gauge | seconds | how far the newest ID is ahead of the clock (borrowed seconds) |
+/// | `ringflake_time_lag_seconds` | gauge | seconds | how far the oldest ready ID is behind the clock |
+/// | `ringflake_time_remaining_seconds` | gauge | seconds | until the layout's time bits run out, borrowed seconds counted as used |
+/// | `ringflake_worker_id` | gauge | none (an id) | the generator's worker id |
+/// | `ringflake_worker_ids_remaining` | gauge | worker ids | worker ids still free; only if the application reports it ([`worker_ids_remaining`](ReporterBuilder::worker_ids_remaining)) |
+/// | `ringflake_filler_up` | gauge | 0 or 1 | 1 while the filler thread runs, 0 if it stopped |
+///
+/// A sample (one `stats()` and thirteen handle updates) takes about 0.2 µs; nothing on the take
+/// path calls metrics. The filler can set the same series itself after its rounds
+/// ([`CachedBuilder::record_stats`](crate::CachedBuilder::record_stats) with a
+/// [`GeneratorMetrics`]), so that `ringflake_filler_up` drops to 0 the moment it stops.
+///
 /// # Examples
 ///
 /// ```

@@ -27,7 +27,7 @@ fn generated() -> [(&'static str, Vec<u8>); 2] {
         .expect("tonic-prost-build writes the code");
     let code = std::fs::read(out.path().join("ringflake.v1.rs")).expect("generated code");
     [
-        ("src/grpc/ringflake.v1.rs", code),
+        ("src/grpc/generated.rs", code),
         ("src/grpc/ringflake.v1.bin", fds.encode_to_vec()),
     ]
 }

@@ -10,7 +10,7 @@ use common::Serve;
 use ringflake::{Error, RemoteGenerator};
 use std::collections::HashSet;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 fn tls_data(name: &str) -> String {
@@ -42,19 +42,21 @@ fn survives_a_kill_and_a_restart() {
     let errors = Mutex::new(Vec::new());
     let killed = AtomicBool::new(false);
     let restarted = AtomicBool::new(false);
+    let finished = AtomicUsize::new(0);
     std::thread::scope(|s| {
         for client in &clients {
             let (received, errors) = (&received, &errors);
-            let (killed, restarted) = (&killed, &restarted);
+            let (killed, restarted, finished) = (&killed, &restarted, &finished);
             s.spawn(move || {
                 let mut mine = Vec::new();
                 let start = Instant::now();
                 let mut served_after_restart = 0;
                 while served_after_restart < 50_000 {
                     assert!(
-                        start.elapsed() < Duration::from_secs(60),
-                        "not served again after the restart: {:?}",
-                        client.stats()
+                        start.elapsed() < Duration::from_secs(40),
+                        "not served again after the restart: {:?}; {:?}",
+                        client.stats(),
+                        client.next_id()
                     );
                     match client.next_id() {
                         Ok(id) => {
@@ -74,6 +76,7 @@ fn survives_a_kill_and_a_restart() {
                     }
                 }
                 received.lock().unwrap().extend(mine);
+                finished.fetch_add(1, Ordering::AcqRel);
             });
         }
         // Let the clients stream for a while, then kill the service mid-stream.
@@ -98,11 +101,16 @@ fn survives_a_kill_and_a_restart() {
         again.ready(Duration::from_secs(60));
         restarted.store(true, Ordering::Release);
         // Kept alive until the clients are done (each adds its IDs at its end).
-        common::wait_until(
-            "both clients served 50,000 IDs after the restart",
-            Duration::from_secs(90),
-            || received.lock().unwrap().len() >= 2 * 50_000,
-        );
+        let since = Instant::now();
+        while finished.load(Ordering::Acquire) < clients.len() {
+            assert!(
+                since.elapsed() < Duration::from_secs(90) && again.running(),
+                "the restarted service (running: {}) said: {}",
+                again.running(),
+                again.output()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
         drop(again);
     });
     let errors = errors.into_inner().unwrap();
@@ -118,7 +126,7 @@ fn survives_a_kill_and_a_restart() {
     assert!(received.len() >= 100_000, "{}", received.len());
     for client in &clients {
         let s = client.stats();
-        assert!(s.failed_fetches >= 1 && s.up, "{s:?}");
+        assert!(s.failed_fetches >= 1, "{s:?}");
     }
 }
 

@@ -2,9 +2,9 @@
 //! thread.
 
 use super::filler::filler_loop;
-use super::{
-    CachedUidGenerator, Counters, FillerState, NEXT_GENERATOR_ID, Reach, Shared, StatsSink,
-};
+use super::lead::{DEFAULT_MAX_LEAD, LeadPolicy};
+use super::shared::{CachedUidGenerator, Counters, FillerState, NEXT_GENERATOR_ID, Reach, Shared};
+use super::stats::StatsSink;
 use crate::boot::Boot;
 use crate::reach::ReachFile;
 use crate::ring::Ring;
@@ -16,35 +16,34 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-/// How far ahead of the clock a [`CachedUidGenerator`] may borrow unless told otherwise: 10 s.
-///
-/// IDs then never carry a second more than 10 s ahead of the clock, a restart never starts more
-/// than 10 s ahead, and a burst of up to `10 x 2^seq_bits` IDs above the sustained rate (42
-/// million with the default layout) is absorbed without waiting.
+/// The default [`CachedBuilder::max_lag`]: IDs more than 1 s behind the clock are discarded,
+/// never handed out, so that light load carries the current second.
 ///
 /// ```
-/// use ringflake::{CachedUidGenerator, DEFAULT_MAX_LEAD, Layout};
-/// assert_eq!(DEFAULT_MAX_LEAD.as_secs(), 10);
+/// use ringflake::DEFAULT_MAX_LAG;
+/// assert_eq!(DEFAULT_MAX_LAG.as_secs(), 1);
+/// ```
+pub const DEFAULT_MAX_LAG: Duration = Duration::from_secs(1);
+
+/// The default [`CachedBuilder::boost_power`], UidGenerator's: the ring holds
+/// `2^seq_bits << 3` IDs, eight seconds' worth.
+///
+/// ```
+/// use ringflake::{CachedUidGenerator, DEFAULT_BOOST_POWER, Layout};
 /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?;
-/// assert_eq!(g.max_lead(), Some(DEFAULT_MAX_LEAD));
+/// assert_eq!(g.stats().capacity, 1 << (Layout::default().seq_bits() + DEFAULT_BOOST_POWER));
 /// # Ok::<(), ringflake::Error>(())
 /// ```
-pub const DEFAULT_MAX_LEAD: Duration = Duration::from_secs(10);
+pub const DEFAULT_BOOST_POWER: u32 = 3;
 
-/// What to do when the filler reaches the `max_lead` cap and the ring runs dry.
+/// The default [`CachedBuilder::padding_factor`], UidGenerator's: the filler is woken below half
+/// full.
 ///
 /// ```
-/// use ringflake::LeadPolicy;
-/// assert_ne!(LeadPolicy::Wait, LeadPolicy::Fail);
+/// use ringflake::DEFAULT_PADDING_FACTOR;
+/// assert_eq!(DEFAULT_PADDING_FACTOR, 50);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LeadPolicy {
-    /// Takes wait until the clock catches up: about a second at most, unless the clock was set
-    /// back, in which case they wait until it is past the cap again.
-    Wait,
-    /// Takes fail with [`Error::LeadLimitReached`].
-    Fail,
-}
+pub const DEFAULT_PADDING_FACTOR: u32 = 50;
 
 /// Settings for a [`CachedUidGenerator`]; see [`CachedUidGenerator::builder`].
 ///
@@ -424,10 +423,10 @@ impl CachedUidGenerator {
                 "no worker id: call worker_id or worker_id_from on the builder".into(),
             )),
             clock: Arc::new(SystemClock),
-            boost_power: 3,
-            padding_factor: 50,
+            boost_power: DEFAULT_BOOST_POWER,
+            padding_factor: DEFAULT_PADDING_FACTOR,
             schedule_interval: Duration::from_millis(250),
-            max_lag: Duration::from_secs(1),
+            max_lag: DEFAULT_MAX_LAG,
             max_lead: Some((DEFAULT_MAX_LEAD, LeadPolicy::Wait)),
             state_file: None,
             background: true,

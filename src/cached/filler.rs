@@ -1,6 +1,7 @@
 //! The filler: the only writer of the ring, and the only place the time rules live.
 
-use super::{FillerState, Shared, lock};
+use super::shared::{FillerState, Shared, lock};
+use super::stats::FILLER_RECORD_INTERVAL;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -208,7 +209,7 @@ pub(super) fn filler_loop(shared: &Shared) {
     while !shared.counters.shutdown.load(Ordering::Acquire) {
         let round = shared.pump();
         if let Some(sink) = &shared.sink
-            && recorded.is_none_or(|t| t.elapsed() >= super::FILLER_RECORD_INTERVAL)
+            && recorded.is_none_or(|t| t.elapsed() >= FILLER_RECORD_INTERVAL)
         {
             sink.record(&shared.stats());
             recorded = Some(std::time::Instant::now());

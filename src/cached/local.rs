@@ -9,7 +9,7 @@
 //!
 //! [`Ring::seen`]: crate::ring::Ring::seen
 
-use super::{CachedUidGenerator, Shared};
+use super::shared::{CachedUidGenerator, Shared};
 use crate::Error;
 use crate::ring::Held;
 use crossbeam_utils::CachePadded;

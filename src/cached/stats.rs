@@ -1,11 +1,8 @@
-//! What a generator can tell about itself: [`Stats`], read from counters it keeps anyway.
+//! What a generator can tell about itself: [`Stats`], read from counters it keeps anyway, and the
+//! [`Health`] they show. (How the counters become a snapshot is in `snapshot`.)
 
-use super::{Shared, lock};
-use crate::ring::Held;
-use crossbeam_utils::CachePadded;
-use std::collections::BTreeMap;
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use crate::Layout;
+use std::fmt;
 use std::time::Duration;
 
 /// The shortest time between two records by a filler thread given a sink with
@@ -63,12 +60,6 @@ pub trait StatsSource: Send + Sync + 'static {
     fn stats(&self) -> Stats;
 }
 
-impl StatsSource for crate::CachedUidGenerator {
-    fn stats(&self) -> Stats {
-        self.shared.stats()
-    }
-}
-
 /// Introspection of a [`CachedUidGenerator`](crate::CachedUidGenerator), read from counters it keeps anyway: no cost to takes.
 ///
 /// ```
@@ -124,214 +115,178 @@ pub struct Stats {
     pub lease_lost: bool,
 }
 
-/// The ring indices claimed that will never be handed out: swept stale, lapped, or abandoned by
-/// a failed take. Written only off the per-ID path (by the filler's sweep, and by takes that
-/// give up), so a lock costs takes nothing.
+/// Whether a generator can hand out IDs, judged from its [`Stats`] by [`Stats::health`]: what
+/// `ringflake serve`'s `/healthz`, `/status` and status page show.
 ///
-/// [`Stats::issued`] is the claimed indices below the tail minus the discarded ones among them.
-/// A failed take leaves its claim beyond the tail, where it is not counted as issued yet: it is
-/// kept apart (`pending`) until the tail passes it, and only then subtracted. Every discard is
-/// recorded under the lock together with the decision that makes it (the claim of a sweep, the
-/// last look of a failing take), and [`Shared::stats`] reads the cursor and the tail under the
-/// same lock: no snapshot can count an index as issued that is later recorded as discarded (but
-/// for a lapped take, which finds its index long below the tail).
-#[derive(Debug, Default)]
-pub(super) struct Discards(Mutex<DiscardLog>);
-
-#[derive(Debug, Default)]
-struct DiscardLog {
-    /// The held blocks of the live per-thread takers: claimed indices not counted as issued
-    /// until their taker moves on. Registered and removed under this lock, with the discards of
-    /// what the taker gives back.
-    takers: Vec<Arc<CachePadded<Held>>>,
-    /// Discarded ranges `start..end` not yet known to be below the tail, by start.
-    pending: BTreeMap<u64, u64>,
-    /// Discarded indices below the tail (as of the last settle).
-    passed: u64,
-    /// Every discarded index: `passed` plus the pending ones.
-    total: u64,
+/// More states may be told apart in later versions (`#[non_exhaustive]`): match with a `_` arm,
+/// or ask [`is_available`](Self::is_available). [`Display`](fmt::Display) writes the state for a
+/// person: `serving`, or why the generator cannot serve.
+///
+/// ```
+/// use ringflake::{CachedUidGenerator, Health, Layout};
+///
+/// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?;
+/// let health = g.stats().health(g.layout());
+/// assert_eq!(health, Health::Serving);
+/// assert!(health.is_available());
+/// assert_eq!(health.to_string(), "serving");
+///
+/// let lost = Health::LeaseLost { worker_id: 7, until: Some(1_800_000_000) };
+/// assert!(!lost.is_available());
+/// assert_eq!(
+///     lost.to_string(),
+///     "lease lost: the worker lease of worker id 7 could not be extended; IDs stop at unix second 1800000000"
+/// );
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Health {
+    /// It can hand out IDs.
+    Serving,
+    /// The filler thread has stopped: the ring is not refilled ([`Stats::filler_up`] is false).
+    FillerDown,
+    /// The layout's time bits ran out ([`Stats::remaining_seconds`] is 0).
+    LifetimeExhausted {
+        /// The last unix second the layout can encode.
+        last_valid_second: i64,
+    },
+    /// The last attempt to extend the worker lease failed ([`Stats::lease_lost`]).
+    LeaseLost {
+        /// The leased worker id.
+        worker_id: u64,
+        /// The lease's horizon, the last unix second IDs may carry, if known.
+        until: Option<i64>,
+    },
 }
 
-impl DiscardLog {
-    /// Records indices `start..end`, merging with a range that ends where it starts.
-    fn add(&mut self, start: u64, end: u64) {
-        if end <= start {
-            return;
-        }
-        self.total += end - start;
-        let mut start = start;
-        if let Some((&s, &e)) = self.pending.range(..start).next_back()
-            && e == start
-        {
-            self.pending.remove(&s);
-            start = s;
-        }
-        let end = match self.pending.remove(&end) {
-            Some(e) => e,
-            None => end,
-        };
-        self.pending.insert(start, end);
-    }
-
-    /// How many indices below `limit` the live takers hold, or `None` if a taker is publishing
-    /// a new block right now (look again).
-    fn held_below(&self, limit: u64) -> Option<u64> {
-        let mut held = 0;
-        for taker in &self.takers {
-            let (start, end) = taker.read()?;
-            held += end.min(limit).saturating_sub(start);
-        }
-        Some(held)
-    }
-
-    /// Moves what is below `tail` from `pending` to `passed`.
-    fn settle(&mut self, tail: u64) {
-        while let Some((&start, &end)) = self.pending.first_key_value() {
-            if start >= tail {
-                break;
-            }
-            self.pending.remove(&start);
-            self.passed += end.min(tail) - start;
-            if end > tail {
-                self.pending.insert(tail, end);
-            }
-        }
+impl Health {
+    /// Whether the generator can hand out IDs in this state.
+    ///
+    /// ```
+    /// use ringflake::Health;
+    /// assert!(Health::Serving.is_available());
+    /// assert!(!Health::FillerDown.is_available());
+    /// ```
+    pub fn is_available(&self) -> bool {
+        matches!(self, Health::Serving)
     }
 }
 
-impl Shared {
-    /// Records claimed indices `start..end` that their claimer will never read: lapped.
-    pub(super) fn discard(&self, start: u64, end: u64) {
-        lock(&self.counters.discards.0).add(start, end);
-    }
-
-    /// A failing take's last look at `index` (the first of its claim `index..end` it has not
-    /// read): its ID if the filler wrote it after all, else the claim is recorded as discarded
-    /// (and a per-thread taker's block, `held`, is given back with it). Both under the lock that
-    /// [`stats`](Self::stats) reads under: a snapshot either sees the tail below `index` or the
-    /// claim recorded.
-    pub(super) fn abandon(&self, index: u64, end: u64, held: Option<&Held>) -> Option<u64> {
-        let mut log = lock(&self.counters.discards.0);
-        if let Ok((id, _)) = self.ring.read(index) {
-            return Some(id);
-        }
-        log.add(index, end);
-        if let Some(held) = held {
-            held.clear();
-        }
-        None
-    }
-
-    /// Registers a new per-thread taker's held block (empty).
-    pub(super) fn register_taker(&self) -> Arc<CachePadded<Held>> {
-        let held = Arc::new(CachePadded::new(Held::default()));
-        lock(&self.counters.discards.0)
-            .takers
-            .push(Arc::clone(&held));
-        held
-    }
-
-    /// A per-thread taker moves on from its block: `ranges` (claimed indices it will never hand
-    /// out) are recorded as discarded, and the block is no longer held, in one step under the
-    /// lock. With `retire`, the taker is also unregistered (it is being dropped).
-    pub(super) fn give_back(
-        &self,
-        held: &Arc<CachePadded<Held>>,
-        ranges: &[(u64, u64)],
-        retire: bool,
-    ) {
-        let mut log = lock(&self.counters.discards.0);
-        for &(start, end) in ranges {
-            log.add(start, end);
-        }
-        held.clear();
-        if retire {
-            log.takers.retain(|t| !Arc::ptr_eq(t, held));
-        }
-    }
-
-    /// Claims `n` indices from `at` as discarded (the filler's stale sweep) if the cursor still
-    /// stands there, recording them with the claim.
-    pub(super) fn claim_discarded(&self, at: u64, n: u64) -> bool {
-        let mut log = lock(&self.counters.discards.0);
-        let claimed = self.ring.claim_at(at, n);
-        if claimed {
-            log.add(at, at + n);
-        }
-        claimed
-    }
-
-    /// See [`CachedUidGenerator::stats`].
-    pub(super) fn stats(&self) -> Stats {
-        let s = self;
-        let c = &s.counters;
-        let (cursor, tail, passed, discarded, held) = loop {
-            let mut log = lock(&c.discards.0);
-            // The cursor first (acquire), then the takers' blocks: a block claimed before the
-            // cursor was read is seen held, or its taker is seen publishing it (look again).
-            let cursor = s.ring.cursor_acquire();
-            let tail = s.ring.tail();
-            match log.held_below(cursor.min(tail)) {
-                Some(held) => {
-                    log.settle(tail);
-                    break (cursor, tail, log.passed, log.total, held);
-                }
-                None => {
-                    drop(log);
-                    std::thread::yield_now();
+impl fmt::Display for Health {
+    /// `serving`, or the reason the generator cannot serve.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Health::Serving => f.write_str("serving"),
+            Health::FillerDown => {
+                f.write_str("filler down: the thread that fills the ring has stopped")
+            }
+            Health::LifetimeExhausted { last_valid_second } => write!(
+                f,
+                "lifetime exhausted: the layout's time bits ran out (last valid second {})",
+                crate::clock::rfc3339(last_valid_second)
+            ),
+            Health::LeaseLost { worker_id, until } => {
+                write!(
+                    f,
+                    "lease lost: the worker lease of worker id {worker_id} could not be extended"
+                )?;
+                match until {
+                    Some(u) => write!(f, "; IDs stop at unix second {u}"),
+                    None => Ok(()),
                 }
             }
-        };
-        let now = s.now_delta();
-        let last = c.last_delta.load(Ordering::Relaxed).checked_sub(1);
-        let head = (cursor < tail)
-            .then(|| s.ring.read(cursor).ok())
-            .flatten()
-            .map(|(id, _)| id >> s.layout.time_shift());
-        let used = last.unwrap_or(0).max(now);
-        Stats {
-            capacity: s.ring.capacity(),
-            available: tail.saturating_sub(cursor),
-            issued: cursor.min(tail).saturating_sub(passed).saturating_sub(held),
-            paddings: c.paddings.load(Ordering::Relaxed),
-            discarded,
-            take_waits: c.take_waits.load(Ordering::Relaxed),
-            lead_seconds: last.map_or(0, |l| l.saturating_sub(now)),
-            lag_seconds: head.map_or(0, |h| now.saturating_sub(h)),
-            remaining_seconds: s.layout.max_delta_seconds().saturating_sub(used),
-            worker_id: s.worker_id,
-            filler_up: !s.background || c.filler_up.load(Ordering::Relaxed),
-            lease_until: s.keeper.as_ref().map(|k| k.horizon()),
-            lease_lost: s.keeper.as_ref().is_some_and(|k| k.is_lost()),
+        }
+    }
+}
+
+impl Stats {
+    /// What these stats say about whether the generator can serve, for a generator of `layout`
+    /// (which dates the end of its time bits). The first of these that applies: the filler is
+    /// down, the time bits ran out, the lease was lost; else [`Health::Serving`].
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Health, Layout};
+    ///
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(3).build()?;
+    /// assert_eq!(g.stats().health(g.layout()), Health::Serving);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn health(&self, layout: &Layout) -> Health {
+        if !self.filler_up {
+            Health::FillerDown
+        } else if self.remaining_seconds == 0 {
+            Health::LifetimeExhausted {
+                last_valid_second: layout.last_valid_second(),
+            }
+        } else if self.lease_lost {
+            Health::LeaseLost {
+                worker_id: self.worker_id,
+                until: self.lease_until,
+            }
+        } else {
+            Health::Serving
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::DiscardLog;
+    use super::*;
 
+    /// The reasons `ringflake serve` gave before the judgement moved here, word for word.
     #[test]
-    fn ranges_merge_and_settle_at_the_tail() {
-        let mut log = DiscardLog::default();
-        for i in 100..110 {
-            log.add(i, i + 1);
-        }
-        log.add(120, 130);
-        log.add(110, 120); // joins both neighbours
-        assert_eq!(log.pending.len(), 1);
-        assert_eq!(log.total, 30);
-        log.settle(100);
-        assert_eq!(log.passed, 0);
-        log.settle(115);
-        assert_eq!((log.passed, log.pending.len()), (15, 1));
-        log.add(50, 60); // below the tail: passed at the next settle
-        log.settle(115);
-        assert_eq!(log.passed, 25);
-        log.settle(1_000);
-        assert_eq!((log.passed, log.total), (40, 40));
-        assert!(log.pending.is_empty());
-        log.add(5, 5); // empty: nothing
-        assert_eq!(log.total, 40);
+    fn health_reasons() {
+        let layout = Layout::default();
+        let healthy = Stats {
+            capacity: 1 << 24,
+            available: 1 << 22,
+            issued: 0,
+            paddings: 1,
+            discarded: 0,
+            take_waits: 0,
+            lead_seconds: 0,
+            lag_seconds: 0,
+            remaining_seconds: 1_000,
+            worker_id: 4,
+            filler_up: true,
+            lease_until: Some(1_800_000_300),
+            lease_lost: false,
+        };
+        assert_eq!(healthy.health(&layout), Health::Serving);
+        let mut down = healthy;
+        down.filler_up = false;
+        assert_eq!(down.health(&layout), Health::FillerDown);
+        assert_eq!(
+            down.health(&layout).to_string(),
+            "filler down: the thread that fills the ring has stopped"
+        );
+        let mut exhausted = healthy;
+        exhausted.remaining_seconds = 0;
+        let reason = exhausted.health(&layout).to_string();
+        assert_eq!(
+            reason,
+            format!(
+                "lifetime exhausted: the layout's time bits ran out (last valid second {})",
+                layout.last_valid_date()
+            )
+        );
+        let mut lost = healthy;
+        lost.lease_lost = true;
+        let reason = lost.health(&layout).to_string();
+        assert!(reason.starts_with("lease lost"), "{reason}");
+        assert!(
+            reason.contains("worker id 4") && reason.contains("1800000300"),
+            "{reason}"
+        );
+        lost.lease_until = None;
+        assert_eq!(
+            lost.health(&layout).to_string(),
+            "lease lost: the worker lease of worker id 4 could not be extended"
+        );
+        // The first that applies wins.
+        down.remaining_seconds = 0;
+        down.lease_lost = true;
+        assert_eq!(down.health(&layout), Health::FillerDown);
     }
 }

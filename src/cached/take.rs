@@ -1,7 +1,7 @@
 //! The take paths: `next_id` (one `fetch_add` and a compare with this thread's cached chunk),
 //! `next_id_async`, `try_next_id`, `next_ids`, and their slow paths when the ring is empty.
 
-use super::{CachedUidGenerator, Shared};
+use super::shared::{CachedUidGenerator, Shared};
 use crate::Error;
 use crate::ring::Miss;
 use crossbeam_utils::Backoff;

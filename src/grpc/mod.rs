@@ -23,9 +23,7 @@
 // The generated code documents what the proto documents (every message and field); the stubs'
 // own items (constructors, `Debug`, ...) are tonic's, documented in tonic.
 #[allow(missing_docs, clippy::all, clippy::pedantic)]
-mod generated {
-    include!("ringflake.v1.rs");
-}
+mod generated;
 
 pub use generated::*;
 

@@ -9,7 +9,7 @@
 //! (takes on an empty buffer then fail at once with the reason) and is retried after a delay
 //! that doubles up to [`MAX_BACKOFF`]; the channel reconnects by itself.
 
-use super::Shared;
+use super::shared::{Shared, describe};
 use crate::grpc::StreamRequest;
 use crate::grpc::id_service_client::IdServiceClient;
 use std::sync::Arc;
@@ -121,7 +121,11 @@ pub(crate) async fn run(shared: Arc<Shared>, mut client: Client) {
                         continue;
                     }
                     Err(()) => {
-                        pause(&shared, backoff).await;
+                        // Takes on an empty buffer do not cut the retry delay short.
+                        tokio::select! {
+                            _ = shared.stopping.notified() => return,
+                            _ = tokio::time::sleep(backoff) => {}
+                        }
                         backoff = (backoff * 2).min(MAX_BACKOFF);
                         continue;
                     }
@@ -199,7 +203,7 @@ async fn fetch(shared: &Shared, client: &mut Client, want: u64, chunk: &mut u32)
                 *chunk /= 2;
             }
             shared.failures.fetch_add(1, Ordering::Relaxed);
-            shared.set_reason(super::describe(&status));
+            shared.set_reason(describe(&status));
             shared.down.store(true, Ordering::Release);
             shared.arrived.notify_waiters();
             Err(())

@@ -12,126 +12,20 @@ mod buffer;
 mod fetch;
 #[cfg(feature = "metrics")]
 mod series;
+mod shared;
+mod stats;
+
+pub use stats::RemoteStats;
 
 use crate::Error;
 use buffer::Buffer;
+use shared::{Settings, Shared, describe};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
-
-/// What the fetcher and the takes share.
-struct Shared {
-    buffer: Buffer,
-    settings: Settings,
-    /// Set when the generator is dropped, and the fetcher told.
-    stop: AtomicBool,
-    stopping: Notify,
-    /// Takes that find the buffer empty wake the fetcher.
-    wake: Notify,
-    /// The fetcher wakes async takes waiting for IDs (and tells them when the service fails).
-    arrived: Notify,
-    /// Whether the last fetch failed.
-    down: AtomicBool,
-    /// Why it failed (read and written off the hot path only).
-    reason: Mutex<String>,
-    fetched: AtomicU64,
-    fetches: AtomicU64,
-    failures: AtomicU64,
-    latency_us: AtomicU64,
-    #[cfg(feature = "metrics")]
-    series: Option<series::Series>,
-}
-
-/// The settings the fetcher needs, fixed at build.
-struct Settings {
-    endpoint: String,
-    generator: String,
-    epoch_seconds: i64,
-    capacity: u64,
-    min_fill: u64,
-}
-
-impl Shared {
-    fn set_reason(&self, reason: String) {
-        *self.reason.lock().unwrap_or_else(|e| e.into_inner()) = reason;
-    }
-
-    fn unavailable(&self, reason: Option<String>) -> Error {
-        let reason = reason.unwrap_or_else(|| {
-            self.reason
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone()
-        });
-        Error::RemoteUnavailable {
-            endpoint: self.settings.endpoint.clone(),
-            reason,
-        }
-    }
-
-    fn stats(&self) -> RemoteStats {
-        RemoteStats {
-            buffered: self.buffer.len(),
-            fetched: self.fetched.load(Ordering::Relaxed),
-            dropped: self.buffer.dropped(),
-            fetches: self.fetches.load(Ordering::Relaxed),
-            failed_fetches: self.failures.load(Ordering::Relaxed),
-            last_fetch_latency: Duration::from_micros(self.latency_us.load(Ordering::Relaxed)),
-            up: !self.down.load(Ordering::Acquire),
-        }
-    }
-
-    /// Sets the metrics series, if any (the fetcher, every round).
-    fn record(&self) {
-        #[cfg(feature = "metrics")]
-        if let Some(series) = &self.series {
-            series.record(&self.stats());
-        }
-    }
-}
-
-/// A status from the service for a person: its code and message.
-fn describe(status: &tonic::Status) -> String {
-    let message = status.message();
-    if message.is_empty() {
-        format!("{:?}", status.code())
-    } else {
-        format!("{:?}: {message}", status.code())
-    }
-}
-
-/// A snapshot of a [`RemoteGenerator`]'s counters ([`RemoteGenerator::stats`]).
-///
-/// ```no_run
-/// # fn main() -> Result<(), ringflake::Error> {
-/// let ids = ringflake::RemoteGenerator::builder("http://127.0.0.1:8080").build()?;
-/// ids.next_id()?;
-/// let s = ids.stats();
-/// assert!(s.fetched >= 1 && s.up);
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct RemoteStats {
-    /// IDs in the local buffer now.
-    pub buffered: u64,
-    /// IDs received from the service since the start.
-    pub fetched: u64,
-    /// IDs dropped unused since the start: stale (more than `max_lag` behind the clock) or
-    /// received when the buffer was full.
-    pub dropped: u64,
-    /// Fetches (one `Stream` call each) since the start, failed ones included.
-    pub fetches: u64,
-    /// Fetches that failed.
-    pub failed_fetches: u64,
-    /// How long the last fetch took, from the call to its last ID.
-    pub last_fetch_latency: Duration,
-    /// Whether the last fetch succeeded.
-    pub up: bool,
-}
 
 /// Settings for a [`RemoteGenerator`]; see [`RemoteGenerator::builder`].
 ///

@@ -3,7 +3,7 @@
 //! once, labelled `generator="<name>"`, the `_total` counters set from the client's own
 //! monotonic totals. Set by the fetcher thread every round, never by a take.
 
-use super::RemoteStats;
+use super::stats::RemoteStats;
 use metrics::{Counter, Gauge, Histogram, Unit};
 
 const BUFFERED: &str = "ringflake_remote_buffered";

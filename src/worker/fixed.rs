@@ -1,8 +1,8 @@
 //! Worker ids that need no database: one fixed by configuration, and a Kubernetes StatefulSet
 //! pod's ordinal.
 
+use super::assigner::{WorkerIdAssigner, check_fits};
 use super::node::host_name;
-use super::{WorkerIdAssigner, check_fits};
 use crate::{Error, Layout};
 
 /// A worker id fixed by configuration.

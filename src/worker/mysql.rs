@@ -6,12 +6,13 @@
 //! connecting, reconnecting and messages are `server`'s.
 
 use super::node::NodeInfo;
+use super::rows::{WorkerRow, WorkerTable};
 use super::secrets::url_passwords;
 use super::server::{
     Driver, Failure, Problem, Server, Tls, TlsMode, incomplete_url, invalid_url, take_params,
     tls_problem,
 };
-use super::table::{DatabaseAssigner, WorkerRow, WorkerTable};
+use super::table::DatabaseAssigner;
 use crate::Error;
 use mysql::consts::CapabilityFlags;
 use mysql::prelude::Queryable;
@@ -410,7 +411,7 @@ impl DatabaseAssigner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::worker::table::TableSetup;
+    use crate::worker::rows::TableSetup;
 
     #[test]
     fn urls_are_described_without_password() {

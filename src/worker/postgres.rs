@@ -9,12 +9,13 @@
 //! on a short-lived helper thread instead of panicking.
 
 use super::node::NodeInfo;
+use super::rows::{WorkerRow, WorkerTable};
 use super::secrets::url_passwords;
 use super::server::{
     Driver, Failure, Problem, Server, Tls, TlsMode, incomplete_url, invalid_url, take_params,
     tls_problem,
 };
-use super::table::{DatabaseAssigner, WorkerRow, WorkerTable};
+use super::table::DatabaseAssigner;
 use crate::Error;
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -728,7 +729,7 @@ impl DatabaseAssigner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::worker::table::TableSetup;
+    use crate::worker::rows::TableSetup;
 
     #[test]
     fn urls_are_described_without_password() {

@@ -4,8 +4,9 @@
 //! [`Error::Database`] with a hint for the known problems and no password. Each database supplies
 //! a [`Driver`]; its statements stay in its own module.
 
+use super::rows::TableSetup;
 use super::secrets::{percent_decode, redact};
-use super::table::{DatabaseAssigner, TableSetup};
+use super::table::DatabaseAssigner;
 use crate::Error;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;

@@ -2,7 +2,8 @@
 //! on first use from `schema/sqlite.sql`.
 
 use super::node::NodeInfo;
-use super::table::{DatabaseAssigner, TableSetup, WorkerRow, WorkerTable};
+use super::rows::{TableSetup, WorkerRow, WorkerTable};
+use super::table::DatabaseAssigner;
 use crate::Error;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use std::path::{Path, PathBuf};

@@ -1,102 +1,21 @@
 //! The worker table algorithm shared by every database: UidGenerator's "insert a row, use its
 //! auto-increment id", plus leases, monotonic restarts and recycling.
 
+use super::assigner::{Assignment, WorkerIdAssigner};
 use super::lease::DEFAULT_WINDOW_SECS;
 use super::node::NodeInfo;
 use super::row_lease::RowLease;
-use super::{Assignment, WorkerIdAssigner};
+use super::rows::{WorkerRow, WorkerTable};
 use crate::{Clock, Error, Layout, SystemClock};
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// One row of the worker table, as [`DatabaseAssigner::list`] reads it.
-///
-/// ```
-/// use ringflake::{DatabaseAssigner, Layout, NodeInfo, WorkerIdAssigner};
-///
-/// let dir = tempfile::tempdir().unwrap();
-/// let assigner = DatabaseAssigner::sqlite(dir.path().join("workers.db"))?;
-/// let id = assigner.assign_worker_id(&Layout::default())?;
-/// let row = &assigner.list()?[0];
-/// assert_eq!(row.id, id);
-/// assert_eq!(row.host_name, NodeInfo::detect().host_name);
-/// assert!(row.lease_until > 0); // the lease that recycling (the default) keeps
-/// # Ok::<(), ringflake::Error>(())
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct WorkerRow {
-    /// `ID`: the worker id.
-    pub id: u64,
-    /// `HOST_NAME`.
-    pub host_name: String,
-    /// `PORT`.
-    pub port: String,
-    /// `TYPE`.
-    pub node_type: i32,
-    /// `LAUNCH_DATE`.
-    pub launch_date: String,
-    /// `LEASE_UNTIL`: the last unix second its holder may issue (0: no lease, e.g. a Java node).
-    pub lease_until: i64,
-}
 
 /// The width of the `HOST_NAME` column (`VARCHAR(64)`, as in Java's schema).
 const HOST_NAME_CHARS: usize = 64;
 
 /// How long one database call may take unless [`DatabaseAssigner::timeout`] says otherwise.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Where a table is and how calls to it are bounded: the part of a [`WorkerTable`] that is not a
-/// statement (the server clients share one implementation of it).
-pub(crate) trait TableSetup {
-    /// Where the table is, without secrets: "sqlite file x.db", "mysql://u@h:3306/db".
-    fn describe(&self) -> String;
-    /// Bounds every later call (connecting included) to about `timeout`: past it the call fails
-    /// as a transient error and the connection is dropped.
-    fn set_timeout(&self, timeout: Duration);
-    /// Whether connecting creates the table when it is missing; `None` where that is not a
-    /// choice (SQLite creates it on open).
-    fn creates_table(&self) -> Option<bool> {
-        None
-    }
-    /// Makes later connections create the table when it is missing, or not; ignored where that
-    /// is not a choice.
-    #[cfg(any(feature = "mysql", feature = "postgres"))]
-    fn set_create_table(&self, _on: bool) {}
-    /// Makes later connections trust the CA certificates in `path`; ignored where there is no
-    /// TLS (SQLite).
-    #[cfg(any(feature = "mysql", feature = "postgres"))]
-    fn set_ca_file(&self, _path: &std::path::Path) {}
-    /// The TLS mode and CA file in force, for `Debug`; `None` where there is no TLS.
-    fn tls(&self) -> Option<String> {
-        None
-    }
-}
-
-/// The statements one database provides; the algorithm in this module does the rest.
-pub(crate) trait WorkerTable: TableSetup + Send + Sync + 'static {
-    /// Inserts a row for `node` and returns its auto-increment id.
-    fn insert(&self, node: &NodeInfo, lease_until: i64) -> Result<u64, Error>;
-    /// Deletes a row.
-    fn delete(&self, id: u64) -> Result<(), Error>;
-    /// The highest lease among the rows of `host`.
-    fn max_lease_for_host(&self, host: &str) -> Result<Option<i64>, Error>;
-    /// Rows with `0 < LEASE_UNTIL < before` and `ID <= max_id`, oldest lease first.
-    fn recyclable(&self, max_id: u64, before: i64, limit: u32) -> Result<Vec<(u64, i64)>, Error>;
-    /// Takes over row `id` for `node` if its lease is still `expected`.
-    fn claim(
-        &self,
-        id: u64,
-        expected: i64,
-        node: &NodeInfo,
-        lease_until: i64,
-    ) -> Result<bool, Error>;
-    /// Moves row `id`'s lease from `expected` to `lease_until`; false if someone else moved it.
-    fn set_lease(&self, id: u64, expected: i64, lease_until: i64) -> Result<bool, Error>;
-    /// Every row, by id.
-    fn list(&self) -> Result<Vec<WorkerRow>, Error>;
-}
 
 /// Worker ids from a database table, one new row per boot, as UidGenerator's
 /// `DisposableWorkerIdAssigner`, sharing its `WORKER_NODE` table with Java nodes.
@@ -136,6 +55,38 @@ pub(crate) trait WorkerTable: TableSetup + Send + Sync + 'static {
 /// assert!(second.next_id()? > last_of_first_run); // restarts are monotonic
 /// # Ok::<(), ringflake::Error>(())
 /// ```
+///
+/// # Databases
+///
+/// | database | feature | constructor | table |
+/// |---|---|---|---|
+/// | SQLite (embedded, the default) | `sqlite` (default) | `DatabaseAssigner::sqlite(path)` | created on first use from `schema/sqlite.sql` |
+/// | MariaDB / MySQL | `mysql` | `DatabaseAssigner::mysql("mysql://user:password@host:3306/database")` | `schema/mysql.sql`, applied by you or by [`create_table(true)`](Self::create_table) |
+/// | PostgreSQL | `postgres` | `DatabaseAssigner::postgres("postgres://user:password@host:5432/database")` | `schema/postgres.sql`, applied by you or by `create_table(true)` |
+///
+/// Nothing is connected until the first boot asks for a worker id. An unreachable server is
+/// retried with backoff for [`retry_for`](Self::retry_for) ([`DEFAULT_RETRY_FOR`](Self::DEFAULT_RETRY_FOR));
+/// a wrong password, an unknown database or a missing table fail at once. Every call,
+/// connecting included, is bounded by [`timeout`](Self::timeout)
+/// ([`DEFAULT_TIMEOUT`](Self::DEFAULT_TIMEOUT)). Errors and `Debug` output never contain the
+/// password. The MySQL schema is UidGenerator's `WORKER_NODE` plus one column, `LEASE_UNTIL`, so
+/// Java nodes can share the table (a Java row has lease 0 and is never recycled).
+///
+/// # TLS
+///
+/// The URL says how, with the parameters each database's own client uses (PostgreSQL
+/// `sslmode=`/`sslrootcert=`, MariaDB/MySQL `ssl-mode=`/`ssl-ca=`); [`ca_file`](Self::ca_file)
+/// gives a CA file apart from it. Without a mode, `verify-full` / `VERIFY_IDENTITY` when a CA file
+/// is given, else `prefer` / `PREFERRED` (TLS when the server offers it, unverified: it stops
+/// eavesdroppers, not an impostor), as libpq and the MySQL client do.
+///
+/// | PostgreSQL `sslmode=` | MariaDB/MySQL `ssl-mode=` | TLS | certificate checked against | host name checked |
+/// |---|---|---|---|---|
+/// | `disable` | `DISABLED` | never | - | - |
+/// | `prefer` | `PREFERRED` | when the server offers it | the CA file if one is given, else nothing | no |
+/// | `require` | `REQUIRED` | always | the CA file if one is given, else nothing | no |
+/// | `verify-ca` | `VERIFY_CA` | always | the CA file, else the public web roots | no |
+/// | `verify-full` | `VERIFY_IDENTITY` | always | the CA file, else the public web roots | yes |
 pub struct DatabaseAssigner {
     pub(super) table: Arc<dyn WorkerTable>,
     recycle: bool,
@@ -168,6 +119,32 @@ impl fmt::Debug for DatabaseAssigner {
 }
 
 impl DatabaseAssigner {
+    /// The default [`timeout`](Self::timeout) of one database call, connecting included: 30 s.
+    ///
+    /// ```
+    /// use ringflake::DatabaseAssigner;
+    /// assert_eq!(DatabaseAssigner::DEFAULT_TIMEOUT.as_secs(), 30);
+    /// ```
+    pub const DEFAULT_TIMEOUT: Duration = DEFAULT_TIMEOUT;
+
+    /// How long a boot retries an unreachable database by default ([`retry_for`](Self::retry_for)):
+    /// 30 s.
+    ///
+    /// ```
+    /// use ringflake::DatabaseAssigner;
+    /// assert_eq!(DatabaseAssigner::DEFAULT_RETRY_FOR.as_secs(), 30);
+    /// ```
+    pub const DEFAULT_RETRY_FOR: Duration = Duration::from_secs(30);
+
+    /// How far a lease reaches beyond the newest second used by default
+    /// ([`lease_window`](Self::lease_window)): 300 s.
+    ///
+    /// ```
+    /// use ringflake::DatabaseAssigner;
+    /// assert_eq!(DatabaseAssigner::DEFAULT_LEASE_WINDOW.as_secs(), 300);
+    /// ```
+    pub const DEFAULT_LEASE_WINDOW: Duration = Duration::from_secs(DEFAULT_WINDOW_SECS as u64);
+
     #[cfg_attr(
         not(any(feature = "sqlite", feature = "mysql", feature = "postgres")),
         allow(dead_code)
@@ -179,7 +156,7 @@ impl DatabaseAssigner {
             recycle: true,
             generator: None,
             window: DEFAULT_WINDOW_SECS,
-            retry_for: Duration::from_secs(30),
+            retry_for: Self::DEFAULT_RETRY_FOR,
             timeout: DEFAULT_TIMEOUT,
         }
     }
@@ -470,11 +447,5 @@ impl WorkerIdAssigner for DatabaseAssigner {
             }
         }
         self.assign_with(layout, &node)
-    }
-}
-
-impl fmt::Debug for dyn WorkerTable {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.describe())
     }
 }

@@ -3,8 +3,9 @@
 
 use clap::{ArgMatches, Args, Parser, Subcommand, ValueEnum, parser::ValueSource};
 use ringflake::{
-    CachedUidGenerator, DEFAULT_EPOCH_SECONDS, DEFAULT_MAX_LEAD, DEFAULT_SQLITE_PATH,
-    DatabaseAssigner, Layout, LeadPolicy, TimeZone, epoch_from_date,
+    CachedUidGenerator, DEFAULT_BOOST_POWER, DEFAULT_EPOCH_SECONDS, DEFAULT_MAX_LAG,
+    DEFAULT_MAX_LEAD, DEFAULT_PADDING_FACTOR, DEFAULT_SQLITE_PATH, DatabaseAssigner, Layout,
+    LeadPolicy, TimeZone, UID_GENERATOR_EPOCH_SECONDS, epoch_from_date,
 };
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -27,7 +28,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve IDs over HTTP (the help line lists the routes).
-    #[command(about = format!("Serve IDs over HTTP: {}", crate::serve::routes::listing(", ")))]
+    #[command(about = format!("Serve IDs over HTTP: {}", crate::serve::model::routes::listing(", ")))]
     Serve(ServeArgs),
     /// Print N new IDs, one per line.
     Gen(GenArgs),
@@ -36,6 +37,10 @@ pub enum Command {
     /// Plan a layout: propose bit widths and an epoch for a rate, restarts and years.
     Layout(PlanArgs),
     /// List the worker table (WORKER_NODE).
+    #[command(mut_arg("db", |a| a.help(format!(
+        "SQLite file holding the WORKER_NODE table, opened read-only: never created \
+         [default: {DEFAULT_SQLITE_PATH}]"
+    ))))]
     Workers(WorkersArgs),
 }
 
@@ -44,24 +49,25 @@ pub enum Command {
 /// widths, the third is 63 minus their sum.
 #[derive(Debug, Clone, Args)]
 pub struct LayoutArgs {
-    /// Width of the time field (seconds since the epoch) [default: 31]
-    #[arg(long, env = "RINGFLAKE_TIME_BITS", value_name = "BITS", value_parser = clap::value_parser!(u32).range(1..=61))]
+    #[arg(long, env = "RINGFLAKE_TIME_BITS", value_name = "BITS", value_parser = clap::value_parser!(u32).range(1..=61),
+          help = format!("Width of the time field (seconds since the epoch) [default: {}]", Layout::default().time_bits()))]
     pub time_bits: Option<u32>,
-    /// Width of the worker id field [default: 10]
-    #[arg(long, env = "RINGFLAKE_WORKER_BITS", value_name = "BITS", value_parser = clap::value_parser!(u32).range(1..=61))]
+    #[arg(long, env = "RINGFLAKE_WORKER_BITS", value_name = "BITS", value_parser = clap::value_parser!(u32).range(1..=61),
+          help = format!("Width of the worker id field [default: {}]", Layout::default().worker_bits()))]
     pub worker_bits: Option<u32>,
-    /// Width of the sequence field [default: 22]
-    #[arg(long, env = "RINGFLAKE_SEQ_BITS", value_name = "BITS", value_parser = clap::value_parser!(u32).range(1..=61))]
+    #[arg(long, env = "RINGFLAKE_SEQ_BITS", value_name = "BITS", value_parser = clap::value_parser!(u32).range(1..=61),
+          help = format!("Width of the sequence field [default: {}]", Layout::default().seq_bits()))]
     pub seq_bits: Option<u32>,
-    /// Epoch date, midnight in --tz, as UidGenerator's epochStr [default: 2025-01-01 UTC]
-    #[arg(long, env = "RINGFLAKE_EPOCH", value_name = "yyyy-MM-dd")]
+    #[arg(long, env = "RINGFLAKE_EPOCH", value_name = "yyyy-MM-dd",
+          help = format!("Epoch date, midnight in --tz, as UidGenerator's epochStr [default: {} UTC]",
+                         utc_date(DEFAULT_EPOCH_SECONDS)))]
     pub epoch: Option<String>,
-    /// Epoch as unix seconds, instead of --epoch (UidGenerator's default is 1463673600)
     #[arg(
         long,
         env = "RINGFLAKE_EPOCH_SECONDS",
         value_name = "N",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        help = format!("Epoch as unix seconds, instead of --epoch (UidGenerator's default is {UID_GENERATOR_EPOCH_SECONDS})")
     )]
     pub epoch_seconds: Option<i64>,
     /// Time zone for the --epoch date and for parseUID timestamps, as the JVM's default zone:
@@ -74,8 +80,8 @@ pub struct LayoutArgs {
 /// Where worker ids come from: one of the databases, or a fixed id.
 #[derive(Debug, Clone, Args)]
 pub struct DbArgs {
-    /// SQLite file holding the WORKER_NODE table, created if missing [default: ringflake.db]
-    #[arg(long, env = "RINGFLAKE_DB", value_name = "PATH")]
+    #[arg(long, env = "RINGFLAKE_DB", value_name = "PATH",
+          help = format!("SQLite file holding the WORKER_NODE table, created if missing [default: {DEFAULT_SQLITE_PATH}]"))]
     pub db: Option<PathBuf>,
     /// MariaDB/MySQL WORKER_NODE table, mysql://user:password@host:3306/database
     #[cfg(feature = "mysql")]
@@ -96,16 +102,17 @@ pub struct DbArgs {
     #[cfg(any(feature = "mysql", feature = "postgres"))]
     #[arg(long, env = "RINGFLAKE_DB_CA_FILE", value_name = "PATH")]
     pub db_ca_file: Option<PathBuf>,
-    /// Fail a database call (connecting, or one statement) that gets no answer within this many
-    /// seconds, and reconnect on the next one; for SQLite, how long to wait for another
-    /// process's write lock [default: 30]
     #[arg(long, env = "RINGFLAKE_DB_TIMEOUT", value_name = "SECONDS",
-          value_parser = clap::value_parser!(u64).range(1..=3600))]
+          value_parser = clap::value_parser!(u64).range(1..=3600),
+          help = format!("Fail a database call (connecting, or one statement) that gets no answer \
+                          within this many seconds, and reconnect on the next one; for SQLite, how \
+                          long to wait for another process's write lock [default: {}]",
+                         DatabaseAssigner::DEFAULT_TIMEOUT.as_secs()))]
     pub db_timeout: Option<u64>,
-    /// How long to keep retrying an unreachable database at start-up before giving up
-    /// [default: 30]
     #[arg(long, env = "RINGFLAKE_DB_RETRY", value_name = "SECONDS",
-          value_parser = clap::value_parser!(u64).range(0..=86400))]
+          value_parser = clap::value_parser!(u64).range(0..=86400),
+          help = format!("How long to keep retrying an unreachable database at start-up before \
+                          giving up [default: {}]", DatabaseAssigner::DEFAULT_RETRY_FOR.as_secs()))]
     pub db_retry: Option<u64>,
 }
 
@@ -125,10 +132,11 @@ pub struct WorkerArgs {
     /// 2^worker_bits boots)
     #[arg(long, env = "RINGFLAKE_NO_RECYCLE", value_parser = boolish())]
     pub no_recycle: bool,
-    /// How far beyond the newest second used the worker lease reaches; longer rides out longer
-    /// database outages, shorter lets a crashed node's id be reused sooner [default: 300]
     #[arg(long, env = "RINGFLAKE_LEASE_WINDOW", value_name = "SECONDS",
-          value_parser = clap::value_parser!(u64).range(1..=604800))]
+          value_parser = clap::value_parser!(u64).range(1..=604800),
+          help = format!("How far beyond the newest second used the worker lease reaches; longer \
+                          rides out longer database outages, shorter lets a crashed node's id be \
+                          reused sooner [default: {}]", DatabaseAssigner::DEFAULT_LEASE_WINDOW.as_secs()))]
     pub lease_window: Option<u64>,
 }
 
@@ -136,11 +144,11 @@ pub struct WorkerArgs {
 /// above it.
 #[derive(Debug, Clone, Args)]
 pub struct StateArgs {
-    /// Record here, durably and before use, the highest second this generator may use, and start
-    /// above what it records: a restart of the same worker id never repeats an ID, even after
-    /// kill -9. Shared by every generator started in the same directory
-    /// [default: ringflake.state]
-    #[arg(long, env = "RINGFLAKE_STATE_FILE", value_name = "PATH")]
+    #[arg(long, env = "RINGFLAKE_STATE_FILE", value_name = "PATH",
+          help = format!("Record here, durably and before use, the highest second this generator \
+                          may use, and start above what it records: a restart of the same worker \
+                          id never repeats an ID, even after kill -9. Shared by every generator \
+                          started in the same directory [default: {DEFAULT_STATE_FILE}]"))]
     pub state_file: Option<PathBuf>,
     /// Run without a state file: a restart of the same worker id within max-lead seconds of its
     /// last run's end can repeat that run's IDs (nothing records how far ahead it went)
@@ -151,19 +159,21 @@ pub struct StateArgs {
 /// How the ring is filled.
 #[derive(Debug, Clone, Args)]
 pub struct RingArgs {
-    /// The ring holds 2^seq_bits << BOOST_POWER IDs [default: 3]
-    #[arg(long, env = "RINGFLAKE_BOOST_POWER", value_name = "N")]
+    #[arg(long, env = "RINGFLAKE_BOOST_POWER", value_name = "N",
+          help = format!("The ring holds 2^seq_bits << BOOST_POWER IDs [default: {DEFAULT_BOOST_POWER}]"))]
     pub boost_power: Option<u32>,
-    /// Wake the filler below this fill level, percent [default: 50]
-    #[arg(long, env = "RINGFLAKE_PADDING_FACTOR", value_name = "PERCENT")]
+    #[arg(long, env = "RINGFLAKE_PADDING_FACTOR", value_name = "PERCENT",
+          help = format!("Wake the filler below this fill level, percent [default: {DEFAULT_PADDING_FACTOR}]"))]
     pub padding_factor: Option<u32>,
-    /// Discard IDs older than this many seconds instead of handing them out [default: 5]
-    #[arg(long, env = "RINGFLAKE_MAX_LAG", value_name = "SECONDS")]
+    #[arg(long, env = "RINGFLAKE_MAX_LAG", value_name = "SECONDS",
+          help = format!("Discard IDs older than this many seconds instead of handing them out \
+                          [default: {}]", DEFAULT_MAX_LAG.as_secs()))]
     pub max_lag: Option<u64>,
-    /// Borrow at most this many seconds ahead of the clock (0: never ahead; the largest /ids batch
-    /// is (SECONDS + 1) x 2^seq_bits) [default: 10]
     #[arg(long, env = "RINGFLAKE_MAX_LEAD", value_name = "SECONDS",
-          value_parser = clap::value_parser!(u64).range(0..=MAX_LEAD_FLAG))]
+          value_parser = clap::value_parser!(u64).range(0..=MAX_LEAD_FLAG),
+          help = format!("Borrow at most this many seconds ahead of the clock (0: never ahead; the \
+                          largest /ids batch is (SECONDS + 1) x 2^seq_bits) [default: {}]",
+                         DEFAULT_MAX_LEAD.as_secs()))]
     pub max_lead: Option<u64>,
     /// Borrow as far ahead of the clock as demand takes it, as Java's CachedUidGenerator does:
     /// flat out, the layout's lifetime is used up that much faster (instead of --max-lead)
@@ -183,6 +193,14 @@ pub struct RingArgs {
 /// their opposites), not only `true` and `false`.
 fn boolish() -> clap::builder::BoolishValueParser {
     clap::builder::BoolishValueParser::new()
+}
+
+/// The UTC date of a unix second, for the help text (`2025-01-01`).
+fn utc_date(seconds: i64) -> String {
+    jiff::Timestamp::from_second(seconds).map_or_else(
+        |_| seconds.to_string(),
+        |t| t.to_zoned(TimeZone::UTC).date().to_string(),
+    )
 }
 
 /// The largest `--max-lead`: a year (more is no cap worth the name; `--unbounded-lead` is that).

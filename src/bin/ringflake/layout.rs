@@ -2,24 +2,12 @@
 //! read.
 
 use crate::args::PlanArgs;
+use crate::text::thousands;
 use ringflake::plan::{
     Assessment, Demand, epoch_above, minimum_widths, minimum_widths_above, propose, propose_above,
 };
 use ringflake::{DEFAULT_MAX_LEAD, Layout, TimeZone};
 use std::fmt::Write as _;
-
-/// `1234567` → `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
 
 /// A number of years for reading: one decimal below 100, whole years with separators above.
 fn years(y: f64) -> String {
@@ -353,17 +341,4 @@ pub fn report(args: &PlanArgs, now: i64) -> Result<String, String> {
          from the future, it never adds any: only sequence + time bits do"
     );
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn separators() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(1_048_575), "1,048,575");
-    }
 }

@@ -1,4 +1,5 @@
-//! Reading IDs from text and writing them, and the little JSON the command prints.
+//! Reading IDs from text and writing them, the little JSON the command prints, and numbers and
+//! dates for people.
 
 use ringflake::{Layout, TimeZone};
 use std::fmt::Write as _;
@@ -209,6 +210,31 @@ pub fn json_ids(ids: &[u64], out: &mut Vec<u8>) {
     out.push(b']');
 }
 
+/// `1234567` → `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The layout's epoch for reading: the date if it is midnight UTC, else the second in RFC 3339.
+pub fn epoch_text(layout: &Layout) -> String {
+    let epoch = layout.epoch_seconds();
+    match jiff::Timestamp::from_second(epoch) {
+        Ok(t) if epoch.rem_euclid(86_400) == 0 => {
+            t.to_zoned(jiff::tz::TimeZone::UTC).date().to_string()
+        }
+        Ok(t) => t.to_string(),
+        Err(_) => format!("unix second {epoch}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,5 +322,13 @@ mod tests {
     #[test]
     fn errors_escape() {
         assert_eq!(json_error("a \"b\"\n"), r#"{"error":"a \"b\"\n"}"#);
+    }
+
+    #[test]
+    fn separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1_048_575), "1,048,575");
     }
 }

@@ -1,7 +1,7 @@
 //! gRPC on the service's listener: `ringflake.v1.IdService` (the repository's
 //! `proto/ringflake/v1/ringflake.proto`), the standard `grpc.health.v1.Health` and server
 //! reflection (v1 and v1alpha), beside the HTTP routes on the same port and the same HTTP/2
-//! connections ([`super::versions`] tells the versions apart).
+//! connections (the server's `versions` tells the versions apart).
 //!
 //! A request is gRPC when its content type is `application/grpc…`; [`Services::call`] sends it by
 //! path to one of tonic's generated servers. What the HTTP routes check, these check the same
@@ -14,8 +14,10 @@
 //! hyper, which asks for the next only when HTTP/2 flow control lets it send: a client that reads
 //! slowly holds the server to its windows (a few hundred KiB), whatever count it asked for.
 
-use super::auth::Denied;
-use super::routes::{App, Exposure, MAX_COUNT, TAKE_WAIT, unhealthy};
+use super::TAKE_WAIT;
+use crate::serve::model::app::App;
+use crate::serve::model::auth::Denied;
+use crate::serve::model::routes::{Exposure, MAX_COUNT};
 use hyper::body::Incoming;
 use hyper::{Request, Response};
 use ringflake::grpc::id_service_server::{IdService, IdServiceServer};
@@ -426,7 +428,7 @@ struct Checks {
 impl Checks {
     /// The status of `service`, `None` if there is no such service name.
     fn status(&self, service: &str) -> Option<ServingStatus> {
-        let healthy = |app: &App| unhealthy(&app.generator.stats(), &app.layout).is_none();
+        let healthy = |app: &App| app.generator.stats().health(&app.layout).is_available();
         let serving = match service {
             "" | ID_SERVICE => {
                 healthy(&self.app) && self.app.generators.iter().all(|g| healthy(&g.app))

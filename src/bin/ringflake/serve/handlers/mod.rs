@@ -1,18 +1,22 @@
-//! The routes of `ringflake serve`: a request in, a response out.
+//! The answers of `ringflake serve`: a request in, a response out, by the route the request
+//! matches in the [route table](super::model::routes); the status page and Leaf's routes in
+//! their own modules; gRPC calls in [`grpc`].
 //!
-//! [`ROUTES`] is the one list of what the service answers: requests are matched against it, and
-//! the 404 answer and `serve`'s help line list it. Client mistakes get a 4xx with
+//! Client mistakes get a 4xx with
 //! `{"error":"…"}` saying what was wrong; a generator that cannot issue (time bits exhausted,
 //! lease expired, filler down) gets a 503 with the same shape, and so does a take that waits
 //! longer than [`TAKE_WAIT`] at the lead cap (with `Retry-After`).
 //!
-//! Each listener serves the routes of its [`Exposure`]; with a token file, the ID and parse
-//! routes answer 401 without a valid bearer token. A bad value is shown in an error bounded and
+//! With a token file, the ID and parse routes answer 401 without a valid bearer token. A bad value is shown in an error bounded and
 //! escaped ([`crate::text::echo`]).
 
-use super::auth::{Auth, Denied};
-use super::named::Generators;
-use super::{leaf, status};
+pub mod grpc;
+pub mod leaf;
+pub mod status;
+
+use super::model::app::App;
+use super::model::auth::Denied;
+use super::model::routes::{Endpoint, MAX_COUNT, METHODS, Route, listing_on, route};
 use crate::text::{
     DIGITS_ONLY, echo, is_plain_decimal, json_error, json_ids, json_string, parse_uid, quoted,
 };
@@ -21,204 +25,10 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{ALLOW, CONTENT_TYPE, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
 use hyper::{Method, Request, Response, StatusCode};
-use ringflake::{CachedUidGenerator, Error, Layout, MetricsReporter, PrometheusHandle, TimeZone};
+use ringflake::Error;
 use std::fmt::Write as _;
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
-
-/// Every route, in the order a person is told about them.
-pub const ROUTES: [Route; 12] = [
-    Route {
-        usage: "/",
-        endpoint: Endpoint::Page,
-    },
-    Route {
-        usage: "/id",
-        endpoint: Endpoint::Id,
-    },
-    Route {
-        usage: "/id/{name}",
-        endpoint: Endpoint::IdOf,
-    },
-    Route {
-        usage: "/ids?count=N",
-        endpoint: Endpoint::Ids,
-    },
-    Route {
-        usage: "/ids/{name}?count=N",
-        endpoint: Endpoint::IdsOf,
-    },
-    Route {
-        usage: "/parse/{id}",
-        endpoint: Endpoint::Parse,
-    },
-    Route {
-        usage: "/parse/{name}/{id}",
-        endpoint: Endpoint::ParseOf,
-    },
-    Route {
-        usage: "/status",
-        endpoint: Endpoint::Status,
-    },
-    Route {
-        usage: "/metrics",
-        endpoint: Endpoint::Metrics,
-    },
-    Route {
-        usage: "/healthz",
-        endpoint: Endpoint::Healthz,
-    },
-    Route {
-        usage: "/api/snowflake/get/{key}",
-        endpoint: Endpoint::LeafGet,
-    },
-    Route {
-        usage: "/decodeSnowflakeId?snowflakeId=ID",
-        endpoint: Endpoint::LeafDecode,
-    },
-];
-
-/// The methods every route answers (the service only reads); any other gets a 405.
-const METHODS: [Method; 2] = [Method::GET, Method::HEAD];
-
-/// A path the service answers, and what answers it.
-pub struct Route {
-    /// The route as requests write it and people read it: a path (`/id`), a path with its query
-    /// (`/ids?count=N`), or a path ending in parameters (`/parse/{id}`, `/parse/{name}/{id}`:
-    /// the rest of the path, with as many `/` as the parameters have between them).
-    usage: &'static str,
-    endpoint: Endpoint,
-}
-
-/// What a route answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Endpoint {
-    /// The status page (HTML), see [`super::status`].
-    Page,
-    /// One ID, `text/plain`, decimal.
-    Id,
-    /// [`Endpoint::Id`] from the generator named in the path.
-    IdOf,
-    /// A JSON array of `count` IDs as strings, `1 <= count <= MAX_COUNT`, and no more than the
-    /// generator's `max_batch`.
-    Ids,
-    /// [`Endpoint::Ids`] from the generator named in the path.
-    IdsOf,
-    /// UidGenerator's `parseUID` JSON of the ID in the path.
-    Parse,
-    /// [`Endpoint::Parse`] with the layout of the generator named in the path.
-    ParseOf,
-    /// Every generator's state as JSON, what the status page shows.
-    Status,
-    /// Leaf's `/api/snowflake/get/{key}`: [`Endpoint::Id`] from generator `key`, else `default`.
-    LeafGet,
-    /// Leaf's `/decodeSnowflakeId?snowflakeId=ID`, see [`super::leaf`].
-    LeafDecode,
-    /// The Prometheus series of the generator.
-    Metrics,
-    /// 200 `{"status":"ok",…}`, or 503 with the reason the generator cannot serve.
-    Healthz,
-}
-
-/// Which routes a listener serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exposure {
-    /// Every route: the one listener of a service without `--metrics-listen`.
-    All,
-    /// The ID, parse and Leaf routes and `/healthz`: the main listener beside a `--metrics-listen`
-    /// one.
-    Ids,
-    /// The status page, `/status`, `/metrics` and `/healthz`: the `--metrics-listen` listener.
-    Internal,
-}
-
-impl Endpoint {
-    /// Whether a listener of `exposure` serves this endpoint: the ID routes on the main one, the
-    /// operators' (the status page, `/status`, `/metrics`) on the internal one, `/healthz` on
-    /// both.
-    fn served_on(self, exposure: Exposure) -> bool {
-        match self {
-            Endpoint::Healthz => true,
-            _ if self.guarded() => exposure != Exposure::Internal,
-            _ => exposure != Exposure::Ids,
-        }
-    }
-
-    /// Whether a token file guards this endpoint: the routes that take or read IDs (ID, parse
-    /// and Leaf, named or not).
-    fn guarded(self) -> bool {
-        matches!(
-            self,
-            Endpoint::Id
-                | Endpoint::IdOf
-                | Endpoint::Ids
-                | Endpoint::IdsOf
-                | Endpoint::Parse
-                | Endpoint::ParseOf
-                | Endpoint::LeafGet
-                | Endpoint::LeafDecode
-        )
-    }
-
-    /// The query parameters this endpoint takes; `None`: it ignores its query string (the
-    /// probes and scrapers' routes, whose clients may add their own).
-    fn parameters(self) -> Option<&'static [&'static str]> {
-        match self {
-            Endpoint::Ids | Endpoint::IdsOf => Some(&["count"]),
-            Endpoint::Id | Endpoint::IdOf | Endpoint::Parse | Endpoint::ParseOf => Some(&[]),
-            // Leaf's routes read their parameters as Spring does, ignoring any other.
-            Endpoint::LeafGet
-            | Endpoint::LeafDecode
-            | Endpoint::Page
-            | Endpoint::Status
-            | Endpoint::Metrics
-            | Endpoint::Healthz => None,
-        }
-    }
-}
-
-impl Route {
-    /// The path parameter if `path` is this route's (`""` for a route without one).
-    fn matches<'p>(&self, path: &'p str) -> Option<&'p str> {
-        let usage = self.usage.split_once('?').map_or(self.usage, |(p, _)| p);
-        match usage.split_once('{') {
-            Some((prefix, params)) => {
-                let param = path.strip_prefix(prefix)?;
-                (param.matches('/').count() == params.matches('/').count()).then_some(param)
-            }
-            None => (path == usage).then_some(""),
-        }
-    }
-}
-
-/// The route `path` asks for on a listener of `exposure`, with its path parameter.
-fn route(path: &str, exposure: Exposure) -> Option<(&'static Route, &str)> {
-    ROUTES
-        .iter()
-        .filter(|r| r.endpoint.served_on(exposure))
-        .find_map(|r| Some((r, r.matches(path)?)))
-}
-
-/// The routes for a person to read, `last` before the final one:
-/// `GET /id, /ids?count=N, /parse/{id}, /metrics or /healthz`.
-pub fn listing(last: &str) -> String {
-    listing_on(Exposure::All, last)
-}
-
-/// The routes a listener of `exposure` serves, for a person to read.
-fn listing_on(exposure: Exposure, last: &str) -> String {
-    let usages: Vec<&str> = ROUTES
-        .iter()
-        .filter(|r| r.endpoint.served_on(exposure))
-        .map(|r| r.usage)
-        .collect();
-    let (final_one, others) = usages.split_last().expect("routes");
-    format!("{} {}{last}{final_one}", METHODS[0], others.join(", "))
-}
-
-/// The largest `count` `/ids` accepts: 100,000 IDs (about 2.2 MB of JSON).
-pub const MAX_COUNT: usize = 100_000;
 
 /// The longest a take waits for IDs before the request is answered 503 with `Retry-After`: at
 /// the lead cap a take waits for the clock, about a second, but after the clock was set back (or
@@ -229,42 +39,13 @@ pub const TAKE_WAIT: Duration = Duration::from_secs(2);
 /// What a 503 for a take that waited [`TAKE_WAIT`] asks the client to wait, in seconds.
 const RETRY_AFTER_SECONDS: HeaderValue = HeaderValue::from_static("1");
 
-/// What the handlers share. Cloned once per serving thread, so that the per-request reference
-/// count of a thread's copy stays in that thread's cache.
-#[derive(Clone)]
-pub struct App {
-    /// The generator every route takes from.
-    pub generator: Arc<CachedUidGenerator>,
-    /// Its layout, for `/parse/{id}` and the health reasons.
-    pub layout: Layout,
-    /// The zone `/parse/{id}` renders timestamps in.
-    pub tz: TimeZone,
-    /// The Prometheus recorder and the samplers of every generator's statistics, for
-    /// `/metrics`.
-    pub metrics: Option<Arc<(PrometheusHandle, Vec<MetricsReporter>)>>,
-    /// Every generator by name, `default` (the one above) first; empty in a generator's own
-    /// `App` (the one its named routes answer from).
-    pub generators: Arc<Generators>,
-    /// The routes this listener serves.
-    pub exposure: Exposure,
-    /// The bearer tokens the ID, parse and Leaf routes require, if any.
-    pub auth: Option<Auth>,
-}
-
-impl App {
-    /// The `App` of generator `name`.
-    pub fn named(&self, name: &str) -> Option<&App> {
-        self.generators.get(name).map(|named| &named.app)
-    }
-
-    /// The 404 for a generator `name` that does not exist, naming those that do.
-    fn no_generator(&self, name: &str) -> Reply {
-        let message = format!(
-            "no generator {name:?}: the generators are {}",
-            self.generators.names()
-        );
-        error(StatusCode::NOT_FOUND, &message)
-    }
+/// The 404 for a generator `name` that does not exist, naming those that do.
+fn no_generator(app: &App, name: &str) -> Reply {
+    let message = format!(
+        "no generator {name:?}: the generators are {}",
+        app.generators.names()
+    );
+    error(StatusCode::NOT_FOUND, &message)
 }
 
 /// A response, its body in one piece.
@@ -365,7 +146,7 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
         Endpoint::IdOf | Endpoint::IdsOf | Endpoint::ParseOf => {
             let (name, rest) = param.split_once('/').unwrap_or((param, ""));
             let Some(target) = app.named(name) else {
-                return app.no_generator(name);
+                return no_generator(app, name);
             };
             match route.endpoint {
                 Endpoint::IdOf if take => id(target).await,
@@ -585,29 +366,6 @@ fn metrics(app: &App) -> Reply {
     }
 }
 
-/// Why the generator cannot serve, if it cannot.
-pub fn unhealthy(stats: &ringflake::Stats, layout: &Layout) -> Option<String> {
-    if !stats.filler_up {
-        Some("filler down: the thread that fills the ring has stopped".into())
-    } else if stats.remaining_seconds == 0 {
-        Some(format!(
-            "lifetime exhausted: the layout's time bits ran out (last valid second {})",
-            layout.last_valid_date()
-        ))
-    } else if stats.lease_lost {
-        Some(format!(
-            "lease lost: the worker lease of worker id {} could not be extended{}",
-            stats.worker_id,
-            stats
-                .lease_until
-                .map(|u| format!("; IDs stop at unix second {u}"))
-                .unwrap_or_default()
-        ))
-    } else {
-        None
-    }
-}
-
 /// `/healthz`: the default generator's state; and with several generators, any other that cannot
 /// serve makes the service unhealthy too, its reason prefixed with its name.
 fn healthz(app: &App) -> Reply {
@@ -615,11 +373,13 @@ fn healthz(app: &App) -> Reply {
     let mut body = String::with_capacity(256);
     let others = || {
         app.generators.iter().skip(1).find_map(|g| {
-            unhealthy(&g.app.generator.stats(), &g.app.layout)
-                .map(|reason| format!("generator {}: {reason}", g.name))
+            let health = g.app.generator.stats().health(&g.app.layout);
+            (!health.is_available()).then(|| format!("generator {}: {health}", g.name))
         })
     };
-    match unhealthy(&s, &app.layout).or_else(others) {
+    let health = s.health(&app.layout);
+    let reason = (!health.is_available()).then(|| health.to_string());
+    match reason.or_else(others) {
         Some(reason) => {
             body.push_str("{\"status\":\"unavailable\",\"reason\":");
             json_string(&mut body, &reason);
@@ -646,50 +406,7 @@ fn healthz(app: &App) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_table_routes_requests() {
-        let endpoint = |path| route(path, Exposure::All).map(|(r, param)| (r.endpoint, param));
-        assert_eq!(endpoint("/id"), Some((Endpoint::Id, "")));
-        assert_eq!(endpoint("/ids"), Some((Endpoint::Ids, "")));
-        assert_eq!(endpoint("/parse/17"), Some((Endpoint::Parse, "17")));
-        assert_eq!(endpoint("/parse/"), Some((Endpoint::Parse, "")));
-        assert_eq!(endpoint("/metrics"), Some((Endpoint::Metrics, "")));
-        assert_eq!(endpoint("/healthz"), Some((Endpoint::Healthz, "")));
-        assert_eq!(endpoint("/"), Some((Endpoint::Page, "")));
-        assert_eq!(endpoint("/status"), Some((Endpoint::Status, "")));
-        assert_eq!(endpoint("/id/orders"), Some((Endpoint::IdOf, "orders")));
-        assert_eq!(endpoint("/ids/orders"), Some((Endpoint::IdsOf, "orders")));
-        assert_eq!(
-            endpoint("/parse/orders/17"),
-            Some((Endpoint::ParseOf, "orders/17"))
-        );
-        assert_eq!(
-            endpoint("/api/snowflake/get/orders"),
-            Some((Endpoint::LeafGet, "orders"))
-        );
-        assert_eq!(
-            endpoint("/decodeSnowflakeId"),
-            Some((Endpoint::LeafDecode, ""))
-        );
-        for path in [
-            "/nope",
-            "/parse",
-            "/parse/a/b/c",
-            "/id/a/b",
-            "/ids?count=N",
-            "/idz",
-            "/status/",
-        ] {
-            assert_eq!(endpoint(path), None, "{path}");
-        }
-        assert_eq!(
-            listing(" or "),
-            "GET /, /id, /id/{name}, /ids?count=N, /ids/{name}?count=N, /parse/{id}, \
-             /parse/{name}/{id}, /status, /metrics, /healthz, /api/snowflake/get/{key} or \
-             /decodeSnowflakeId?snowflakeId=ID"
-        );
-    }
+    use crate::serve::model::routes::ROUTES;
 
     /// The route of `endpoint`.
     fn of(endpoint: Endpoint) -> &'static Route {
@@ -776,68 +493,5 @@ mod tests {
         ] {
             assert_eq!(query(of(e), Some("x=1&x=2")), Ok(vec![]));
         }
-    }
-
-    #[test]
-    fn listeners_serve_their_routes() {
-        let on = |path, exposure| route(path, exposure).map(|(r, _)| r.endpoint);
-        assert_eq!(on("/metrics", Exposure::Ids), None);
-        assert_eq!(on("/id", Exposure::Internal), None);
-        assert_eq!(on("/parse/1", Exposure::Internal), None);
-        assert_eq!(on("/metrics", Exposure::Internal), Some(Endpoint::Metrics));
-        assert_eq!(on("/healthz", Exposure::Internal), Some(Endpoint::Healthz));
-        assert_eq!(on("/healthz", Exposure::Ids), Some(Endpoint::Healthz));
-        assert_eq!(on("/ids", Exposure::Ids), Some(Endpoint::Ids));
-        assert_eq!(
-            listing_on(Exposure::Internal, " or "),
-            "GET /, /status, /metrics or /healthz"
-        );
-        assert_eq!(
-            listing_on(Exposure::Ids, " or "),
-            "GET /id, /id/{name}, /ids?count=N, /ids/{name}?count=N, /parse/{id}, \
-             /parse/{name}/{id}, /healthz, /api/snowflake/get/{key} or \
-             /decodeSnowflakeId?snowflakeId=ID"
-        );
-        assert_eq!(on("/", Exposure::Ids), None);
-        assert_eq!(on("/status", Exposure::Internal), Some(Endpoint::Status));
-        assert_eq!(on("/id/orders", Exposure::Internal), None);
-        assert_eq!(
-            on("/api/snowflake/get/x", Exposure::Ids),
-            Some(Endpoint::LeafGet)
-        );
-    }
-
-    #[test]
-    fn health_reasons() {
-        let layout = Layout::default();
-        // Stats is non-exhaustive: start from a real generator's and change fields.
-        let g = ringflake::CachedUidGenerator::builder(layout)
-            .worker_id(4)
-            .background_filler(false)
-            .build()
-            .unwrap();
-        let mut healthy = g.stats();
-        healthy.lease_until = Some(1_800_000_300);
-        assert_eq!(unhealthy(&healthy, &layout), None);
-        let mut down = healthy;
-        down.filler_up = false;
-        assert!(
-            unhealthy(&down, &layout)
-                .unwrap()
-                .starts_with("filler down")
-        );
-        let mut exhausted = healthy;
-        exhausted.remaining_seconds = 0;
-        let reason = unhealthy(&exhausted, &layout).unwrap();
-        assert!(reason.starts_with("lifetime exhausted"), "{reason}");
-        assert!(reason.contains(&layout.last_valid_date()), "{reason}");
-        let mut lost = healthy;
-        lost.lease_lost = true;
-        let reason = unhealthy(&lost, &layout).unwrap();
-        assert!(reason.starts_with("lease lost"), "{reason}");
-        assert!(
-            reason.contains("worker id 4") && reason.contains("1800000300"),
-            "{reason}"
-        );
     }
 }

@@ -1,6 +1,6 @@
 //! The status page at `/` and its JSON at `/status`: per generator, the worker id, the ring's fill
 //! level, lead and lag, the IDs issued per second over the last [`SAMPLES`] seconds (a chart from
-//! samples a thread takes every second, kept in memory, bounded), the time bits left and the date
+//! the samples of the [sampler](crate::serve::model::sampler), kept in memory, bounded), the time bits left and the date
 //! they run out, the lease and the filler.
 //!
 //! The page is one self-contained file ([`PAGE`], no external script, font or style sheet). The
@@ -9,26 +9,15 @@
 //! Every value shown is formatted here, once: `/status` carries each generator's numbers and,
 //! under `text`, the same values as the page shows them; the script only copies them.
 
-use super::args::Lead;
-use super::named::{Generators, Named};
-use super::routes::unhealthy;
-use crate::layout::thousands;
-use crate::text::json_string;
-use std::collections::VecDeque;
+use crate::args::Lead;
+use crate::serve::model::app::{Generators, Named};
+use crate::serve::model::history::SAMPLES;
+use crate::serve::model::sampler::{EVERY, unix_ms};
+use crate::text::{epoch_text, json_string, thousands};
 use std::fmt::Write as _;
-use std::sync::mpsc::{RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::Duration;
 
 /// The page, with `<!--CARDS-->` and `<!--GENERATED-->` where the server writes its values.
 pub const PAGE: &str = include_str!("status.html");
-
-/// How many samples a generator's history keeps: two minutes at one a second.
-pub const SAMPLES: usize = 120;
-
-/// How often the sampler samples.
-pub const EVERY: Duration = Duration::from_secs(1);
 
 /// The chart's size in SVG units (the page's script uses the same, read from the element).
 const CHART_W: f64 = 360.0;
@@ -36,93 +25,6 @@ const CHART_H: f64 = 64.0;
 
 /// The lag the page marks: the default `max-lag` (older IDs are discarded, not handed out).
 const LAG_WARN: u64 = 5;
-
-/// One sample: when (unix milliseconds) and how many IDs the generator had issued.
-#[derive(Debug, Clone, Copy)]
-struct Sample {
-    at_ms: i64,
-    issued: u64,
-}
-
-/// A generator's recent issue counts: at most [`SAMPLES`] + 1 samples (one more than rates).
-#[derive(Debug, Default)]
-pub struct History(Mutex<VecDeque<Sample>>);
-
-impl History {
-    fn push(&self, sample: Sample) {
-        let mut h = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if h.len() > SAMPLES {
-            h.pop_front();
-        }
-        h.push_back(sample);
-    }
-
-    /// IDs issued per second between consecutive samples, oldest first (at most [`SAMPLES`]).
-    pub fn rates(&self) -> Vec<f64> {
-        let h = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        h.iter()
-            .zip(h.iter().skip(1))
-            .map(|(a, b)| {
-                let seconds = (b.at_ms - a.at_ms).max(1) as f64 / 1000.0;
-                b.issued.saturating_sub(a.issued) as f64 / seconds
-            })
-            .collect()
-    }
-}
-
-/// The thread that samples every generator's issue count every [`EVERY`]; stopped and joined by
-/// [`Sampler::stop`] (or when dropped).
-pub struct Sampler {
-    stop: Option<Sender<()>>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Sampler {
-    /// Starts sampling `generators` (the first sample at once).
-    pub fn start(generators: Arc<Generators>) -> Result<Sampler, String> {
-        let (stop, stopped) = std::sync::mpsc::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name("ringflake-status".into())
-            .spawn(move || {
-                loop {
-                    let at_ms = unix_ms();
-                    for g in generators.iter() {
-                        let issued = g.app.generator.stats().issued;
-                        g.history.push(Sample { at_ms, issued });
-                    }
-                    match stopped.recv_timeout(EVERY) {
-                        Err(RecvTimeoutError::Timeout) => {}
-                        _ => break,
-                    }
-                }
-            })
-            .map_err(|e| format!("cannot start the status sampler: {e}"))?;
-        Ok(Sampler {
-            stop: Some(stop),
-            thread: Some(thread),
-        })
-    }
-
-    /// Stops the thread and waits for it (it then holds no generator).
-    pub fn stop(&mut self) {
-        drop(self.stop.take());
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Drop for Sampler {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-fn unix_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
 
 /// A unix second as `2026-11-23 21:45:10 UTC`.
 fn utc(second: i64) -> String {
@@ -162,7 +64,8 @@ struct View {
 fn view(g: &Named) -> View {
     let s = g.app.generator.stats();
     let layout = g.app.layout;
-    let reason = unhealthy(&s, &layout);
+    let health = s.health(&layout);
+    let reason = (!health.is_available()).then(|| health.to_string());
     let fill = if s.capacity == 0 {
         0.0
     } else {
@@ -181,7 +84,7 @@ fn view(g: &Named) -> View {
     let mut put = |k, v: String, state| text.push((k, v, state));
     put(
         "health",
-        reason.clone().unwrap_or_else(|| "serving".into()),
+        health.to_string(),
         if reason.is_some() { "bad" } else { "ok" },
     );
     put("worker", s.worker_id.to_string(), "ok");
@@ -193,7 +96,7 @@ fn view(g: &Named) -> View {
             layout.time_bits(),
             layout.worker_bits(),
             layout.seq_bits(),
-            super::epoch_text(&layout)
+            epoch_text(&layout)
         ),
         "ok",
     );
@@ -473,32 +376,6 @@ pub fn page(generators: &Generators) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rates_from_samples() {
-        let h = History::default();
-        assert!(h.rates().is_empty());
-        h.push(Sample {
-            at_ms: 1_000,
-            issued: 0,
-        });
-        h.push(Sample {
-            at_ms: 2_000,
-            issued: 500,
-        });
-        h.push(Sample {
-            at_ms: 2_500,
-            issued: 1_000,
-        });
-        assert_eq!(h.rates(), [500.0, 1_000.0]);
-        for i in 0..1_000 {
-            h.push(Sample {
-                at_ms: 3_000 + i,
-                issued: 0,
-            });
-        }
-        assert_eq!(h.rates().len(), SAMPLES, "bounded");
-    }
 
     #[test]
     fn chart_area() {

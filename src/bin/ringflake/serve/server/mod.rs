@@ -7,10 +7,15 @@
 //! thread that accepted it, and a request never crosses a thread (no work stealing). The threads
 //! share only the socket and the generator, whose take is one atomic add.
 
-use super::bodies::JsonBodies;
-use super::routes::{App, handle};
-use super::versions::{self, Version};
-use super::{grpc, listen, tls};
+pub mod bodies;
+pub mod listen;
+pub mod signals;
+pub mod tls;
+pub mod versions;
+
+use super::handlers::{grpc, handle};
+use super::model::app::App;
+use bodies::JsonBodies;
 use hyper::Request;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
@@ -22,6 +27,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, watch};
 use tokio_rustls::TlsAcceptor;
 use tonic::body::Body;
+use versions::Version;
 
 /// The stop signal the serving threads watch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

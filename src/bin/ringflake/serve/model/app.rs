@@ -1,0 +1,91 @@
+//! What the handlers share: [`App`], one generator's routes' view of the service, and the
+//! generators one `serve` runs, by name ([`Generators`]): `default` (the unnamed routes') first,
+//! then the config file's others. (One file: an `App` holds the generators, each of which holds
+//! its own `App`.)
+
+use super::auth::Auth;
+use super::history::History;
+use super::routes::Exposure;
+use crate::args::Lead;
+use ringflake::{CachedUidGenerator, Layout, MetricsReporter, PrometheusHandle, TimeZone};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What the handlers share. Cloned once per serving thread, so that the per-request reference
+/// count of a thread's copy stays in that thread's cache.
+#[derive(Clone)]
+pub struct App {
+    /// The generator every route takes from.
+    pub generator: Arc<CachedUidGenerator>,
+    /// Its layout, for `/parse/{id}` and the health reasons.
+    pub layout: Layout,
+    /// The zone `/parse/{id}` renders timestamps in.
+    pub tz: TimeZone,
+    /// The Prometheus recorder and the samplers of every generator's statistics, for
+    /// `/metrics`.
+    pub metrics: Option<Arc<(PrometheusHandle, Vec<MetricsReporter>)>>,
+    /// Every generator by name, `default` (the one above) first; empty in a generator's own
+    /// `App` (the one its named routes answer from).
+    pub generators: Arc<Generators>,
+    /// The routes this listener serves.
+    pub exposure: Exposure,
+    /// The bearer tokens the ID, parse and Leaf routes require, if any.
+    pub auth: Option<Auth>,
+}
+
+impl App {
+    /// The `App` of generator `name`.
+    pub fn named(&self, name: &str) -> Option<&App> {
+        self.generators.get(name).map(|named| &named.app)
+    }
+}
+
+/// One running generator and what the status page tells about it.
+pub struct Named {
+    /// Its name, in routes (`/id/orders`).
+    pub name: String,
+    /// What its routes answer from: its generator, layout and zone.
+    pub app: App,
+    /// Its worker id source, described (`sqlite file ringflake.db`).
+    pub source: String,
+    /// Its lead cap.
+    pub lead: Lead,
+    /// Its state file, if any.
+    pub state: Option<PathBuf>,
+    /// Its issue counts, sampled every second.
+    pub history: History,
+}
+
+/// The generators, `default` first.
+#[derive(Default)]
+pub struct Generators {
+    list: Vec<Named>,
+}
+
+impl Generators {
+    /// The generators in `list`, `default` first.
+    pub fn new(list: Vec<Named>) -> Self {
+        Generators { list }
+    }
+
+    /// The generator called `name`.
+    pub fn get(&self, name: &str) -> Option<&Named> {
+        self.list.iter().find(|n| n.name == name)
+    }
+
+    /// Every generator, `default` first.
+    pub fn iter(&self) -> std::slice::Iter<'_, Named> {
+        self.list.iter()
+    }
+
+    /// The names, for a person: `default, orders, users`.
+    pub fn names(&self) -> String {
+        let names: Vec<&str> = self.list.iter().map(|n| n.name.as_str()).collect();
+        names.join(", ")
+    }
+
+    /// Takes the generators back, to drop them one by one.
+    pub fn into_list(self) -> Vec<Named> {
+        self.list
+    }
+}

@@ -1,0 +1,278 @@
+//! The route table of `ringflake serve`: [`ROUTES`] is the one list of what the service
+//! answers. Requests are matched against it, and the 404 answer and `serve`'s help line list it.
+//! Each listener serves the routes of its [`Exposure`]; a token file guards the ID, parse and
+//! Leaf routes.
+
+use hyper::Method;
+
+/// Every route, in the order a person is told about them.
+pub const ROUTES: [Route; 12] = [
+    Route {
+        usage: "/",
+        endpoint: Endpoint::Page,
+    },
+    Route {
+        usage: "/id",
+        endpoint: Endpoint::Id,
+    },
+    Route {
+        usage: "/id/{name}",
+        endpoint: Endpoint::IdOf,
+    },
+    Route {
+        usage: "/ids?count=N",
+        endpoint: Endpoint::Ids,
+    },
+    Route {
+        usage: "/ids/{name}?count=N",
+        endpoint: Endpoint::IdsOf,
+    },
+    Route {
+        usage: "/parse/{id}",
+        endpoint: Endpoint::Parse,
+    },
+    Route {
+        usage: "/parse/{name}/{id}",
+        endpoint: Endpoint::ParseOf,
+    },
+    Route {
+        usage: "/status",
+        endpoint: Endpoint::Status,
+    },
+    Route {
+        usage: "/metrics",
+        endpoint: Endpoint::Metrics,
+    },
+    Route {
+        usage: "/healthz",
+        endpoint: Endpoint::Healthz,
+    },
+    Route {
+        usage: "/api/snowflake/get/{key}",
+        endpoint: Endpoint::LeafGet,
+    },
+    Route {
+        usage: "/decodeSnowflakeId?snowflakeId=ID",
+        endpoint: Endpoint::LeafDecode,
+    },
+];
+
+/// The methods every route answers (the service only reads); any other gets a 405.
+pub const METHODS: [Method; 2] = [Method::GET, Method::HEAD];
+
+/// A path the service answers, and what answers it.
+pub struct Route {
+    /// The route as requests write it and people read it: a path (`/id`), a path with its query
+    /// (`/ids?count=N`), or a path ending in parameters (`/parse/{id}`, `/parse/{name}/{id}`:
+    /// the rest of the path, with as many `/` as the parameters have between them).
+    pub usage: &'static str,
+    /// What answers it.
+    pub endpoint: Endpoint,
+}
+
+/// What a route answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    /// The status page (HTML), see [`crate::serve::handlers::status`].
+    Page,
+    /// One ID, `text/plain`, decimal.
+    Id,
+    /// [`Endpoint::Id`] from the generator named in the path.
+    IdOf,
+    /// A JSON array of `count` IDs as strings, `1 <= count <= MAX_COUNT`, and no more than the
+    /// generator's `max_batch`.
+    Ids,
+    /// [`Endpoint::Ids`] from the generator named in the path.
+    IdsOf,
+    /// UidGenerator's `parseUID` JSON of the ID in the path.
+    Parse,
+    /// [`Endpoint::Parse`] with the layout of the generator named in the path.
+    ParseOf,
+    /// Every generator's state as JSON, what the status page shows.
+    Status,
+    /// Leaf's `/api/snowflake/get/{key}`: [`Endpoint::Id`] from generator `key`, else `default`.
+    LeafGet,
+    /// Leaf's `/decodeSnowflakeId?snowflakeId=ID`, see [`crate::serve::handlers::leaf`].
+    LeafDecode,
+    /// The Prometheus series of the generator.
+    Metrics,
+    /// 200 `{"status":"ok",…}`, or 503 with the reason the generator cannot serve.
+    Healthz,
+}
+
+/// Which routes a listener serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exposure {
+    /// Every route: the one listener of a service without `--metrics-listen`.
+    All,
+    /// The ID, parse and Leaf routes and `/healthz`: the main listener beside a `--metrics-listen`
+    /// one.
+    Ids,
+    /// The status page, `/status`, `/metrics` and `/healthz`: the `--metrics-listen` listener.
+    Internal,
+}
+
+impl Endpoint {
+    /// Whether a listener of `exposure` serves this endpoint: the ID routes on the main one, the
+    /// operators' (the status page, `/status`, `/metrics`) on the internal one, `/healthz` on
+    /// both.
+    pub fn served_on(self, exposure: Exposure) -> bool {
+        match self {
+            Endpoint::Healthz => true,
+            _ if self.guarded() => exposure != Exposure::Internal,
+            _ => exposure != Exposure::Ids,
+        }
+    }
+
+    /// Whether a token file guards this endpoint: the routes that take or read IDs (ID, parse
+    /// and Leaf, named or not).
+    pub fn guarded(self) -> bool {
+        matches!(
+            self,
+            Endpoint::Id
+                | Endpoint::IdOf
+                | Endpoint::Ids
+                | Endpoint::IdsOf
+                | Endpoint::Parse
+                | Endpoint::ParseOf
+                | Endpoint::LeafGet
+                | Endpoint::LeafDecode
+        )
+    }
+
+    /// The query parameters this endpoint takes; `None`: it ignores its query string (the
+    /// probes and scrapers' routes, whose clients may add their own).
+    pub fn parameters(self) -> Option<&'static [&'static str]> {
+        match self {
+            Endpoint::Ids | Endpoint::IdsOf => Some(&["count"]),
+            Endpoint::Id | Endpoint::IdOf | Endpoint::Parse | Endpoint::ParseOf => Some(&[]),
+            // Leaf's routes read their parameters as Spring does, ignoring any other.
+            Endpoint::LeafGet
+            | Endpoint::LeafDecode
+            | Endpoint::Page
+            | Endpoint::Status
+            | Endpoint::Metrics
+            | Endpoint::Healthz => None,
+        }
+    }
+}
+
+impl Route {
+    /// The path parameter if `path` is this route's (`""` for a route without one).
+    fn matches<'p>(&self, path: &'p str) -> Option<&'p str> {
+        let usage = self.usage.split_once('?').map_or(self.usage, |(p, _)| p);
+        match usage.split_once('{') {
+            Some((prefix, params)) => {
+                let param = path.strip_prefix(prefix)?;
+                (param.matches('/').count() == params.matches('/').count()).then_some(param)
+            }
+            None => (path == usage).then_some(""),
+        }
+    }
+}
+
+/// The route `path` asks for on a listener of `exposure`, with its path parameter.
+pub fn route(path: &str, exposure: Exposure) -> Option<(&'static Route, &str)> {
+    ROUTES
+        .iter()
+        .filter(|r| r.endpoint.served_on(exposure))
+        .find_map(|r| Some((r, r.matches(path)?)))
+}
+
+/// The routes for a person to read, `last` before the final one:
+/// `GET /id, /ids?count=N, /parse/{id}, /metrics or /healthz`.
+pub fn listing(last: &str) -> String {
+    listing_on(Exposure::All, last)
+}
+
+/// The routes a listener of `exposure` serves, for a person to read.
+pub fn listing_on(exposure: Exposure, last: &str) -> String {
+    let usages: Vec<&str> = ROUTES
+        .iter()
+        .filter(|r| r.endpoint.served_on(exposure))
+        .map(|r| r.usage)
+        .collect();
+    let (final_one, others) = usages.split_last().expect("routes");
+    format!("{} {}{last}{final_one}", METHODS[0], others.join(", "))
+}
+
+/// The largest `count` `/ids` accepts: 100,000 IDs (about 2.2 MB of JSON).
+pub const MAX_COUNT: usize = 100_000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_routes_requests() {
+        let endpoint = |path| route(path, Exposure::All).map(|(r, param)| (r.endpoint, param));
+        assert_eq!(endpoint("/id"), Some((Endpoint::Id, "")));
+        assert_eq!(endpoint("/ids"), Some((Endpoint::Ids, "")));
+        assert_eq!(endpoint("/parse/17"), Some((Endpoint::Parse, "17")));
+        assert_eq!(endpoint("/parse/"), Some((Endpoint::Parse, "")));
+        assert_eq!(endpoint("/metrics"), Some((Endpoint::Metrics, "")));
+        assert_eq!(endpoint("/healthz"), Some((Endpoint::Healthz, "")));
+        assert_eq!(endpoint("/"), Some((Endpoint::Page, "")));
+        assert_eq!(endpoint("/status"), Some((Endpoint::Status, "")));
+        assert_eq!(endpoint("/id/orders"), Some((Endpoint::IdOf, "orders")));
+        assert_eq!(endpoint("/ids/orders"), Some((Endpoint::IdsOf, "orders")));
+        assert_eq!(
+            endpoint("/parse/orders/17"),
+            Some((Endpoint::ParseOf, "orders/17"))
+        );
+        assert_eq!(
+            endpoint("/api/snowflake/get/orders"),
+            Some((Endpoint::LeafGet, "orders"))
+        );
+        assert_eq!(
+            endpoint("/decodeSnowflakeId"),
+            Some((Endpoint::LeafDecode, ""))
+        );
+        for path in [
+            "/nope",
+            "/parse",
+            "/parse/a/b/c",
+            "/id/a/b",
+            "/ids?count=N",
+            "/idz",
+            "/status/",
+        ] {
+            assert_eq!(endpoint(path), None, "{path}");
+        }
+        assert_eq!(
+            listing(" or "),
+            "GET /, /id, /id/{name}, /ids?count=N, /ids/{name}?count=N, /parse/{id}, \
+             /parse/{name}/{id}, /status, /metrics, /healthz, /api/snowflake/get/{key} or \
+             /decodeSnowflakeId?snowflakeId=ID"
+        );
+    }
+
+    #[test]
+    fn listeners_serve_their_routes() {
+        let on = |path, exposure| route(path, exposure).map(|(r, _)| r.endpoint);
+        assert_eq!(on("/metrics", Exposure::Ids), None);
+        assert_eq!(on("/id", Exposure::Internal), None);
+        assert_eq!(on("/parse/1", Exposure::Internal), None);
+        assert_eq!(on("/metrics", Exposure::Internal), Some(Endpoint::Metrics));
+        assert_eq!(on("/healthz", Exposure::Internal), Some(Endpoint::Healthz));
+        assert_eq!(on("/healthz", Exposure::Ids), Some(Endpoint::Healthz));
+        assert_eq!(on("/ids", Exposure::Ids), Some(Endpoint::Ids));
+        assert_eq!(
+            listing_on(Exposure::Internal, " or "),
+            "GET /, /status, /metrics or /healthz"
+        );
+        assert_eq!(
+            listing_on(Exposure::Ids, " or "),
+            "GET /id, /id/{name}, /ids?count=N, /ids/{name}?count=N, /parse/{id}, \
+             /parse/{name}/{id}, /healthz, /api/snowflake/get/{key} or \
+             /decodeSnowflakeId?snowflakeId=ID"
+        );
+        assert_eq!(on("/", Exposure::Ids), None);
+        assert_eq!(on("/status", Exposure::Internal), Some(Endpoint::Status));
+        assert_eq!(on("/id/orders", Exposure::Internal), None);
+        assert_eq!(
+            on("/api/snowflake/get/x", Exposure::Ids),
+            Some(Endpoint::LeafGet)
+        );
+    }
+}

@@ -1,0 +1,227 @@
+//! The lines `serve` prints at start, for people: what the layout and the lead cap trade off,
+//! what the state file protects, who may take IDs and where the metrics are.
+
+use super::model::auth::{Auth, exposure_warning};
+use super::model::routes::MAX_COUNT;
+use crate::args::Lead;
+use crate::text::{epoch_text, thousands};
+use ringflake::{Layout, LeadPolicy};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The start-up lines on who may take IDs, where metrics are, and what runs in the clear.
+pub fn access_lines(
+    auth: Option<&Auth>,
+    internal: Option<std::net::SocketAddr>,
+    main: std::net::SocketAddr,
+    secure: bool,
+) -> String {
+    let mut lines = String::new();
+    match auth {
+        Some(auth) => {
+            if let Some(warning) = exposure_warning(auth.path()) {
+                lines.push_str(&warning);
+            }
+            let n = auth.count();
+            let _ = writeln!(
+                lines,
+                "ringflake: {n} bearer token{} from {} (read again on SIGHUP): the ID, parse \
+                 and Leaf routes answer 401 without one{}",
+                if n == 1 { "" } else { "s" },
+                auth.path().display(),
+                if secure {
+                    ""
+                } else {
+                    "; without --tls-cert the tokens cross the network in the clear"
+                }
+            );
+        }
+        None if !main.ip().is_loopback() => {
+            let _ = writeln!(
+                lines,
+                "ringflake: no --auth-token-file: anyone who reaches {main} can take IDs"
+            );
+        }
+        None => {}
+    }
+    if let Some(addr) = internal {
+        let _ = writeln!(
+            lines,
+            "ringflake: metrics on http://{addr}/metrics (and /healthz), not on {main}"
+        );
+    }
+    lines
+}
+
+/// The start-up line on time: what the layout sustains, what borrowing under `lead` absorbs, and
+/// what happens at the cap, in numbers.
+pub fn trade_off(layout: &Layout, lead: Lead) -> String {
+    let per_second = layout.max_sequence() + 1;
+    let rate = thousands(per_second);
+    // The last day of a layout that lasts years; the second of one that lasts less.
+    let last = layout.last_valid_date();
+    let until = match last.split_once('T') {
+        Some((date, _)) if layout.max_delta_seconds() >= 366 * 86_400 => date,
+        _ => last.as_str(),
+    };
+    let mut line = format!(
+        "ringflake: layout {}/{}/{} from {} (until {until}): sustains {rate} IDs/s per worker \
+         without borrowing; ",
+        layout.time_bits(),
+        layout.worker_bits(),
+        layout.seq_bits(),
+        epoch_text(layout),
+    );
+    match lead {
+        Lead::Capped(seconds, policy) => {
+            let at_cap = match policy {
+                LeadPolicy::Wait => "takes wait for the clock (lead-policy wait)",
+                LeadPolicy::Fail => "takes fail with 503 (lead-policy fail)",
+            };
+            if seconds == 0 {
+                let _ = write!(
+                    line,
+                    "no borrowing (max-lead 0 s): IDs never run ahead of the clock; above that \
+                     rate, {at_cap}"
+                );
+            } else {
+                let _ = write!(
+                    line,
+                    "borrowing absorbs a burst of {} IDs (max-lead {seconds} s); at the cap, {at_cap}",
+                    thousands(seconds.saturating_mul(per_second))
+                );
+            }
+            let batch = seconds.saturating_add(1).saturating_mul(per_second);
+            let _ = writeln!(
+                line,
+                "; /ids?count=N up to {}",
+                thousands(batch.min(MAX_COUNT as u64))
+            );
+        }
+        Lead::Unbounded => {
+            let _ = writeln!(
+                line,
+                "borrowing is unbounded (--unbounded-lead, Java's behaviour): every {rate} IDs \
+                 beyond that rate use up one more second of the layout's lifetime ahead of the \
+                 clock, and how fast that ends it at full speed is your risk"
+            );
+        }
+    }
+    line
+}
+
+/// The start-up line on the state file: where it is, or what running without one risks.
+pub fn state_line(state: Option<&Path>, worker_id: u64, lead: Lead) -> String {
+    match state {
+        Some(path) => {
+            let shown = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+            format!(
+                "ringflake: state file {}: a restart of worker id {worker_id} starts above the \
+                 last second it records\n",
+                shown.display()
+            )
+        }
+        None => {
+            let when = match lead {
+                Lead::Capped(0, _) => "in the second this run ends".into(),
+                Lead::Capped(seconds, _) => {
+                    format!("within {seconds} s (max-lead) of this run's end")
+                }
+                Lead::Unbounded => {
+                    "before the clock passes the last second this run borrowed".into()
+                }
+            };
+            format!(
+                "ringflake: no state file (--no-state-file): a restart of worker id {worker_id} \
+                 {when} can repeat its IDs\n"
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_trade_off_in_numbers() {
+        let line = trade_off(
+            &Layout::default(),
+            Lead::Capped(ringflake::DEFAULT_MAX_LEAD.as_secs(), LeadPolicy::Wait),
+        );
+        assert_eq!(
+            line,
+            "ringflake: layout 31/10/22 from 2025-01-01 (until 2093-01-19): sustains 4,194,304 \
+             IDs/s per worker without borrowing; borrowing absorbs a burst of 41,943,040 IDs \
+             (max-lead 10 s); at the cap, takes wait for the clock (lead-policy wait); \
+             /ids?count=N up to 100,000\n"
+        );
+    }
+
+    #[test]
+    fn other_caps_and_epochs() {
+        // UidGenerator's default epoch, midnight in Beijing: not a UTC date.
+        let small = Layout::new(30, 23, 10, 1_463_673_600).unwrap();
+        let line = trade_off(&small, Lead::Capped(1, LeadPolicy::Fail));
+        assert!(
+            line.starts_with(
+                "ringflake: layout 30/23/10 from 2016-05-19T16:00:00Z (until 2050-05-29): "
+            ),
+            "{line}"
+        );
+        assert!(
+            line.contains(
+                "sustains 1,024 IDs/s per worker without borrowing; borrowing absorbs a burst of \
+                 1,024 IDs (max-lead 1 s); at the cap, takes fail with 503 (lead-policy fail); \
+                 /ids?count=N up to 2,048\n"
+            ),
+            "{line}"
+        );
+        let line = trade_off(&small, Lead::Capped(0, LeadPolicy::Wait));
+        assert!(
+            line.contains("no borrowing (max-lead 0 s): IDs never run ahead of the clock; above that rate, takes wait for the clock (lead-policy wait); /ids?count=N up to 1,024"),
+            "{line}"
+        );
+        let line = trade_off(&Layout::default(), Lead::Unbounded);
+        assert!(
+            line.contains(
+                "borrowing is unbounded (--unbounded-lead, Java's behaviour): every 4,194,304 IDs"
+            ),
+            "{line}"
+        );
+        assert!(line.contains("is your risk\n"), "{line}");
+    }
+
+    #[test]
+    fn the_state_file_or_the_risk() {
+        let line = state_line(
+            Some(Path::new("/var/lib/ids/ringflake.state")),
+            5,
+            Lead::Unbounded,
+        );
+        assert_eq!(
+            line,
+            "ringflake: state file /var/lib/ids/ringflake.state: a restart of worker id 5 starts \
+             above the last second it records\n"
+        );
+        let line = state_line(None, 5, Lead::Capped(10, LeadPolicy::Wait));
+        assert_eq!(
+            line,
+            "ringflake: no state file (--no-state-file): a restart of worker id 5 within 10 s \
+             (max-lead) of this run's end can repeat its IDs\n"
+        );
+        let line = state_line(None, 5, Lead::Capped(0, LeadPolicy::Wait));
+        assert!(
+            line.contains("a restart of worker id 5 in the second this run ends can repeat"),
+            "{line}"
+        );
+        let line = state_line(None, 5, Lead::Unbounded);
+        assert!(
+            line.contains(
+                "a restart of worker id 5 before the clock passes the last second this run \
+                 borrowed can repeat its IDs"
+            ),
+            "{line}"
+        );
+    }
+}

@@ -1,0 +1,354 @@
+//! What a generator's parts share: the ring, the counters, the filler's position, and the
+//! [`CachedUidGenerator`] handle on them. The filler, the takes and the snapshots are written in
+//! their own modules, as `impl` blocks on these types.
+
+use super::discards::Discards;
+use super::lead::LeadPolicy;
+use super::stats::StatsSink;
+use crate::reach::ReachFile;
+use crate::ring::Ring;
+use crate::worker::lease::Keeper;
+use crate::{Clock, Error, Layout};
+use crossbeam_utils::CachePadded;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::thread::{JoinHandle, Thread};
+use std::time::Duration;
+
+/// Counters written off the per-ID path (by the filler, or by takes that had to wait).
+#[derive(Default)]
+pub(super) struct Counters {
+    pub(super) paddings: AtomicU64,
+    /// Claimed indices never handed out; see [`Discards`].
+    pub(super) discards: Discards,
+    pub(super) take_waits: AtomicU64,
+    /// The delta of the newest ID written, plus one (0: none yet).
+    pub(super) last_delta: AtomicU64,
+    pub(super) exhausted: AtomicBool,
+    pub(super) lead_capped: AtomicBool,
+    pub(super) lease_capped: AtomicBool,
+    pub(super) state_capped: AtomicBool,
+    pub(super) shutdown: AtomicBool,
+    pub(super) filler_up: AtomicBool,
+}
+
+/// A state file and how far it is known to reach.
+pub(super) struct Reach {
+    pub(super) file: ReachFile,
+    /// The unix second the file records (what the filler may use without writing it again).
+    pub(super) reserved: std::sync::atomic::AtomicI64,
+    /// Why the last reservation failed, while it fails.
+    pub(super) error: Mutex<Option<Error>>,
+}
+
+/// The filler's position: the next (second, sequence) to write and the next ring index.
+pub(super) struct FillerState {
+    pub(super) next_delta: u64,
+    pub(super) next_seq: u64,
+    pub(super) tail: u64,
+}
+
+pub(super) struct Shared {
+    /// Unique in the process, for the per-thread chunk cache.
+    pub(super) id: u64,
+    pub(super) ring: Ring,
+    pub(super) layout: Layout,
+    pub(super) worker_id: u64,
+    pub(super) clock: Arc<dyn Clock>,
+    pub(super) threshold: u64,
+    pub(super) max_lag_secs: u64,
+    pub(super) max_lead: Option<(u64, LeadPolicy)>,
+    pub(super) tick: Duration,
+    pub(super) background: bool,
+    pub(super) filler: Mutex<FillerState>,
+    pub(super) counters: CachePadded<Counters>,
+    pub(super) filler_thread: OnceLock<Thread>,
+    /// Keeps the worker lease extended, if the assignment has one; releases it when dropped.
+    pub(super) keeper: Option<Keeper>,
+    /// The state file the filler reserves seconds in before using them, if any.
+    pub(super) reach: Option<Reach>,
+    /// Batches of `next_ids_async` take their turn, first come first served.
+    #[cfg(feature = "tokio")]
+    pub(super) batch_turn: tokio::sync::Mutex<()>,
+    /// Async takes waiting for the filler, and how they are woken.
+    #[cfg(feature = "tokio")]
+    pub(super) async_waiters: std::sync::atomic::AtomicUsize,
+    #[cfg(feature = "tokio")]
+    pub(super) notify: tokio::sync::Notify,
+    /// Where the filler records its stats after its rounds.
+    pub(super) sink: Option<Box<dyn StatsSink>>,
+}
+
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding these locks leaves consistent data (plain counters), so poisoning is
+    // not a reason to stop issuing IDs.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    /// The clock as seconds since the epoch (0 before the epoch).
+    pub(super) fn now_delta(&self) -> u64 {
+        let now = self.clock.now_seconds();
+        now.saturating_sub(self.layout.epoch_seconds()).max(0) as u64
+    }
+
+    pub(super) fn wake_filler(&self) {
+        if let Some(t) = self.filler_thread.get() {
+            t.unpark();
+        }
+    }
+
+    /// Wakes async takes after a filler round (or a state change): they look at the ring again.
+    pub(super) fn notify_async_waiters(&self) {
+        #[cfg(feature = "tokio")]
+        {
+            // Pairs with the waiter's SeqCst increment: either it sees what this round wrote, or
+            // this load sees it waiting (a store-load order only SeqCst on both sides gives).
+            std::sync::atomic::fence(Ordering::SeqCst);
+            if self.async_waiters.load(Ordering::SeqCst) > 0 {
+                self.notify.notify_waiters();
+            }
+        }
+    }
+
+    /// Why the ring will not be refilled now, if it will not.
+    pub(super) fn failure(&self) -> Option<Error> {
+        let c = &self.counters;
+        if c.exhausted.load(Ordering::Acquire) {
+            return Some(self.layout.exhausted(self.layout.max_delta_seconds() + 1));
+        }
+        if self.background && !c.filler_up.load(Ordering::Acquire)
+            || c.shutdown.load(Ordering::Acquire)
+        {
+            return Some(Error::Shutdown);
+        }
+        if let Some(k) = &self.keeper
+            && c.lease_capped.load(Ordering::Acquire)
+            && k.is_lost()
+        {
+            return Some(k.expired());
+        }
+        if let Some(r) = &self.reach
+            && c.state_capped.load(Ordering::Acquire)
+            && let Some(e) = lock(&r.error).clone()
+        {
+            return Some(e);
+        }
+        match self.max_lead {
+            Some((lead, LeadPolicy::Fail)) if c.lead_capped.load(Ordering::Acquire) => {
+                Some(Error::LeadLimitReached { max_lead: lead })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Gives each generator an id for [`LAST_CHUNK`], never reused within a process.
+pub(super) static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A generator of UidGenerator-compatible IDs taken from a ring that a background thread keeps
+/// filled by borrowing future seconds.
+///
+/// # Clock behaviour
+///
+/// Like UidGenerator, the filler fills the ring ahead of demand, and when the IDs of the current
+/// second are used up it takes the next second: it *borrows* a future second (RFC 9562 §6.2
+/// calls this "increment the timestamp ahead of the actual time"). Unlike UidGenerator it keeps
+/// reading the clock (once per round; the per-ID path reads none), and by default it cannot run
+/// away from it. Its rules, cited by number in the code:
+///
+/// 1. **Never behind the clock.** The next second is the later of "one after the last second
+///    used" and "now", and never below the boot's floor: everything an earlier holder of the
+///    worker id, or an earlier run recorded in the state file, may have used (rule 5,
+///    [Restarts](#restarts)). Java seeded its counter once at boot and never looked again.
+/// 2. **A full ring keeps the rest of its second.** When the ring fills in the middle of a
+///    second, the unused sequences of that second are written in the next round, unless the
+///    clock has moved past it. Java dropped them.
+/// 3. **Borrow only under demand: light load tells the time.** A second ahead of the clock is
+///    written only while fewer than the threshold are ready ([`padding_factor`], 50 %, of one
+///    second's IDs, or of the ring if it holds less). Below `2^seq_bits` IDs a second IDs carry
+///    the current second and the lead is at most 1 s, *whatever the ring's size*.
+/// 4. **A bounded lead** ([`max_lead`], default [`DEFAULT_MAX_LEAD`], 10 s). Never a second
+///    beyond `now + max_lead`, at any load, right after boot, after any number of crashes and
+///    after the clock is set back. At the cap, takes wait for the clock ([`LeadPolicy::Wait`],
+///    the default) or fail with [`Error::LeadLimitReached`] ([`LeadPolicy::Fail`]). A batch
+///    larger than the cap can ever hold ([`max_batch`](Self::max_batch),
+///    `(max_lead + 1) x 2^seq_bits` IDs) is refused at once with [`Error::BatchTooLarge`].
+///    Unbounded borrowing, Java's behaviour, only when asked:
+///    [`unbounded_lead`](CachedBuilder::unbounded_lead).
+/// 5. **Reserved before use.** Never a second beyond the worker lease's horizon, nor beyond what
+///    the state file records; the filler raises the state file (written, synced, renamed) before
+///    it uses a second past it: about once a second under load.
+/// 6. **No stale IDs** ([`max_lag`], default 1 s). Every round first discards ready IDs more than
+///    `max_lag` behind the clock, and rounds run at least every `schedule_interval` (250 ms,
+///    never more than `max_lag / 4`). So an ID is at most `max_lag` older than the clock when
+///    handed out, with one exact exception: after a *forward* clock step, IDs made before it can
+///    be handed out until the filler's next round, at most `schedule_interval` later.
+/// 7. **No IDs past the time bits.** When the layout's last second is used, takes fail with
+///    [`Error::TimeBitsExhausted`], which names the last valid second. Java handed out negative
+///    IDs instead.
+///
+/// **Why `max_lead` is 10 s.** The lead is the error in every ID's embedded time, so it bounds
+/// how far sorting, debugging and retention by ID can be off. 10 s absorbs a burst of
+/// `10 x 2^seq_bits` IDs above the sustained rate (41,943,040 with the default layout) without
+/// waiting; a restart never starts more than 10 s ahead; and a database lease never reaches more
+/// than `lease_window + 10 s` past the clock. Flat out without a cap, one consumer thread borrows
+/// thousands of seconds per second: a layout's 68 years would be gone in days.
+///
+/// An empty ring is not an error: a take waits for the filler (spinning, then yielding, then
+/// sleeping 50 µs at a time) instead of throwing as Java did. When the clock jumps back, no
+/// second is reused: IDs keep increasing from the last second used and, that being more than
+/// `max_lead` ahead of the clock now, takes wait (or fail) until the clock is back within the
+/// cap.
+///
+/// ```
+/// use ringflake::{CachedUidGenerator, Error, Layout, LeadPolicy, ManualClock, DEFAULT_MAX_LEAD};
+///
+/// let layout = Layout::default();
+/// let t = 1_800_000_000;
+/// let clock = ManualClock::from_seconds(t);
+/// let generator = CachedUidGenerator::builder(layout)
+///     .worker_id(7)
+///     .clock(clock.clone())
+///     .max_lead(DEFAULT_MAX_LEAD, LeadPolicy::Fail)
+///     .background_filler(false) // the test drives the filler with pad()
+///     .build()?;
+/// let second = |id: u64| layout.parse(id).map(|p| p.unix_seconds);
+///
+/// let first = generator.next_id()?;
+/// assert_eq!(second(first)?, t);
+/// assert_eq!(generator.stats().lead_seconds, 0); // nothing borrowed at boot (rule 3)
+///
+/// // Light load, long pause: the next ID carries the current second (rules 1 and 6).
+/// clock.advance_seconds(100);
+/// generator.pad();
+/// let later = generator.next_id()?;
+/// assert_eq!(second(later)?, t + 100);
+///
+/// // The clock jumps back an hour: what was written is handed out, still increasing; then
+/// // nothing past the cap (rule 4), until the clock is back.
+/// clock.advance_seconds(-3600);
+/// let mut previous = later;
+/// let err = loop {
+///     match generator.next_id() {
+///         Ok(id) => {
+///             assert!(id > previous && second(id)? == t + 100);
+///             previous = id;
+///         }
+///         Err(e) => break e,
+///     }
+/// };
+/// assert_eq!(err, Error::LeadLimitReached { max_lead: 10 });
+/// clock.advance_seconds(3600);
+/// assert!(generator.next_id()? > previous);
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+///
+/// # Restarts
+///
+/// A restart that may reuse a worker id starts above every second the id's previous holder
+/// could have used, and no further:
+///
+/// | worker id from | what records the previous holder's reach | where a restart starts |
+/// |---|---|---|
+/// | database, recycled row | the row's lease (`LEASE_UNTIL`), expired before reuse | at the clock: the lease is in the past |
+/// | database, new row | nothing needed (a new id); the host's earlier leases order it | above the host's earlier rows, at most `max_lead` ahead |
+/// | fixed id, StatefulSet ordinal | the [state file](CachedBuilder::state_file) | right after the last second recorded |
+/// | a recreated worker table | the state file | right after the last second recorded |
+///
+/// The state file records, before any ID of a second exists, the highest second this host's
+/// generators may use, so a restart after `kill -9` starts right after the last second used,
+/// never more than `max_lead` ahead. Without one, a fixed id restarted within `max_lead` of its
+/// previous run can repeat IDs.
+///
+/// [`padding_factor`]: CachedBuilder::padding_factor
+/// [`max_lead`]: CachedBuilder::max_lead
+/// [`max_lag`]: CachedBuilder::max_lag
+///
+/// # Examples
+///
+/// ```
+/// use ringflake::{CachedUidGenerator, Layout};
+///
+/// let generator = CachedUidGenerator::builder(Layout::default()).worker_id(42).build()?;
+/// let a = generator.next_id()?;
+/// let b = generator.next_id()?;
+/// assert!(b > a);
+/// assert_eq!(Layout::default().parse(a)?.worker_id, 42);
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+pub struct CachedUidGenerator {
+    pub(super) shared: Arc<Shared>,
+    pub(super) handle: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for CachedUidGenerator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad("CachedUidGenerator { .. }")
+    }
+}
+
+impl CachedUidGenerator {
+    /// This generator's worker id.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(5).build()?;
+    /// assert_eq!(g.worker_id(), 5);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn worker_id(&self) -> u64 {
+        self.shared.worker_id
+    }
+
+    /// The layout IDs are made with.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(5).build()?;
+    /// assert_eq!(g.layout(), &Layout::default());
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn layout(&self) -> &Layout {
+        &self.shared.layout
+    }
+
+    /// Fills the ring now, on the calling thread, as the filler would; for tests with a manual
+    /// clock and no background filler.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).background_filler(false).build()?;
+    /// g.pad();
+    /// // The current second's IDs: nothing is borrowed at light load.
+    /// assert_eq!(g.stats().available, 1 << 22);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn pad(&self) {
+        self.shared.pump();
+    }
+}
+
+impl Drop for CachedUidGenerator {
+    /// Stops and joins the filler thread.
+    fn drop(&mut self) {
+        self.shared.counters.shutdown.store(true, Ordering::SeqCst);
+        if let Some(h) = self.handle.take() {
+            h.thread().unpark();
+            let _ = h.join();
+        }
+        // Release the lease at the newest second handed out, not the newest written: the highest
+        // index that was both claimed and written.
+        let s = &*self.shared;
+        if let Some(keeper) = &s.keeper {
+            let last = s.ring.cursor().min(s.ring.tail());
+            let second = match last.checked_sub(1).map(|i| s.ring.read(i)) {
+                Some(Ok((id, _))) => {
+                    s.layout.epoch_seconds() + (id >> s.layout.time_shift()) as i64
+                }
+                _ => s.clock.now_seconds(),
+            };
+            keeper.set_final_second(second);
+        }
+    }
+}

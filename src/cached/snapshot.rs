@@ -1,0 +1,141 @@
+//! How a generator's counters become a [`Stats`] snapshot, and the bookkeeping of discarded
+//! indices that the snapshot must agree with (both under the one lock of [`Discards`]).
+//!
+//! [`Discards`]: super::discards::Discards
+
+use super::shared::{CachedUidGenerator, Shared, lock};
+use super::stats::{Stats, StatsSource};
+use crate::ring::Held;
+use crossbeam_utils::CachePadded;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+impl CachedUidGenerator {
+    /// A snapshot of the generator's state, read from counters it keeps anyway.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?;
+    /// let s = g.stats();
+    /// assert!(s.filler_up);
+    /// assert!(s.remaining_seconds > 0);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn stats(&self) -> Stats {
+        self.shared.stats()
+    }
+}
+
+impl StatsSource for CachedUidGenerator {
+    fn stats(&self) -> Stats {
+        self.shared.stats()
+    }
+}
+
+impl Shared {
+    /// Records claimed indices `start..end` that their claimer will never read: lapped.
+    pub(super) fn discard(&self, start: u64, end: u64) {
+        lock(&self.counters.discards.0).add(start, end);
+    }
+
+    /// A failing take's last look at `index` (the first of its claim `index..end` it has not
+    /// read): its ID if the filler wrote it after all, else the claim is recorded as discarded
+    /// (and a per-thread taker's block, `held`, is given back with it). Both under the lock that
+    /// [`stats`](Self::stats) reads under: a snapshot either sees the tail below `index` or the
+    /// claim recorded.
+    pub(super) fn abandon(&self, index: u64, end: u64, held: Option<&Held>) -> Option<u64> {
+        let mut log = lock(&self.counters.discards.0);
+        if let Ok((id, _)) = self.ring.read(index) {
+            return Some(id);
+        }
+        log.add(index, end);
+        if let Some(held) = held {
+            held.clear();
+        }
+        None
+    }
+
+    /// Registers a new per-thread taker's held block (empty).
+    pub(super) fn register_taker(&self) -> Arc<CachePadded<Held>> {
+        let held = Arc::new(CachePadded::new(Held::default()));
+        lock(&self.counters.discards.0)
+            .takers
+            .push(Arc::clone(&held));
+        held
+    }
+
+    /// A per-thread taker moves on from its block: `ranges` (claimed indices it will never hand
+    /// out) are recorded as discarded, and the block is no longer held, in one step under the
+    /// lock. With `retire`, the taker is also unregistered (it is being dropped).
+    pub(super) fn give_back(
+        &self,
+        held: &Arc<CachePadded<Held>>,
+        ranges: &[(u64, u64)],
+        retire: bool,
+    ) {
+        let mut log = lock(&self.counters.discards.0);
+        for &(start, end) in ranges {
+            log.add(start, end);
+        }
+        held.clear();
+        if retire {
+            log.takers.retain(|t| !Arc::ptr_eq(t, held));
+        }
+    }
+
+    /// Claims `n` indices from `at` as discarded (the filler's stale sweep) if the cursor still
+    /// stands there, recording them with the claim.
+    pub(super) fn claim_discarded(&self, at: u64, n: u64) -> bool {
+        let mut log = lock(&self.counters.discards.0);
+        let claimed = self.ring.claim_at(at, n);
+        if claimed {
+            log.add(at, at + n);
+        }
+        claimed
+    }
+
+    /// See [`CachedUidGenerator::stats`].
+    pub(super) fn stats(&self) -> Stats {
+        let s = self;
+        let c = &s.counters;
+        let (cursor, tail, passed, discarded, held) = loop {
+            let mut log = lock(&c.discards.0);
+            // The cursor first (acquire), then the takers' blocks: a block claimed before the
+            // cursor was read is seen held, or its taker is seen publishing it (look again).
+            let cursor = s.ring.cursor_acquire();
+            let tail = s.ring.tail();
+            match log.held_below(cursor.min(tail)) {
+                Some(held) => {
+                    log.settle(tail);
+                    break (cursor, tail, log.passed, log.total, held);
+                }
+                None => {
+                    drop(log);
+                    std::thread::yield_now();
+                }
+            }
+        };
+        let now = s.now_delta();
+        let last = c.last_delta.load(Ordering::Relaxed).checked_sub(1);
+        let head = (cursor < tail)
+            .then(|| s.ring.read(cursor).ok())
+            .flatten()
+            .map(|(id, _)| id >> s.layout.time_shift());
+        let used = last.unwrap_or(0).max(now);
+        Stats {
+            capacity: s.ring.capacity(),
+            available: tail.saturating_sub(cursor),
+            issued: cursor.min(tail).saturating_sub(passed).saturating_sub(held),
+            paddings: c.paddings.load(Ordering::Relaxed),
+            discarded,
+            take_waits: c.take_waits.load(Ordering::Relaxed),
+            lead_seconds: last.map_or(0, |l| l.saturating_sub(now)),
+            lag_seconds: head.map_or(0, |h| now.saturating_sub(h)),
+            remaining_seconds: s.layout.max_delta_seconds().saturating_sub(used),
+            worker_id: s.worker_id,
+            filler_up: !s.background || c.filler_up.load(Ordering::Relaxed),
+            lease_until: s.keeper.as_ref().map(|k| k.horizon()),
+            lease_lost: s.keeper.as_ref().is_some_and(|k| k.is_lost()),
+        }
+    }
+}

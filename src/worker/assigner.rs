@@ -1,0 +1,103 @@
+//! The vocabulary every worker id source speaks: [`WorkerIdAssigner`] (asked once per boot) and
+//! the [`Assignment`] it answers with.
+
+use super::lease::Lease;
+use crate::{Error, Layout};
+
+/// A source of worker ids, asked once per generator boot.
+///
+/// # Examples
+///
+/// ```
+/// use ringflake::{FixedWorkerId, Layout, WorkerIdAssigner};
+///
+/// let id = FixedWorkerId(7).assign_worker_id(&Layout::default())?;
+/// assert_eq!(id, 7);
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+pub trait WorkerIdAssigner {
+    /// Returns the worker id for this boot, which must fit `layout`'s worker field.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::WorkerIdOutOfRange`] when the id does not fit, or an assigner-specific error.
+    ///
+    /// ```
+    /// use ringflake::{Error, FixedWorkerId, Layout, WorkerIdAssigner};
+    ///
+    /// let three_bits = Layout::new(40, 3, 20, ringflake::DEFAULT_EPOCH_SECONDS)?;
+    /// assert_eq!(FixedWorkerId(7).assign_worker_id(&three_bits)?, 7);
+    /// let err = FixedWorkerId(8).assign_worker_id(&three_bits).unwrap_err();
+    /// assert!(matches!(err, Error::WorkerIdOutOfRange { worker_id: 8, max: 7 }), "{err}");
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    fn assign_worker_id(&self, layout: &Layout) -> Result<u64, Error>;
+
+    /// Returns the worker id with what the generator must respect for it: a floor for its
+    /// seconds and a lease to keep extended. The default has neither.
+    ///
+    /// # Errors
+    ///
+    /// As [`assign_worker_id`](Self::assign_worker_id).
+    ///
+    /// ```
+    /// use ringflake::{FixedWorkerId, Layout, WorkerIdAssigner};
+    /// let a = FixedWorkerId(2).assign(&Layout::default())?;
+    /// assert_eq!(a.worker_id, 2);
+    /// assert!(a.lease.is_none());
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    fn assign(&self, layout: &Layout) -> Result<Assignment, Error> {
+        self.assign_worker_id(layout).map(Assignment::fixed)
+    }
+}
+
+/// What a boot gets from a [`WorkerIdAssigner`].
+///
+/// ```
+/// use ringflake::Assignment;
+/// let a = Assignment::fixed(4);
+/// assert_eq!((a.worker_id, a.not_before, a.order_floor, a.lease.is_none()), (4, None, None, true));
+/// ```
+#[derive(Debug)]
+pub struct Assignment {
+    /// The worker id.
+    pub worker_id: u64,
+    /// IDs of this boot must carry seconds strictly after this unix second: everything the
+    /// recycled id's previous holder may have used (its lease). Uniqueness depends on it.
+    pub not_before: Option<i64>,
+    /// IDs of this boot should carry seconds after this unix second, so that restarts on a host
+    /// are monotonic: the newest lease of this host's earlier rows. Ordering only (the worker id
+    /// is a new one): a generator honours it within its lead cap and never starts further than
+    /// `max_lead` ahead of the clock for it.
+    pub order_floor: Option<i64>,
+    /// The lease to keep extended while running, if the assigner uses leases.
+    pub lease: Option<Box<dyn Lease>>,
+}
+
+impl Assignment {
+    /// A bare worker id: no floor, no lease.
+    ///
+    /// ```
+    /// assert_eq!(ringflake::Assignment::fixed(1).worker_id, 1);
+    /// ```
+    pub fn fixed(worker_id: u64) -> Self {
+        Assignment {
+            worker_id,
+            not_before: None,
+            order_floor: None,
+            lease: None,
+        }
+    }
+}
+
+/// Checks that `worker_id` fits the layout.
+pub(crate) fn check_fits(worker_id: u64, layout: &Layout) -> Result<u64, Error> {
+    if worker_id > layout.max_worker_id() {
+        return Err(Error::WorkerIdOutOfRange {
+            worker_id,
+            max: layout.max_worker_id(),
+        });
+    }
+    Ok(worker_id)
+}

@@ -1,0 +1,155 @@
+//! Tests of [`RowLease`](super::row_lease::RowLease) on a real SQLite table through
+//! [`DatabaseAssigner`](super::table::DatabaseAssigner) (kept apart from `row_lease`, which `table` uses: a test module there
+//! that used `table` back would make the two files import each other).
+
+use super::lease::Lease;
+use super::node::NodeInfo;
+use super::rows::WorkerTable;
+use super::rows::{TableSetup, WorkerRow};
+use super::table::DatabaseAssigner;
+use crate::Error;
+use crate::Layout;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// A real SQLite worker table whose next `set_lease` commits, then fails as if the reply had
+/// been lost on the way back.
+struct LostReply {
+    inner: Arc<dyn WorkerTable>,
+    lose: AtomicBool,
+}
+
+impl TableSetup for LostReply {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+    fn set_timeout(&self, timeout: Duration) {
+        self.inner.set_timeout(timeout);
+    }
+}
+
+impl WorkerTable for LostReply {
+    fn insert(&self, node: &NodeInfo, lease_until: i64) -> Result<u64, Error> {
+        self.inner.insert(node, lease_until)
+    }
+    fn delete(&self, id: u64) -> Result<(), Error> {
+        self.inner.delete(id)
+    }
+    fn max_lease_for_host(&self, host: &str) -> Result<Option<i64>, Error> {
+        self.inner.max_lease_for_host(host)
+    }
+    fn recyclable(&self, max: u64, before: i64, limit: u32) -> Result<Vec<(u64, i64)>, Error> {
+        self.inner.recyclable(max, before, limit)
+    }
+    fn claim(&self, id: u64, expected: i64, node: &NodeInfo, until: i64) -> Result<bool, Error> {
+        self.inner.claim(id, expected, node, until)
+    }
+    fn set_lease(&self, id: u64, expected: i64, until: i64) -> Result<bool, Error> {
+        let done = self.inner.set_lease(id, expected, until)?;
+        if self.lose.swap(false, Ordering::SeqCst) {
+            return Err(Error::Database {
+                database: self.describe(),
+                message: "connection reset after the commit (injected)".into(),
+                transient: true,
+            });
+        }
+        Ok(done)
+    }
+    fn list(&self) -> Result<Vec<WorkerRow>, Error> {
+        self.inner.list()
+    }
+}
+
+fn node(node_type: i32, port: &str) -> NodeInfo {
+    NodeInfo {
+        host_name: "10.1.2.3".into(),
+        port: port.into(),
+        node_type,
+        launch_date: "2026-11-23".into(),
+    }
+}
+
+/// A leased row on a real SQLite file behind [`LostReply`]: (file, table, lease).
+fn leased(node: &NodeInfo) -> (tempfile::TempDir, Arc<LostReply>, Box<dyn Lease>) {
+    let dir = tempfile::tempdir().unwrap();
+    let real = DatabaseAssigner::sqlite(dir.path().join("w.db")).unwrap();
+    let table = Arc::new(LostReply {
+        inner: Arc::clone(&real.table),
+        lose: AtomicBool::new(false),
+    });
+    let assigner = DatabaseAssigner::with_table(table.clone()).recycle(true);
+    let lease = assigner
+        .assign_with(&Layout::default(), node)
+        .unwrap()
+        .lease
+        .expect("a lease with recycling on");
+    (dir, table, lease)
+}
+
+fn row_lease(table: &LostReply) -> (i64, String) {
+    let rows = table.list().unwrap();
+    assert_eq!(rows.len(), 1);
+    (rows[0].lease_until, rows[0].port.clone())
+}
+
+#[test]
+fn an_extension_whose_reply_was_lost_is_recovered() {
+    let (_dir, table, lease) = leased(&node(2, "1763900000000-4711"));
+    let u0 = lease.until();
+    table.lose.store(true, Ordering::SeqCst);
+    assert!(matches!(
+        lease.extend(u0 + 100),
+        Err(Error::Database {
+            transient: true,
+            ..
+        })
+    ));
+    // The update landed; the node does not know it yet.
+    assert_eq!(row_lease(&table).0, u0 + 100);
+    assert_eq!(lease.until(), u0);
+    // The next extension finds its own earlier write and continues from it.
+    lease.extend(u0 + 200).unwrap();
+    assert_eq!(lease.until(), u0 + 200);
+    assert_eq!(row_lease(&table).0, u0 + 200);
+    // The same after a lost reply, then a release.
+    table.lose.store(true, Ordering::SeqCst);
+    assert!(lease.extend(u0 + 300).is_err());
+    lease.release(u0 + 7).unwrap();
+    assert_eq!(row_lease(&table).0, u0 + 7);
+}
+
+#[test]
+fn a_row_taken_over_is_never_adopted() {
+    let ours = node(2, "1763900000000-4711");
+    let (_dir, table, lease) = leased(&ours);
+    let u0 = lease.until();
+    table.lose.store(true, Ordering::SeqCst);
+    assert!(lease.extend(u0 + 100).is_err());
+    // A recycler takes the row over and, as bad luck has it, writes the very lease value
+    // this node's lost update wrote.
+    let id = table.list().unwrap()[0].id;
+    let theirs = node(2, "1763900099999-1");
+    assert!(table.claim(id, u0 + 100, &theirs, u0 + 100).unwrap());
+    let err = lease.extend(u0 + 200).unwrap_err();
+    assert!(matches!(err, Error::LeaseExpired { .. }), "{err}");
+    assert!(err.to_string().contains("taken over"), "{err}");
+    assert_eq!(row_lease(&table), (u0 + 100, theirs.port));
+    assert_eq!(lease.until(), u0);
+}
+
+#[test]
+fn a_container_row_names_no_boot_and_is_not_adopted() {
+    // JPAAS host and port repeat across boots of a container: a lost reply there still
+    // ends in a lost lease (the generator stops at its horizon), never in an adoption.
+    let (_dir, table, lease) = leased(&node(1, "8080"));
+    let u0 = lease.until();
+    table.lose.store(true, Ordering::SeqCst);
+    assert!(lease.extend(u0 + 100).is_err());
+    assert!(matches!(
+        lease.extend(u0 + 200),
+        Err(Error::LeaseExpired { .. })
+    ));
+    assert_eq!(row_lease(&table).0, u0 + 100);
+}

@@ -1,0 +1,96 @@
+//! What a database must do with `WORKER_NODE` rows: the statements ([`WorkerTable`]) and the
+//! connection settings ([`TableSetup`]) each database implements, and a row as read
+//! ([`WorkerRow`]). The algorithm over them is in `table`.
+
+use super::node::NodeInfo;
+use crate::Error;
+use std::fmt;
+use std::time::Duration;
+
+/// One row of the worker table, as [`DatabaseAssigner::list`](crate::DatabaseAssigner::list) reads it.
+///
+/// ```
+/// use ringflake::{DatabaseAssigner, Layout, NodeInfo, WorkerIdAssigner};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let assigner = DatabaseAssigner::sqlite(dir.path().join("workers.db"))?;
+/// let id = assigner.assign_worker_id(&Layout::default())?;
+/// let row = &assigner.list()?[0];
+/// assert_eq!(row.id, id);
+/// assert_eq!(row.host_name, NodeInfo::detect().host_name);
+/// assert!(row.lease_until > 0); // the lease that recycling (the default) keeps
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WorkerRow {
+    /// `ID`: the worker id.
+    pub id: u64,
+    /// `HOST_NAME`.
+    pub host_name: String,
+    /// `PORT`.
+    pub port: String,
+    /// `TYPE`.
+    pub node_type: i32,
+    /// `LAUNCH_DATE`.
+    pub launch_date: String,
+    /// `LEASE_UNTIL`: the last unix second its holder may issue (0: no lease, e.g. a Java node).
+    pub lease_until: i64,
+}
+
+/// Where a table is and how calls to it are bounded: the part of a [`WorkerTable`] that is not a
+/// statement (the server clients share one implementation of it).
+pub(crate) trait TableSetup {
+    /// Where the table is, without secrets: "sqlite file x.db", "mysql://u@h:3306/db".
+    fn describe(&self) -> String;
+    /// Bounds every later call (connecting included) to about `timeout`: past it the call fails
+    /// as a transient error and the connection is dropped.
+    fn set_timeout(&self, timeout: Duration);
+    /// Whether connecting creates the table when it is missing; `None` where that is not a
+    /// choice (SQLite creates it on open).
+    fn creates_table(&self) -> Option<bool> {
+        None
+    }
+    /// Makes later connections create the table when it is missing, or not; ignored where that
+    /// is not a choice.
+    #[cfg(any(feature = "mysql", feature = "postgres"))]
+    fn set_create_table(&self, _on: bool) {}
+    /// Makes later connections trust the CA certificates in `path`; ignored where there is no
+    /// TLS (SQLite).
+    #[cfg(any(feature = "mysql", feature = "postgres"))]
+    fn set_ca_file(&self, _path: &std::path::Path) {}
+    /// The TLS mode and CA file in force, for `Debug`; `None` where there is no TLS.
+    fn tls(&self) -> Option<String> {
+        None
+    }
+}
+
+/// The statements one database provides; the algorithm in `table` does the rest.
+pub(crate) trait WorkerTable: TableSetup + Send + Sync + 'static {
+    /// Inserts a row for `node` and returns its auto-increment id.
+    fn insert(&self, node: &NodeInfo, lease_until: i64) -> Result<u64, Error>;
+    /// Deletes a row.
+    fn delete(&self, id: u64) -> Result<(), Error>;
+    /// The highest lease among the rows of `host`.
+    fn max_lease_for_host(&self, host: &str) -> Result<Option<i64>, Error>;
+    /// Rows with `0 < LEASE_UNTIL < before` and `ID <= max_id`, oldest lease first.
+    fn recyclable(&self, max_id: u64, before: i64, limit: u32) -> Result<Vec<(u64, i64)>, Error>;
+    /// Takes over row `id` for `node` if its lease is still `expected`.
+    fn claim(
+        &self,
+        id: u64,
+        expected: i64,
+        node: &NodeInfo,
+        lease_until: i64,
+    ) -> Result<bool, Error>;
+    /// Moves row `id`'s lease from `expected` to `lease_until`; false if someone else moved it.
+    fn set_lease(&self, id: u64, expected: i64, lease_until: i64) -> Result<bool, Error>;
+    /// Every row, by id.
+    fn list(&self) -> Result<Vec<WorkerRow>, Error>;
+}
+
+impl fmt::Debug for dyn WorkerTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
