@@ -52,6 +52,7 @@ const FOREIGN_FLAGS: &[(&str, &str)] = &[
 const OTHER_VARIABLES: &[(&str, &str)] = &[
     ("RINGFLAKE_METRICS_ADDR", "examples/prometheus.rs"),
     ("RINGFLAKE_RUN_SECS", "examples/prometheus.rs"),
+    ("RINGFLAKE_BLESS", "tests/grpc_codegen.rs"),
 ];
 
 /// One flag of a subcommand, as its `--help` shows it.
