@@ -18,7 +18,8 @@
 //!
 //! Every stream runs within the lead cap's burst: the service runs with `--max-lead 3600`
 //! (15 G IDs of borrowing at the default 31/10/22 layout), so no stream waits for the clock;
-//! ferroid runs with its defaults and `--num-workers` one per core, as its README runs it.
+//! ferroid runs with its defaults and `--num-workers 16`, as its README runs it (each worker
+//! issues at most 4,096 IDs a millisecond).
 //!
 //! Run with `cargo bench --features client --bench grpc` (about two minutes).
 
@@ -110,14 +111,10 @@ fn ferroid_server() -> Option<(Process, SocketAddr)> {
     let program =
         std::env::var("RINGFLAKE_BENCH_FERROID").unwrap_or_else(|_| "ferroid-tonic-server".into());
     let addr: SocketAddr = "127.0.0.1:24651".parse().expect("address");
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // As its README runs it: 16 workers (each an async task with its own machine id, at most
+    // 4,096 IDs a millisecond with its 12 sequence bits), chunks of 4,096 (its default).
     let child = Command::new(&program)
-        .args([
-            "--addr",
-            &addr.to_string(),
-            "--num-workers",
-            &cores.to_string(),
-        ])
+        .args(["--server-addr", &addr.to_string(), "--num-workers", "16"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn();
@@ -128,9 +125,12 @@ fn ferroid_server() -> Option<(Process, SocketAddr)> {
         );
         return None;
     };
-    let process = Process(child);
+    let mut process = Process(child);
     let start = Instant::now();
     while TcpStream::connect(addr).is_err() {
+        if let Ok(Some(status)) = process.0.try_wait() {
+            panic!("{program} exited at start: {status}");
+        }
         assert!(
             start.elapsed() < Duration::from_secs(30),
             "{program} does not listen on {addr}"

@@ -36,6 +36,7 @@ const FOREIGN_FLAGS: &[(&str, &str)] = &[
     ("--path", "cargo install"),
     ("--release", "cargo"),
     ("--raw", "examples/http_floor.rs"),
+    ("--num-workers", "ferroid-tonic-server"),
     ("--latency", "wrk"),
     ("--config.file", "prometheus"),
     ("--web.listen-address", "prometheus"),

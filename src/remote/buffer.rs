@@ -41,6 +41,44 @@ impl Buffer {
         (id >> self.shift).saturating_add(self.max_lag) < self.ring.seen()
     }
 
+    /// Whether `id` may be handed out: no more than `max_lag` behind the clock second the fetcher
+    /// last published.
+    #[inline]
+    pub(crate) fn fresh(&self, id: u64) -> bool {
+        !self.stale(id)
+    }
+
+    /// Claims up to `out.len()` buffered IDs with one compare-and-swap on the head (again if
+    /// another thread moved it first) and copies them into `out`; how many. IDs lost to a lap
+    /// (this thread slept between its claim and its reads while the ring went round) are
+    /// skipped and counted as dropped. 0: the buffer is empty.
+    pub(crate) fn take_block(&self, out: &mut [u64]) -> usize {
+        loop {
+            let at = self.ring.cursor();
+            let tail = self.ring.tail();
+            if at >= tail {
+                return 0;
+            }
+            let n = (tail - at).min(out.len() as u64);
+            if !self.ring.claim_at(at, n) {
+                continue;
+            }
+            let mut got = 0;
+            for index in at..at + n {
+                match self.ring.read(index) {
+                    Ok((id, _)) => {
+                        out[got] = id;
+                        got += 1;
+                    }
+                    Err(_) => self.count_dropped(1),
+                }
+            }
+            if got > 0 {
+                return got;
+            }
+        }
+    }
+
     /// An ID if one is buffered: no lock, no allocation, no syscall; one compare-and-swap on the
     /// head (again if another thread took it first) and the slot's seqlock read. Stale IDs met
     /// on the way are dropped.

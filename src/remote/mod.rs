@@ -10,6 +10,7 @@
 
 mod buffer;
 mod fetch;
+mod held;
 #[cfg(feature = "metrics")]
 mod series;
 mod shared;
@@ -67,6 +68,9 @@ impl std::fmt::Debug for RemoteBuilder {
             .finish_non_exhaustive()
     }
 }
+
+/// The number of the next client built (0 names none).
+static NEXT_CLIENT: AtomicU64 = AtomicU64::new(1);
 
 /// The largest buffer: 2^24 IDs (256 MiB of slots).
 const MAX_CAPACITY: u64 = 1 << 24;
@@ -196,6 +200,7 @@ impl RemoteBuilder {
         let deadline = self.timeout + Duration::from_secs(1);
         match ready_rx.recv_timeout(deadline) {
             Ok(Ok(shared)) => Ok(RemoteGenerator {
+                id: NEXT_CLIENT.fetch_add(1, Ordering::Relaxed),
                 shared,
                 thread: Some(started),
                 wait: self.wait,
@@ -370,6 +375,8 @@ fn refusal(endpoint: &str, status: &tonic::Status) -> Error {
 /// # Ok::<(), ringflake::Error>(())
 /// ```
 pub struct RemoteGenerator {
+    /// A number no other client of this process has: whose blocks a thread holds.
+    id: u64,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
     wait: Duration,
@@ -410,9 +417,13 @@ impl RemoteGenerator {
     /// One ID from the buffer; on an empty buffer, waits for the fetcher (at most
     /// [`RemoteBuilder::wait`]) while the service is up, or fails at once while it is down.
     ///
-    /// The hot path (an ID buffered) has no lock, no allocation, no syscall, no log line and no
-    /// metrics call. IDs one thread takes are strictly increasing while they come from one run
-    /// of the service.
+    /// The hot path has no lock, no allocation, no syscall, no log line and no metrics call, and
+    /// no write to shared memory: each thread claims 64 IDs at a time from the buffer with one
+    /// compare-and-swap and hands them out from a thread-local block, each checked against
+    /// `max_lag` as it goes out. IDs one thread takes with `next_id` and `try_next_id` are
+    /// strictly increasing while they come from one run of the service; the rest of a block is
+    /// dropped when the thread takes from another `RemoteGenerator`, and lost when the thread
+    /// exits (never handed out twice).
     ///
     /// # Errors
     ///
@@ -427,7 +438,7 @@ impl RemoteGenerator {
     /// ```
     #[inline]
     pub fn next_id(&self) -> Result<u64, Error> {
-        match self.shared.buffer.take() {
+        match held::take(self.id, &self.shared.buffer) {
             Some(id) => Ok(id),
             None => self.next_id_waiting(),
         }
@@ -442,7 +453,7 @@ impl RemoteGenerator {
     /// ```
     #[inline]
     pub fn try_next_id(&self) -> Option<u64> {
-        self.shared.buffer.take()
+        held::take(self.id, &self.shared.buffer)
     }
 
     #[cold]
@@ -451,7 +462,7 @@ impl RemoteGenerator {
         let mut round = 0u32;
         loop {
             self.shared.wake.notify_one();
-            if let Some(id) = self.shared.buffer.take() {
+            if let Some(id) = held::take(self.id, &self.shared.buffer) {
                 return Ok(id);
             }
             if self.shared.down.load(Ordering::Acquire) {
