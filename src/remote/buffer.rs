@@ -127,9 +127,20 @@ impl Buffer {
         self.dropped.fetch_add(n, Ordering::Relaxed);
     }
 
-    /// IDs the fetcher may still write: the ring keeps one slot of margin (see [`Ring::put`]).
+    /// How far behind the head the fetcher stays: a block a thread claims at once
+    /// ([`super::held::BLOCK`]) plus the ring's own margin (see [`Ring::put`]), so that a claimed
+    /// block is not overwritten before its taker reads it, unless the taker sleeps while others
+    /// claim past it (then its IDs are skipped and counted, never handed out twice).
+    fn margin(&self) -> u64 {
+        super::held::BLOCK as u64 + 2
+    }
+
+    /// IDs the fetcher may still write.
     pub(crate) fn room(&self) -> u64 {
-        (self.ring.capacity() - 2).saturating_sub(self.len())
+        self.ring
+            .capacity()
+            .saturating_sub(self.margin())
+            .saturating_sub(self.len())
     }
 
     /// Publishes the clock's delta second (the fetcher only, on every round).
@@ -162,8 +173,10 @@ impl Buffer {
     pub(crate) fn push(&self, ids: &[u64]) -> u64 {
         let mut tail = self.ring.tail();
         let mut written = 0;
+        // The head only grows: a limit from an older read is the stricter.
+        let limit = self.ring.cursor() + self.ring.capacity().saturating_sub(self.margin());
         for &id in ids {
-            if !self.ring.put(tail, id, false) {
+            if tail >= limit || !self.ring.put(tail, id, false) {
                 break;
             }
             tail += 1;
@@ -186,7 +199,7 @@ mod tests {
 
     #[test]
     fn smoke() {
-        let b = Buffer::new(16, 10, 5);
+        let b = Buffer::new(1 << 10, 10, 5);
         assert_eq!(b.take(), None);
         assert_eq!(b.push(&at(100, 3)), 3);
         assert_eq!(b.len(), 3);
@@ -199,28 +212,27 @@ mod tests {
 
     #[test]
     fn capacity() {
-        let b = Buffer::new(8, 10, 5);
-        assert_eq!(b.room(), 6);
-        // A fresh ring takes 8; after that a slot is reused one take after it was emptied.
-        assert_eq!(b.push(&at(1, 10)), 8);
-        assert_eq!(b.dropped(), 2);
+        let b = Buffer::new(256, 10, 5);
+        let margin = super::super::held::BLOCK as u64 + 2;
+        assert_eq!(b.room(), 256 - margin);
+        // The fetcher stays a block and two slots behind the head.
+        let ids: Vec<u64> = (1u64 << 10..(1 << 10) + 300).collect();
+        assert_eq!(b.push(&ids), 256 - margin);
+        assert_eq!(b.dropped(), 300 - (256 - margin));
         assert_eq!(b.room(), 0);
         assert_eq!(b.take(), Some(1 << 10));
-        assert_eq!(b.push(&[2 << 10]), 0);
-        assert_eq!(b.dropped(), 3);
-        assert_eq!(b.take(), Some(1 << 10 | 1));
         assert_eq!(b.push(&[2 << 10]), 1);
         let mut rest = Vec::new();
         while let Some(id) = b.take() {
             rest.push(id);
         }
-        assert_eq!(rest.len(), 7);
+        assert_eq!(rest.len() as u64, 256 - margin);
         assert!(rest.windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]
     fn stale_ids_are_dropped_never_handed_out() {
-        let b = Buffer::new(16, 10, 5);
+        let b = Buffer::new(1 << 10, 10, 5);
         b.push(&at(100, 2));
         b.push(&at(104, 2));
         b.publish_seen(106); // 100 is 6 s behind: stale; 104 is 2 s behind

@@ -13,7 +13,7 @@ use super::buffer::Buffer;
 use std::cell::Cell;
 
 /// IDs a thread claims at once.
-pub(crate) const BLOCK: usize = 64;
+pub(crate) const BLOCK: usize = 128;
 
 /// One thread's block.
 pub(crate) struct Held {
@@ -96,11 +96,11 @@ mod tests {
     fn blocks_are_per_client() {
         let a = Buffer::new(1 << 10, 10, 5);
         let b = Buffer::new(1 << 10, 10, 5);
-        a.push(&(1u64 << 10..(1 << 10) + 100).collect::<Vec<_>>());
-        b.push(&(2u64 << 10..(2 << 10) + 100).collect::<Vec<_>>());
+        a.push(&(1u64 << 10..(1 << 10) + 300).collect::<Vec<_>>());
+        b.push(&(2u64 << 10..(2 << 10) + 300).collect::<Vec<_>>());
         assert_eq!(take(101, &a), Some(1 << 10));
         assert_eq!(take(101, &a), Some(1 << 10 | 1));
-        // The thread holds 62 more of a's; b's IDs come from b.
+        // The thread holds the rest of a block of a's; b's IDs come from b.
         assert_eq!(take(102, &b), Some(2 << 10));
         // Back to a: its block was dropped, the next comes after it.
         assert_eq!(take(101, &a), Some(1 << 10 | BLOCK as u64));
@@ -109,7 +109,7 @@ mod tests {
             assert!(id > last);
             last = id;
         }
-        assert_eq!(last, (1 << 10) + 99);
+        assert_eq!(last, (1 << 10) + 299);
     }
 
     #[test]

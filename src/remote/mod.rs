@@ -418,7 +418,7 @@ impl RemoteGenerator {
     /// [`RemoteBuilder::wait`]) while the service is up, or fails at once while it is down.
     ///
     /// The hot path has no lock, no allocation, no syscall, no log line and no metrics call, and
-    /// no write to shared memory: each thread claims 64 IDs at a time from the buffer with one
+    /// no write to shared memory: each thread claims 128 IDs at a time from the buffer with one
     /// compare-and-swap and hands them out from a thread-local block, each checked against
     /// `max_lag` as it goes out. IDs one thread takes with `next_id` and `try_next_id` are
     /// strictly increasing while they come from one run of the service; the rest of a block is
