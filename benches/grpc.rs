@@ -333,11 +333,11 @@ fn remote(c: &mut Criterion) {
             // compete for the machine's two cores with a fetch and the server beside it. When the
             // buffer runs low it is drained untimed below the refill mark, which also keeps the
             // measured demand (and so the target) up, and waited for.
-            // At least 2^18 takes a call, however few criterion asks for (its warm-up starts at
+            // At least 2^20 takes a call, however few criterion asks for (its warm-up starts at
             // one), scaled to what it asked: the waits between batches are not counted, and a
             // single take would time the clock, not the take.
             let mut timed = Duration::ZERO;
-            let taken = iters.max(1 << 18);
+            let taken = iters.max(1 << 20);
             let mut left = taken;
             while left > 0 {
                 let n = left.min(1 << 18);
