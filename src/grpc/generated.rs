@@ -110,10 +110,10 @@ pub mod id_service_client {
         dead_code,
         missing_docs,
         clippy::wildcard_imports,
-        clippy::let_unit_value
+        clippy::let_unit_value,
     )]
-    use tonic::codegen::http::Uri;
     use tonic::codegen::*;
+    use tonic::codegen::http::Uri;
     /// IDs from the generators of one `ringflake serve`.
     #[derive(Debug, Clone)]
     pub struct IdServiceClient<T> {
@@ -142,13 +142,14 @@ pub mod id_service_client {
             F: tonic::service::Interceptor,
             T::ResponseBody: Default,
             T: tonic::codegen::Service<
-                    http::Request<tonic::body::Body>,
-                    Response = http::Response<
-                        <T as tonic::client::GrpcService<tonic::body::Body>>::ResponseBody,
-                    >,
+                http::Request<tonic::body::Body>,
+                Response = http::Response<
+                    <T as tonic::client::GrpcService<tonic::body::Body>>::ResponseBody,
                 >,
-            <T as tonic::codegen::Service<http::Request<tonic::body::Body>>>::Error:
-                Into<StdError> + std::marker::Send + std::marker::Sync,
+            >,
+            <T as tonic::codegen::Service<
+                http::Request<tonic::body::Body>,
+            >>::Error: Into<StdError> + std::marker::Send + std::marker::Sync,
         {
             IdServiceClient::new(InterceptedService::new(inner, interceptor))
         }
@@ -188,11 +189,18 @@ pub mod id_service_client {
             &mut self,
             request: impl tonic::IntoRequest<super::NextRequest>,
         ) -> std::result::Result<tonic::Response<super::NextResponse>, tonic::Status> {
-            self.inner.ready().await.map_err(|e| {
-                tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
-            })?;
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
             let codec = tonic_prost::ProstCodec::default();
-            let path = http::uri::PathAndQuery::from_static("/ringflake.v1.IdService/Next");
+            let path = http::uri::PathAndQuery::from_static(
+                "/ringflake.v1.IdService/Next",
+            );
             let mut req = request.into_request();
             req.extensions_mut()
                 .insert(GrpcMethod::new("ringflake.v1.IdService", "Next"));
@@ -203,11 +211,18 @@ pub mod id_service_client {
             &mut self,
             request: impl tonic::IntoRequest<super::BatchRequest>,
         ) -> std::result::Result<tonic::Response<super::BatchResponse>, tonic::Status> {
-            self.inner.ready().await.map_err(|e| {
-                tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
-            })?;
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
             let codec = tonic_prost::ProstCodec::default();
-            let path = http::uri::PathAndQuery::from_static("/ringflake.v1.IdService/Batch");
+            let path = http::uri::PathAndQuery::from_static(
+                "/ringflake.v1.IdService/Batch",
+            );
             let mut req = request.into_request();
             req.extensions_mut()
                 .insert(GrpcMethod::new("ringflake.v1.IdService", "Batch"));
@@ -223,11 +238,18 @@ pub mod id_service_client {
             tonic::Response<tonic::codec::Streaming<super::Chunk>>,
             tonic::Status,
         > {
-            self.inner.ready().await.map_err(|e| {
-                tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
-            })?;
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
             let codec = tonic_prost::ProstCodec::default();
-            let path = http::uri::PathAndQuery::from_static("/ringflake.v1.IdService/Stream");
+            let path = http::uri::PathAndQuery::from_static(
+                "/ringflake.v1.IdService/Stream",
+            );
             let mut req = request.into_request();
             req.extensions_mut()
                 .insert(GrpcMethod::new("ringflake.v1.IdService", "Stream"));
@@ -238,11 +260,18 @@ pub mod id_service_client {
             &mut self,
             request: impl tonic::IntoRequest<super::ParseRequest>,
         ) -> std::result::Result<tonic::Response<super::ParseResponse>, tonic::Status> {
-            self.inner.ready().await.map_err(|e| {
-                tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
-            })?;
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
             let codec = tonic_prost::ProstCodec::default();
-            let path = http::uri::PathAndQuery::from_static("/ringflake.v1.IdService/Parse");
+            let path = http::uri::PathAndQuery::from_static(
+                "/ringflake.v1.IdService/Parse",
+            );
             let mut req = request.into_request();
             req.extensions_mut()
                 .insert(GrpcMethod::new("ringflake.v1.IdService", "Parse"));
@@ -257,7 +286,7 @@ pub mod id_service_server {
         dead_code,
         missing_docs,
         clippy::wildcard_imports,
-        clippy::let_unit_value
+        clippy::let_unit_value,
     )]
     use tonic::codegen::*;
     /// Generated trait containing gRPC methods that should be implemented for use with IdServiceServer.
@@ -276,7 +305,8 @@ pub mod id_service_server {
         /// Server streaming response type for the Stream method.
         type StreamStream: tonic::codegen::tokio_stream::Stream<
                 Item = std::result::Result<super::Chunk, tonic::Status>,
-            > + std::marker::Send
+            >
+            + std::marker::Send
             + 'static;
         /// `count` IDs as a stream of chunks of `chunk` IDs (the last may be shorter). The server takes
         /// each chunk from the generator only when the client has room for it (HTTP/2 flow control): a
@@ -313,7 +343,10 @@ pub mod id_service_server {
                 max_encoding_message_size: None,
             }
         }
-        pub fn with_interceptor<F>(inner: T, interceptor: F) -> InterceptedService<Self, F>
+        pub fn with_interceptor<F>(
+            inner: T,
+            interceptor: F,
+        ) -> InterceptedService<Self, F>
         where
             F: tonic::service::Interceptor,
         {
@@ -368,15 +401,21 @@ pub mod id_service_server {
                 "/ringflake.v1.IdService/Next" => {
                     #[allow(non_camel_case_types)]
                     struct NextSvc<T: IdService>(pub Arc<T>);
-                    impl<T: IdService> tonic::server::UnaryService<super::NextRequest> for NextSvc<T> {
+                    impl<T: IdService> tonic::server::UnaryService<super::NextRequest>
+                    for NextSvc<T> {
                         type Response = super::NextResponse;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::NextRequest>,
                         ) -> Self::Future {
                             let inner = Arc::clone(&self.0);
-                            let fut = async move { <T as IdService>::next(&inner, request).await };
+                            let fut = async move {
+                                <T as IdService>::next(&inner, request).await
+                            };
                             Box::pin(fut)
                         }
                     }
@@ -405,15 +444,21 @@ pub mod id_service_server {
                 "/ringflake.v1.IdService/Batch" => {
                     #[allow(non_camel_case_types)]
                     struct BatchSvc<T: IdService>(pub Arc<T>);
-                    impl<T: IdService> tonic::server::UnaryService<super::BatchRequest> for BatchSvc<T> {
+                    impl<T: IdService> tonic::server::UnaryService<super::BatchRequest>
+                    for BatchSvc<T> {
                         type Response = super::BatchResponse;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::BatchRequest>,
                         ) -> Self::Future {
                             let inner = Arc::clone(&self.0);
-                            let fut = async move { <T as IdService>::batch(&inner, request).await };
+                            let fut = async move {
+                                <T as IdService>::batch(&inner, request).await
+                            };
                             Box::pin(fut)
                         }
                     }
@@ -442,18 +487,24 @@ pub mod id_service_server {
                 "/ringflake.v1.IdService/Stream" => {
                     #[allow(non_camel_case_types)]
                     struct StreamSvc<T: IdService>(pub Arc<T>);
-                    impl<T: IdService> tonic::server::ServerStreamingService<super::StreamRequest> for StreamSvc<T> {
+                    impl<
+                        T: IdService,
+                    > tonic::server::ServerStreamingService<super::StreamRequest>
+                    for StreamSvc<T> {
                         type Response = super::Chunk;
                         type ResponseStream = T::StreamStream;
-                        type Future =
-                            BoxFuture<tonic::Response<Self::ResponseStream>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::ResponseStream>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::StreamRequest>,
                         ) -> Self::Future {
                             let inner = Arc::clone(&self.0);
-                            let fut =
-                                async move { <T as IdService>::stream(&inner, request).await };
+                            let fut = async move {
+                                <T as IdService>::stream(&inner, request).await
+                            };
                             Box::pin(fut)
                         }
                     }
@@ -482,15 +533,21 @@ pub mod id_service_server {
                 "/ringflake.v1.IdService/Parse" => {
                     #[allow(non_camel_case_types)]
                     struct ParseSvc<T: IdService>(pub Arc<T>);
-                    impl<T: IdService> tonic::server::UnaryService<super::ParseRequest> for ParseSvc<T> {
+                    impl<T: IdService> tonic::server::UnaryService<super::ParseRequest>
+                    for ParseSvc<T> {
                         type Response = super::ParseResponse;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::ParseRequest>,
                         ) -> Self::Future {
                             let inner = Arc::clone(&self.0);
-                            let fut = async move { <T as IdService>::parse(&inner, request).await };
+                            let fut = async move {
+                                <T as IdService>::parse(&inner, request).await
+                            };
                             Box::pin(fut)
                         }
                     }
@@ -516,19 +573,25 @@ pub mod id_service_server {
                     };
                     Box::pin(fut)
                 }
-                _ => Box::pin(async move {
-                    let mut response = http::Response::new(tonic::body::Body::default());
-                    let headers = response.headers_mut();
-                    headers.insert(
-                        tonic::Status::GRPC_STATUS,
-                        (tonic::Code::Unimplemented as i32).into(),
-                    );
-                    headers.insert(
-                        http::header::CONTENT_TYPE,
-                        tonic::metadata::GRPC_CONTENT_TYPE,
-                    );
-                    Ok(response)
-                }),
+                _ => {
+                    Box::pin(async move {
+                        let mut response = http::Response::new(
+                            tonic::body::Body::default(),
+                        );
+                        let headers = response.headers_mut();
+                        headers
+                            .insert(
+                                tonic::Status::GRPC_STATUS,
+                                (tonic::Code::Unimplemented as i32).into(),
+                            );
+                        headers
+                            .insert(
+                                http::header::CONTENT_TYPE,
+                                tonic::metadata::GRPC_CONTENT_TYPE,
+                            );
+                        Ok(response)
+                    })
+                }
             }
         }
     }

@@ -22,7 +22,10 @@
 
 // The generated code documents what the proto documents (every message and field); the stubs'
 // own items (constructors, `Debug`, ...) are tonic's, documented in tonic.
+// Kept as tonic-prost-build writes it (not reformatted), so that tests/grpc_codegen.rs can
+// compare it byte for byte.
 #[allow(missing_docs, clippy::all, clippy::pedantic)]
+#[rustfmt::skip]
 mod generated;
 
 pub use generated::*;
