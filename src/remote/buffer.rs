@@ -12,6 +12,10 @@ use crate::ring::Ring;
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// IDs a thread claims at once ([`take_block`](Buffer::take_block) for the thread-local blocks
+/// of `super::held`).
+pub(crate) const BLOCK: usize = 128;
+
 /// The buffer, and how to read an ID's second.
 pub(crate) struct Buffer {
     ring: Ring,
@@ -127,12 +131,12 @@ impl Buffer {
         self.dropped.fetch_add(n, Ordering::Relaxed);
     }
 
-    /// How far behind the head the fetcher stays: a block a thread claims at once
-    /// ([`super::held::BLOCK`]) plus the ring's own margin (see [`Ring::put`]), so that a claimed
+    /// How far behind the head the fetcher stays: a block a thread claims at once ([`BLOCK`])
+    /// plus the ring's own margin (see [`Ring::put`]), so that a claimed
     /// block is not overwritten before its taker reads it, unless the taker sleeps while others
     /// claim past it (then its IDs are skipped and counted, never handed out twice).
     fn margin(&self) -> u64 {
-        super::held::BLOCK as u64 + 2
+        BLOCK as u64 + 2
     }
 
     /// IDs the fetcher may still write.
@@ -213,7 +217,7 @@ mod tests {
     #[test]
     fn capacity() {
         let b = Buffer::new(256, 10, 5);
-        let margin = super::super::held::BLOCK as u64 + 2;
+        let margin = BLOCK as u64 + 2;
         assert_eq!(b.room(), 256 - margin);
         // The fetcher stays a block and two slots behind the head.
         let ids: Vec<u64> = (1u64 << 10..(1 << 10) + 300).collect();

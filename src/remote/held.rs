@@ -1,5 +1,5 @@
-//! Each thread's block of IDs taken from a client's buffer: [`RemoteGenerator::next_id`]
-//! (crate::RemoteGenerator::next_id) claims [`BLOCK`] IDs with one compare-and-swap and hands
+//! Each thread's block of IDs taken from a client's buffer: `RemoteGenerator::next_id`
+//! claims [`BLOCK`] IDs with one compare-and-swap and hands
 //! them out from a thread-local array, so that per ID there is no write to shared memory (as the
 //! in-process [`LocalTaker`](crate::LocalTaker) does).
 //!
@@ -9,11 +9,8 @@
 //! never handed out twice. Every ID is checked against `max_lag` when handed out, not when
 //! claimed, so a block that waits in a thread never yields a stale ID.
 
-use super::buffer::Buffer;
+use super::buffer::{BLOCK, Buffer};
 use std::cell::Cell;
-
-/// IDs a thread claims at once.
-pub(crate) const BLOCK: usize = 128;
 
 /// One thread's block.
 pub(crate) struct Held {
