@@ -33,28 +33,11 @@ impl Boot {
         let worker_id = crate::worker::assigner::check_fits(assignment.worker_id, layout)?;
         let now = clock.now_seconds();
         layout.check_alive_at(now)?;
-        // Above the assignment's floor and above whatever an earlier run recorded locally, both
-        // exactly (uniqueness); above the host's earlier rows within the lead cap (ordering).
         let recorded = match state {
             Some(file) => file.read()?,
             None => None,
         };
-        // The first second is then at most `now + max_lead`: within the cap, no wait.
-        let order = match max_lead {
-            Some(lead) => assignment
-                .order_floor
-                .map(|f| f.min(now.saturating_add(lead as i64) - 1)),
-            None => assignment.order_floor,
-        };
-        let floor = assignment
-            .not_before
-            .max(recorded)
-            .max(order)
-            .map_or(0, |s| {
-                s.saturating_add(1)
-                    .saturating_sub(layout.epoch_seconds())
-                    .max(0) as u64
-            });
+        let floor = first_delta(&assignment, recorded, layout, now, max_lead);
         if let Some(above) = above {
             // The first second is the floor or the clock's, whichever is later; every later ID
             // of this worker is higher.
@@ -65,6 +48,7 @@ impl Boot {
             // The lease must cover the floor: extensions reach a window past it from the start.
             Some(lease) => Some(Keeper::start(
                 lease,
+                worker_id,
                 Arc::clone(clock),
                 max_lead,
                 layout.epoch_seconds().saturating_add(floor as i64),
@@ -77,6 +61,34 @@ impl Boot {
             keeper,
         })
     }
+}
+
+/// The first delta second `assignment` allows: above the assignment's floor and above `recorded`
+/// (what an earlier run recorded in the state file), both exactly (uniqueness); above the host's
+/// earlier rows within the lead cap (ordering: the first second is then at most
+/// `now + max_lead`, no wait). At a boot, and when a generator heals with a new worker id.
+pub(crate) fn first_delta(
+    assignment: &Assignment,
+    recorded: Option<i64>,
+    layout: &Layout,
+    now: i64,
+    max_lead: Option<u64>,
+) -> u64 {
+    let order = match max_lead {
+        Some(lead) => assignment
+            .order_floor
+            .map(|f| f.min(now.saturating_add(lead as i64) - 1)),
+        None => assignment.order_floor,
+    };
+    assignment
+        .not_before
+        .max(recorded)
+        .max(order)
+        .map_or(0, |s| {
+            s.saturating_add(1)
+                .saturating_sub(layout.epoch_seconds())
+                .max(0) as u64
+        })
 }
 
 /// Checks that the first ID of second `first` for `worker_id` sorts above `above`.
@@ -100,12 +112,14 @@ macro_rules! start_setters {
         #[doc = concat!("Uses worker id `id` (checked against the layout when built).\n\n```\nuse ringflake::{", stringify!($gen), ", Layout};\nlet g = ", stringify!($gen), "::builder(Layout::default()).worker_id(9).build()?;\nassert_eq!(g.worker_id(), 9);\n# Ok::<(), ringflake::Error>(())\n```")]
         pub fn worker_id(mut self, id: u64) -> Self {
             self.assignment = Ok($crate::Assignment::fixed(id));
+            self.retake = None;
             self
         }
 
-        #[doc = concat!("Asks `assigner` for the worker id now; its error, if any, is returned when built.\n\n```\nuse ringflake::{", stringify!($gen), ", FixedWorkerId, Layout};\nlet g = ", stringify!($gen), "::builder(Layout::default())\n    .worker_id_from(&FixedWorkerId(3))\n    .build()?;\nassert_eq!(g.worker_id(), 3);\n# Ok::<(), ringflake::Error>(())\n```")]
+        #[doc = concat!("Asks `assigner` for the worker id now; its error, if any, is returned when built. A [`CachedUidGenerator`](crate::CachedUidGenerator) keeps the assigner's [`retaker`](crate::WorkerIdAssigner::retaker), if it has one, to take a new worker id by itself should its lease be lost for good.\n\n```\nuse ringflake::{", stringify!($gen), ", FixedWorkerId, Layout};\nlet g = ", stringify!($gen), "::builder(Layout::default())\n    .worker_id_from(&FixedWorkerId(3))\n    .build()?;\nassert_eq!(g.worker_id(), 3);\n# Ok::<(), ringflake::Error>(())\n```")]
         pub fn worker_id_from(mut self, assigner: &dyn $crate::WorkerIdAssigner) -> Self {
             self.assignment = assigner.assign(&self.layout);
+            self.retake = assigner.retaker();
             self
         }
 

@@ -87,6 +87,10 @@ impl std::fmt::Debug for DefaultUidGenerator {
 pub struct DefaultBuilder {
     layout: Layout,
     assignment: Result<Assignment, Error>,
+    /// Where to take another worker id (see [`WorkerIdAssigner::retaker`]).
+    ///
+    /// [`WorkerIdAssigner::retaker`]: crate::WorkerIdAssigner::retaker
+    retake: Option<Box<dyn crate::WorkerIdAssigner + Send + Sync>>,
     clock: Arc<dyn Clock>,
     backwards: ClockBackwards,
     above: Option<u64>,
@@ -173,6 +177,7 @@ impl DefaultUidGenerator {
     pub fn builder(layout: Layout) -> DefaultBuilder {
         DefaultBuilder {
             layout,
+            retake: None,
             assignment: Err(Error::WorkerAssignment(
                 "no worker id: call worker_id or worker_id_from on the builder".into(),
             )),

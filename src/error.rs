@@ -132,6 +132,25 @@ pub enum Error {
     /// The worker id could not be assigned.
     WorkerAssignment(String),
     /// The worker table's database failed. `database` names it without any password.
+    ///
+    /// The driver's own error, with its causes, is the [`source`](std::error::Error::source)
+    /// where there is one:
+    ///
+    /// ```
+    /// use ringflake::{DatabaseAssigner, Error, Layout, WorkerIdAssigner};
+    /// use std::error::Error as _;
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("not-a-database.db");
+    /// std::fs::write(&path, "hello, this is not SQLite")?;
+    /// let err = DatabaseAssigner::sqlite(&path)?.assign_worker_id(&Layout::default()).unwrap_err();
+    /// assert!(matches!(err, Error::Database { transient: false, .. }), "{err:?}");
+    /// // SQLite's own words, as the driver (rusqlite) said them.
+    /// let driver = err.source().expect("the driver's error").to_string();
+    /// assert!(driver.contains("file is not a database"), "{driver}");
+    /// assert!(err.to_string().contains(&driver), "the message carries them too: {err}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     Database {
         /// The database, e.g. `sqlite file ringflake.db` or `mysql://user@host:3306/db`.
         database: String,
@@ -140,6 +159,8 @@ pub enum Error {
         /// Whether retrying may help (unreachable, locked), as opposed to a wrong password or a
         /// missing table.
         transient: bool,
+        /// The driver's error and its causes, without passwords, if a driver reported one.
+        source: Option<Cause>,
     },
     /// The node's worker lease could not be extended and its horizon is reached: no ID can be
     /// issued until the database answers again.
@@ -379,7 +400,8 @@ impl Error {
 
 impl std::error::Error for Error {
     /// The underlying error where there is one: what the operating system said for
-    /// [`Error::ThreadSpawn`]. The other variants carry their cause in their message.
+    /// [`Error::ThreadSpawn`], what the database driver said for [`Error::Database`]. The other
+    /// variants carry their cause in their message.
     ///
     /// ```
     /// use ringflake::{Error, Layout};
@@ -391,8 +413,119 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::ThreadSpawn { source, .. } => Some(source),
+            Error::Database {
+                source: Some(source),
+                ..
+            } => Some(source),
             _ => None,
         }
+    }
+}
+
+/// An underlying error kept inside an [`Error`] as text: what a database driver said, and what
+/// caused that in turn, each level its own [`source`](std::error::Error::source), so that a log
+/// line can show the driver's own words while `Error` stays `Clone` and `PartialEq` (a driver's
+/// error is neither). Passwords are removed from the text when ringflake captures it.
+///
+/// ```
+/// use ringflake::Cause;
+/// use std::error::Error as _;
+/// use std::io;
+///
+/// let refused = io::Error::new(io::ErrorKind::ConnectionRefused, "connection refused");
+/// let cause = Cause::from_error(&Wrapped(refused));
+/// assert_eq!(cause.to_string(), "cannot connect");
+/// assert_eq!(cause.source().unwrap().to_string(), "connection refused");
+///
+/// #[derive(Debug)]
+/// struct Wrapped(io::Error);
+/// impl std::fmt::Display for Wrapped {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         f.write_str("cannot connect")
+///     }
+/// }
+/// impl std::error::Error for Wrapped {
+///     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+///         Some(&self.0)
+///     }
+/// }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cause {
+    message: String,
+    source: Option<Box<Cause>>,
+}
+
+/// The deepest chain of causes kept: a driver's error is a few levels deep.
+const MAX_CAUSES: usize = 16;
+
+impl Cause {
+    /// A cause with this message and none behind it.
+    ///
+    /// ```
+    /// use std::error::Error as _;
+    ///
+    /// let cause = ringflake::Cause::new("connection reset by peer");
+    /// assert_eq!(cause.to_string(), "connection reset by peer");
+    /// assert!(cause.source().is_none());
+    /// ```
+    pub fn new(message: impl Into<String>) -> Cause {
+        Cause {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// The text of `error` and of each of its sources, in order (at most 16 levels).
+    ///
+    /// ```
+    /// use std::error::Error as _;
+    ///
+    /// let io = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+    /// let cause = ringflake::Cause::from_error(&io);
+    /// assert_eq!(cause.to_string(), io.to_string());
+    /// assert!(cause.source().is_none());
+    /// ```
+    pub fn from_error(error: &(dyn std::error::Error + 'static)) -> Cause {
+        Cause::capture(error, &|text: &str| text.to_string())
+    }
+
+    /// As [`from_error`](Self::from_error), each level's text passed through `clean` (which
+    /// removes passwords).
+    pub(crate) fn capture(
+        error: &(dyn std::error::Error + 'static),
+        clean: &dyn Fn(&str) -> String,
+    ) -> Cause {
+        let mut levels = Vec::new();
+        let mut next = Some(error);
+        while let Some(e) = next
+            && levels.len() < MAX_CAUSES
+        {
+            levels.push(clean(&e.to_string()));
+            next = e.source();
+        }
+        let mut cause: Option<Box<Cause>> = None;
+        for message in levels.into_iter().rev() {
+            cause = Some(Box::new(Cause {
+                message,
+                source: cause,
+            }));
+        }
+        cause.map_or_else(|| Cause::new(""), |c| *c)
+    }
+}
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Cause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|c| c as &(dyn std::error::Error + 'static))
     }
 }
 

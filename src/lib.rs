@@ -63,10 +63,13 @@
 //!   (spinning, then yielding, then sleeping).
 //! - [`next_ids`](CachedUidGenerator::next_ids): fills a slice with consecutive IDs, one atomic
 //!   claim per chunk of up to 1,024 of them: the way to take many at once.
-//! - [`next_id_async`](CachedUidGenerator::next_id_async) (feature `tokio`): for async code. On an
-//!   empty ring the task awaits the filler's notification instead of spinning, so many tasks can
-//!   wait without keeping a runtime thread busy; otherwise it is `next_id`.
-//! - [`try_next_id`](CachedUidGenerator::try_next_id): an ID only if one is ready now; never waits.
+//! - [`next_id_async`](CachedUidGenerator::next_id_async) and
+//!   [`next_ids_async`](CachedUidGenerator::next_ids_async) (feature `tokio`): for async code.
+//!   A take that has to wait queues, first come, first served, and its task is parked, so many
+//!   can wait without keeping a runtime thread busy, and under the lead cap each waits for the
+//!   IDs queued ahead of it and no longer; dropped while it waits, it takes nothing.
+//! - [`try_next_id`](CachedUidGenerator::try_next_id): an ID only if one is ready now and no
+//!   take is waiting; never waits.
 //!
 //! ```
 //! use ringflake::{CachedUidGenerator, Layout};
@@ -158,17 +161,19 @@
 //! | feature | default | what it brings |
 //! |---|---|---|
 //! | `sqlite` | yes | [`DatabaseAssigner::sqlite`] and [`DEFAULT_SQLITE_PATH`]: worker ids from a SQLite file (`rusqlite` with SQLite bundled, compiled from C) |
-//! | `mysql` | no | `DatabaseAssigner::mysql`: worker ids from a MariaDB/MySQL table (the `mysql` crate, blocking, TLS by rustls) |
-//! | `postgres` | no | `DatabaseAssigner::postgres`: worker ids from a PostgreSQL table (`tokio-postgres` on a private runtime, TLS by rustls) |
+//! | `mysql` | with `cli` | `DatabaseAssigner::mysql`: worker ids from a MariaDB/MySQL table (the `mysql` crate, blocking, TLS by rustls) |
+//! | `postgres` | with `cli` | `DatabaseAssigner::postgres`: worker ids from a PostgreSQL table (`tokio-postgres` on a private runtime, TLS by rustls) |
 //! | `metrics` | yes | [`MetricsReporter`], [`GeneratorMetrics`] (also a sink for [`CachedBuilder::record_stats`]), [`install_prometheus`] and [`install_prometheus_recorder`]: Prometheus series |
 //! | `tokio` | yes | [`CachedUidGenerator::next_id_async`] |
-//! | `cli` | yes | the `ringflake` binary (HTTP and gRPC service, `gen`, `parse`, `layout`, `workers`; needs `sqlite`, `metrics`, `tokio`, `grpc`, and brings `clap`, `hyper` and tonic's server) |
+//! | `cli` | yes | the `ringflake` binary (HTTP and gRPC service, `gen`, `parse`, `layout`, `workers`) with every worker source: turns on `sqlite`, `mysql`, `postgres`, `metrics`, `tokio` and `grpc`, and brings `clap`, `hyper` and tonic's server |
 //! | `grpc` | with `cli` | `ringflake::grpc`: the messages and stubs of the service's `ringflake.v1` gRPC API (prost, tonic's codec; generated code committed, no `protoc` needed) |
 //! | `client` | no | `RemoteGenerator`: IDs from a `ringflake serve` over gRPC, prefetched into a local lock-free buffer (tonic's client, rustls with ring for TLS) |
 //!
-//! A library that wants none of the binary's dependencies leaves the defaults out and names what
-//! it uses, e.g. `ringflake = { version = "0.2", default-features = false, features = ["sqlite",
-//! "tokio"] }`. With no feature at all the crate still has both generators, [`Layout`], [`plan`]
+//! The default features are the binary's, database clients included, so that `cargo install
+//! ringflake` has every worker source. A library leaves them out and names what it uses, e.g.
+//! `ringflake = { version = "0.2", default-features = false, features = ["sqlite", "tokio"] }`
+//! (or `cargo add ringflake --no-default-features --features sqlite,tokio`). With no feature at
+//! all the crate still has both generators, [`Layout`], [`plan`]
 //! and the assigners that need no database.
 //!
 //! ## What ringflake fixes in UidGenerator
@@ -248,7 +253,7 @@ pub use cached::{
 };
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use default::{ClockBackwards, DefaultBuilder, DefaultUidGenerator};
-pub use error::{Error, IoError};
+pub use error::{Cause, Error, IoError};
 pub use jiff::tz::TimeZone;
 pub use layout::{
     DEFAULT_EPOCH_SECONDS, Layout, MAX_TIME_ZONE_FILE_BYTES, ParsedId, Parts,

@@ -44,6 +44,9 @@
 //! assert!(text.contains(r#"ringflake_ids_issued_total{generator="orders"} 10"#));
 //! assert!(text.contains(r#"ringflake_worker_id{generator="orders"} 7"#));
 //! assert!(text.contains(r#"ringflake_filler_up{generator="orders"} 1"#));
+//! // No lease (a fixed worker id): no failed extension, and no expiry series.
+//! assert!(text.contains(r#"ringflake_lease_extension_failures_total{generator="orders"} 0"#));
+//! assert!(!text.contains("ringflake_lease_expiry_timestamp_seconds{"));
 //! # Ok::<(), ringflake::Error>(())
 //! ```
 
@@ -81,6 +84,8 @@ const TIME_REMAINING: &str = "ringflake_time_remaining_seconds";
 const WORKER_ID: &str = "ringflake_worker_id";
 const WORKER_IDS_REMAINING: &str = "ringflake_worker_ids_remaining";
 const FILLER_UP: &str = "ringflake_filler_up";
+const LEASE_FAILURES: &str = "ringflake_lease_extension_failures_total";
+const LEASE_EXPIRY: &str = "ringflake_lease_expiry_timestamp_seconds";
 
 /// Sends every series' type, unit and `# HELP` text to the current recorder. Idempotent.
 ///
@@ -151,6 +156,16 @@ fn describe() {
         FILLER_UP,
         "1 while the generator's background filler thread runs, 0 if it stopped (takes then fail); unitless."
     );
+    describe_counter!(
+        LEASE_FAILURES,
+        Unit::Count,
+        "Attempts to extend the worker lease that failed since the generator started, in attempts (about one a second while the worker table cannot be updated; always 0 without a lease)."
+    );
+    describe_gauge!(
+        LEASE_EXPIRY,
+        Unit::Seconds,
+        "When the worker lease runs out unless extended, as a unix time in seconds: no ID past it is issued. Only for generators with a lease."
+    );
 }
 
 /// The series of one generator, registered once with the recorder that is current when
@@ -192,8 +207,12 @@ pub struct GeneratorMetrics {
     remaining: Gauge,
     worker_id: Gauge,
     filler_up: Gauge,
+    lease_failures: Counter,
     /// Registered on the first known value only: a series that is not known is omitted, not 0.
     worker_ids_remaining: OnceLock<Gauge>,
+    /// Registered by the first snapshot with a lease (a reporter's first sample, on the thread
+    /// that starts it): a generator without one has no series.
+    lease_expiry: OnceLock<Gauge>,
 }
 
 impl fmt::Debug for GeneratorMetrics {
@@ -231,7 +250,9 @@ impl GeneratorMetrics {
             remaining: gauge!(TIME_REMAINING, &label()),
             worker_id: gauge!(WORKER_ID, &label()),
             filler_up: gauge!(FILLER_UP, &label()),
+            lease_failures: counter!(LEASE_FAILURES, &label()),
             worker_ids_remaining: OnceLock::new(),
+            lease_expiry: OnceLock::new(),
         }
     }
 
@@ -286,6 +307,12 @@ impl GeneratorMetrics {
         self.remaining.set(stats.remaining_seconds as f64);
         self.worker_id.set(stats.worker_id as f64);
         self.filler_up.set(if stats.filler_up { 1.0 } else { 0.0 });
+        self.lease_failures.absolute(stats.lease_extension_failures);
+        if let Some(until) = stats.lease_until {
+            self.lease_expiry
+                .get_or_init(|| gauge!(LEASE_EXPIRY, LABEL => self.name.clone()))
+                .set(until as f64);
+        }
     }
 
     /// Sets `ringflake_worker_ids_remaining`. The series is registered on the first call, with the
@@ -508,8 +535,10 @@ impl ReporterBuilder {
 /// | `ringflake_worker_id` | gauge | none (an id) | the generator's worker id |
 /// | `ringflake_worker_ids_remaining` | gauge | worker ids | worker ids still free; only if the application reports it ([`worker_ids_remaining`](ReporterBuilder::worker_ids_remaining)) |
 /// | `ringflake_filler_up` | gauge | 0 or 1 | 1 while the filler thread runs, 0 if it stopped |
+/// | `ringflake_lease_extension_failures_total` | counter | attempts | attempts to extend the worker lease that failed; always 0 without a lease |
+/// | `ringflake_lease_expiry_timestamp_seconds` | gauge | seconds (unix time) | when the worker lease runs out unless extended; only for generators with a lease |
 ///
-/// A sample (one `stats()` and thirteen handle updates) takes about 0.2 µs; nothing on the take
+/// A sample (one `stats()` and fourteen handle updates, fifteen with a lease) takes about 0.2 µs; nothing on the take
 /// path calls metrics. The filler can set the same series itself after its rounds
 /// ([`CachedBuilder::record_stats`](crate::CachedBuilder::record_stats) with a
 /// [`GeneratorMetrics`]), so that `ringflake_filler_up` drops to 0 the moment it stops.

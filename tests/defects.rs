@@ -175,6 +175,7 @@ mod sqlite {
                 database,
                 message,
                 transient,
+                ..
             } => {
                 assert!(*transient, "{err}");
                 assert!(database.contains(&path.display().to_string()), "{err}");

@@ -11,9 +11,10 @@
 
 mod common;
 
-use common::{Client, Serve, get, json_ids, json_int, unix_now};
+use common::{
+    Client, Serve, get, json_ids, json_int, libfaketime, serve_faked, set_offset, unix_now,
+};
 use ringflake::Layout;
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -519,42 +520,6 @@ fn sixteen_concurrent_batches_at_the_lead_cap() {
 // (f) Clock steps with libfaketime
 // ---------------------------------------------------------------------------------------------
 
-/// libfaketime's preload library as Debian installs it (`/usr/lib/<multiarch>/faketime/`).
-fn libfaketime() -> Option<PathBuf> {
-    std::fs::read_dir("/usr/lib")
-        .ok()?
-        .filter_map(|e| e.ok())
-        .map(|e| e.path().join("faketime/libfaketime.so.1"))
-        .chain([PathBuf::from("/usr/lib/faketime/libfaketime.so.1")])
-        .find(|p| p.is_file())
-}
-
-/// `serve` (default flags) under libfaketime, its clock offset read from `offset_file` on every
-/// call (`+0s`, `-3600s`): monotonic time stays real, so Tokio's timers keep working.
-fn serve_faked(dir: &Path, lib: &Path, offset_file: &Path) -> Serve {
-    let mut cmd = common::ringflake(dir);
-    cmd.args(["serve", "--listen", "127.0.0.1:0"])
-        .env("LD_PRELOAD", lib)
-        .env("FAKETIME_TIMESTAMP_FILE", offset_file)
-        .env("FAKETIME_NO_CACHE", "1")
-        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
-    let mut serve = Serve::launch_command(cmd);
-    // libfaketime keeps shared memory named after the pid, removed at a normal exit only; a
-    // SIGKILL leaves it, and it would fail a later process that gets the same pid.
-    let pid = serve.pid;
-    serve.remove_after_exit(PathBuf::from(format!("/dev/shm/faketime_shm_{pid}")));
-    serve.remove_after_exit(PathBuf::from(format!("/dev/shm/sem.faketime_sem_{pid}")));
-    serve.ready(Duration::from_secs(60));
-    serve
-}
-
-/// Writes the clock offset every call of the faked process reads.
-fn set_offset(file: &Path, offset: &str) {
-    let tmp = file.with_extension("tmp");
-    std::fs::write(&tmp, format!("{offset}\n")).expect("write the faketime file");
-    std::fs::rename(&tmp, file).expect("replace the faketime file");
-}
-
 /// One phase of the clock test: the process it ran against, and what the clients got.
 struct Phase {
     name: &'static str,
@@ -591,7 +556,7 @@ fn clock_steps_under_libfaketime() {
     let mut phases = Vec::new();
     let t0 = unix_now();
 
-    let mut first = serve_faked(dir.path(), &lib, &offset_file);
+    let mut first = serve_faked(dir.path(), &lib, &offset_file, &[]);
     let (logs, ()) = load(first.addr(), ids(2), || sleep(1.0));
     phases.push(Phase {
         name: "real clock",
@@ -626,7 +591,7 @@ fn clock_steps_under_libfaketime() {
     );
 
     // A restart, still set back.
-    let second = serve_faked(dir.path(), &lib, &offset_file);
+    let second = serve_faked(dir.path(), &lib, &offset_file, &[]);
     let (logs, ()) = load(second.addr(), ids(2), || sleep(3.0));
     phases.push(Phase {
         name: "restart set back 1 h",

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Every series the reporter exports, with its Prometheus type.
-const SERIES: [(&str, &str); 13] = [
+const SERIES: [(&str, &str); 15] = [
     ("ringflake_ring_capacity", "gauge"),
     ("ringflake_ring_available", "gauge"),
     ("ringflake_ring_fill_ratio", "gauge"),
@@ -35,7 +35,12 @@ const SERIES: [(&str, &str); 13] = [
     ("ringflake_worker_id", "gauge"),
     ("ringflake_worker_ids_remaining", "gauge"),
     ("ringflake_filler_up", "gauge"),
+    ("ringflake_lease_extension_failures_total", "counter"),
+    ("ringflake_lease_expiry_timestamp_seconds", "gauge"),
 ];
+
+/// The series only a generator with a worker lease has.
+const LEASE_EXPIRY: &str = "ringflake_lease_expiry_timestamp_seconds";
 
 /// A frozen clock for every generator here (2027-01-15).
 const T: i64 = 1_800_000_000;
@@ -296,8 +301,73 @@ fn exporter_tracks_generators_over_http() {
         get(&text, "ringflake_worker_ids_remaining", "live"),
         (layout.max_worker_id() - 8) as f64
     );
+    // A generator with a worker lease (a SQLite table, recycling): its expiry, and no failed
+    // extension; one without (`live`, a fixed worker id) has no expiry series.
+    #[cfg(feature = "sqlite")]
+    let (_table_dir, _leased, _leased_reporter) = {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let assigner = ringflake::DatabaseAssigner::sqlite(dir.path().join("w.db"))
+            .expect("a SQLite worker table")
+            .timeout(Duration::from_millis(200));
+        let leased = Arc::new(
+            CachedUidGenerator::builder(layout)
+                .worker_id_from(&assigner)
+                .build()
+                .expect("leased generator"),
+        );
+        // Sampled only when asked to: each scrape below shows the sample before it.
+        let reporter = MetricsReporter::builder("leased", &leased)
+            .interval(Duration::from_secs(3600))
+            .start()
+            .expect("leased reporter");
+        let first = reporter.sample().expect("the generator is alive");
+        let until = first.lease_until.expect("a lease");
+        let text = scrape(addr);
+        assert_eq!(get(&text, LEASE_EXPIRY, "leased"), until as f64);
+        assert_eq!(
+            get(&text, "ringflake_lease_extension_failures_total", "leased"),
+            0.0
+        );
+        assert!(!text.contains(&format!("{LEASE_EXPIRY}{{generator=\"live\"}}")));
+        // Another connection holds the table's write lock: extensions fail (about one a second),
+        // are counted, and the error is SQLite's.
+        let holder = rusqlite::Connection::open(dir.path().join("w.db")).expect("open");
+        holder
+            .execute_batch("BEGIN EXCLUSIVE")
+            .expect("the write lock");
+        let start = Instant::now();
+        while leased.stats().lease_extension_failures < 2 {
+            assert!(start.elapsed() < PATIENCE * 3, "no failed extension");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let stats = reporter.sample().expect("the generator is alive");
+        assert!(
+            stats.lease_lost && stats.lease_failing_since.is_some(),
+            "{stats:?}"
+        );
+        let error = leased.lease_error().expect("the last extension's error");
+        assert!(error.to_string().contains("database is locked"), "{error}");
+        assert!(std::error::Error::source(&error).is_some(), "{error:?}");
+        let text = scrape(addr);
+        assert_eq!(
+            get(&text, "ringflake_lease_extension_failures_total", "leased"),
+            stats.lease_extension_failures as f64
+        );
+        let held = stats.lease_until.expect("a lease");
+        assert_eq!(get(&text, LEASE_EXPIRY, "leased"), held as f64);
+        holder.execute_batch("COMMIT").expect("release the lock");
+        (dir, leased, reporter)
+    };
+    let text = scrape(addr);
+    assert_eq!(
+        get(&text, "ringflake_lease_extension_failures_total", "live"),
+        0.0
+    );
     // Every series (ringflake_worker_ids_remaining now too) is described with its type and a HELP text that names a unit.
     for (name, kind) in SERIES {
+        if name == LEASE_EXPIRY && cfg!(not(feature = "sqlite")) {
+            continue;
+        }
         assert!(text.contains(&format!("# TYPE {name} {kind}\n")), "{name}");
         let help = text
             .lines()
@@ -310,6 +380,7 @@ fn exporter_tracks_generators_over_http() {
                 "in rounds",
                 "in takes",
                 "in worker ids",
+                "in attempts",
                 "unit"
             ]
             .iter()
@@ -475,8 +546,37 @@ fn handles_are_registered_once() {
         }
         reporter
     });
-    // 12 series at start, ringflake_worker_ids_remaining at its first value; none per sample.
-    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 13);
+    // 13 series at start (no lease here: no expiry series), ringflake_worker_ids_remaining at
+    // its first value; none per sample.
+    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 14);
+    drop(reporter);
+}
+
+/// A generator with a lease: its expiry series is registered with the first sample, once.
+#[cfg(feature = "sqlite")]
+#[test]
+fn the_lease_expiry_is_registered_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let assigner =
+        ringflake::DatabaseAssigner::sqlite(dir.path().join("w.db")).expect("a worker table");
+    let g = Arc::new(
+        CachedUidGenerator::builder(layout())
+            .worker_id_from(&assigner)
+            .build()
+            .expect("leased generator"),
+    );
+    let recorder = CountingRecorder::default();
+    let reporter = metrics::with_local_recorder(&recorder, || {
+        let reporter = MetricsReporter::builder("leased", &g)
+            .interval(Duration::from_secs(3600))
+            .start()
+            .expect("reporter");
+        for _ in 0..100 {
+            reporter.sample();
+        }
+        reporter
+    });
+    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 14);
     drop(reporter);
 }
 

@@ -18,6 +18,10 @@
 
 mod common;
 
+#[cfg(feature = "postgres")]
+use common::postgres_client;
+use common::split_params;
+
 use ringflake::{CachedUidGenerator, DatabaseAssigner, Error, Layout, WorkerIdAssigner};
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Write};
@@ -89,30 +93,6 @@ trait Server {
     fn columns(url: &str) -> Vec<(String, String, String)>;
 }
 
-/// `url` without its query parameters `keys`, and their values.
-fn split_params(url: &str, keys: &[&str]) -> (String, HashMap<String, String>) {
-    let Some((base, query)) = url.split_once('?') else {
-        return (url.to_string(), HashMap::new());
-    };
-    let mut taken = HashMap::new();
-    let kept: Vec<&str> = query
-        .split('&')
-        .filter(|pair| {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            let ours = keys.contains(&k);
-            if ours {
-                taken.insert(k.to_string(), v.to_string());
-            }
-            !ours
-        })
-        .collect();
-    if kept.is_empty() {
-        (base.to_string(), taken)
-    } else {
-        (format!("{base}?{}", kept.join("&")), taken)
-    }
-}
-
 /// The tests' own MariaDB connection, with TLS verified against the URL's `ssl-ca` if it has one.
 #[cfg(feature = "mysql")]
 fn mysql_conn(url: &str) -> mysql::Conn {
@@ -126,35 +106,6 @@ fn mysql_conn(url: &str) -> mysql::Conn {
         );
     }
     mysql::Conn::new(opts).unwrap()
-}
-
-/// The tests' own PostgreSQL client, with TLS verified against the URL's `sslrootcert` if it has
-/// one.
-#[cfg(feature = "postgres")]
-fn postgres_client(url: &str) -> postgres::Client {
-    let (rest, tls) = split_params(url, &["sslmode", "sslrootcert"]);
-    let mut config: postgres::Config = rest.parse().unwrap();
-    match tls.get("sslrootcert") {
-        Some(ca) if tls.get("sslmode").is_none_or(|m| m != "disable") => {
-            use rustls::pki_types::{CertificateDer, pem::PemObject};
-            let mut roots = rustls::RootCertStore::empty();
-            for cert in CertificateDer::pem_file_iter(ca).unwrap() {
-                roots.add(cert.unwrap()).unwrap();
-            }
-            let tls = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
-                rustls::crypto::ring::default_provider(),
-            ))
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-            config.ssl_mode(postgres::config::SslMode::Require);
-            config
-                .connect(tokio_postgres_rustls::MakeRustlsConnect::new(tls))
-                .unwrap()
-        }
-        _ => config.connect(postgres::NoTls).unwrap(),
-    }
 }
 
 #[cfg(feature = "mysql")]
@@ -571,6 +522,18 @@ fn unreachable_host<S: Server>(url: &str) {
     assert!(text.contains("refused"), "{text}");
     assert!(!text.contains("unreachable-pw-41"), "{text}");
     assert!(!format!("{err:?}").contains("unreachable-pw-41"));
+    // The driver's error is the source, its own causes under it, down to the operating system's
+    // words.
+    let mut chain = Vec::new();
+    let mut next = std::error::Error::source(&err);
+    while let Some(e) = next {
+        chain.push(e.to_string());
+        next = e.source();
+    }
+    assert!(
+        chain.last().is_some_and(|os| os.contains("refused")),
+        "{chain:?}"
+    );
     assert!(
         elapsed >= Duration::from_millis(900) && elapsed < Duration::from_secs(15),
         "retried for about 1 s, took {elapsed:?}"

@@ -1,8 +1,9 @@
 //! The settings of a [`CachedUidGenerator`] and its start: checks, the first fill, the filler
 //! thread.
 
-use super::filler::filler_loop;
+use super::filler::filler_thread;
 use super::lead::{DEFAULT_MAX_LEAD, LeadPolicy};
+use super::renewal::Renewal;
 use super::shared::{CachedUidGenerator, Counters, FillerState, NEXT_GENERATOR_ID, Reach, Shared};
 use super::stats::StatsSink;
 use crate::boot::Boot;
@@ -11,8 +12,8 @@ use crate::ring::Ring;
 use crate::{Assignment, Clock, Error, Layout, SystemClock};
 use crossbeam_utils::CachePadded;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicI64;
 use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicI64, AtomicU64};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -64,6 +65,10 @@ pub const DEFAULT_PADDING_FACTOR: u32 = 50;
 pub struct CachedBuilder {
     layout: Layout,
     assignment: Result<Assignment, Error>,
+    /// Where to take another worker id (see [`WorkerIdAssigner::retaker`]).
+    ///
+    /// [`WorkerIdAssigner::retaker`]: crate::WorkerIdAssigner::retaker
+    retake: Option<Box<dyn crate::WorkerIdAssigner + Send + Sync>>,
     clock: Arc<dyn Clock>,
     boost_power: u32,
     padding_factor: u32,
@@ -361,7 +366,7 @@ impl CachedBuilder {
             id: NEXT_GENERATOR_ID.fetch_add(1, Ordering::Relaxed),
             ring: Ring::new(capacity, chunk_bits),
             layout,
-            worker_id,
+            worker_id: AtomicU64::new(worker_id),
             clock: Arc::clone(&self.clock),
             // Rule 3: of one second's IDs, or of the ring if it holds less.
             threshold: capacity.min(layout.max_sequence() + 1) * u64::from(self.padding_factor)
@@ -379,10 +384,17 @@ impl CachedBuilder {
             async_waiters: std::sync::atomic::AtomicUsize::new(0),
             #[cfg(feature = "tokio")]
             notify: tokio::sync::Notify::new(),
+            renewal: match (&keeper, self.retake) {
+                (Some(keeper), Some(retaker)) => {
+                    let renewal = Arc::new(Renewal::default());
+                    keeper.set_renew(renewal.renew_with(retaker, layout));
+                    Some(renewal)
+                }
+                _ => None,
+            },
             keeper,
             reach,
-            #[cfg(feature = "tokio")]
-            batch_turn: tokio::sync::Mutex::new(()),
+            queue: Default::default(),
             counters: CachePadded::new(Counters::default()),
             filler_thread: OnceLock::new(),
             sink: self.sink,
@@ -390,15 +402,21 @@ impl CachedBuilder {
         shared.pump();
         let handle = if self.background {
             let s = Arc::clone(&shared);
+            // The filler logs in the span the generator is built in (the application's name for
+            // it, if it gave one).
+            let span = tracing::Span::current();
             shared.counters.filler_up.store(true, Ordering::SeqCst);
             let handle = std::thread::Builder::new()
                 .name("ringflake-filler".into())
-                .spawn(move || filler_loop(&s))
+                .spawn(move || filler_thread(&s, &span))
                 .map_err(|e| {
                     shared.counters.filler_up.store(false, Ordering::SeqCst);
                     Error::thread_spawn("ringflake-filler", e)
                 })?;
             let _ = shared.filler_thread.set(handle.thread().clone());
+            if let Some(renewal) = &shared.renewal {
+                let _ = renewal.filler.set(handle.thread().clone());
+            }
             Some(handle)
         } else {
             None
@@ -419,6 +437,7 @@ impl CachedUidGenerator {
     pub fn builder(layout: Layout) -> CachedBuilder {
         CachedBuilder {
             layout,
+            retake: None,
             assignment: Err(Error::WorkerAssignment(
                 "no worker id: call worker_id or worker_id_from on the builder".into(),
             )),

@@ -25,6 +25,10 @@ pub(super) struct DiscardLog {
     /// until their taker moves on. Registered and removed under this lock, with the discards of
     /// what the taker gives back.
     pub(super) takers: Vec<Arc<CachePadded<Held>>>,
+    /// The claims of the batches taking their turn at the head of the queue (async batches):
+    /// claimed indices not counted as issued until the batch completes (then they are) or is
+    /// given up (then they are discarded). Claimed and recorded under this lock.
+    pub(super) batches: Vec<(u64, u64)>,
     /// Discarded ranges `start..end` not yet known to be below the tail, by start.
     pub(super) pending: BTreeMap<u64, u64>,
     /// Discarded indices below the tail (as of the last settle).
@@ -60,6 +64,9 @@ impl DiscardLog {
         let mut held = 0;
         for taker in &self.takers {
             let (start, end) = taker.read()?;
+            held += end.min(limit).saturating_sub(start);
+        }
+        for &(start, end) in &self.batches {
             held += end.min(limit).saturating_sub(start);
         }
         Some(held)

@@ -2,6 +2,7 @@
 
 use super::shared::{FillerState, Shared, lock};
 use super::stats::FILLER_RECORD_INTERVAL;
+use super::watch::{self, Watch};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -29,6 +30,8 @@ impl Shared {
     pub(super) fn pump(&self) -> Round {
         let mut st = lock(&self.filler);
         let now = self.now_delta();
+        self.heal_if_renewed(&mut st, now);
+        let worker_id = self.worker_id.load(Ordering::Relaxed);
         self.sweep_stale(&st, now);
         // After the sweep: per-thread takers see the new second once the stale prefix of the
         // ring is claimed, and judge their own blocks by it.
@@ -93,9 +96,9 @@ impl Shared {
                 .min(second_end / k - 1);
             while st.next_seq <= max_seq {
                 let chunk = st.tail / k;
-                let base =
-                    self.layout
-                        .compose_unchecked(st.next_delta, self.worker_id, st.next_seq);
+                let base = self
+                    .layout
+                    .compose_unchecked(st.next_delta, worker_id, st.next_seq);
                 let wake = chunk == full_wake || chunk == second_wake;
                 if !self.ring.put(chunk, base, wake) {
                     // Rule 2: keep the rest of this second for the next round.
@@ -203,11 +206,25 @@ impl Drop for FillerUp<'_> {
     }
 }
 
-pub(super) fn filler_loop(shared: &Shared) {
-    let _up = FillerUp(shared);
+/// The filler thread: rounds until shutdown, in `span` (the one current when the generator was
+/// built). Its end is logged, with the panic's message if it panicked (a [`StatsSink`] of the
+/// application's, say), and marked down either way.
+///
+/// [`StatsSink`]: super::StatsSink
+pub(super) fn filler_thread(shared: &Shared, span: &tracing::Span) {
+    let _span = span.enter();
+    let up = FillerUp(shared);
+    let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| filler_loop(shared)));
+    watch::filler_ended(shared, ended.as_ref().err().map(|p| &**p));
+    drop(up);
+}
+
+fn filler_loop(shared: &Shared) {
+    let mut watch = Watch::new();
     let mut recorded: Option<std::time::Instant> = None;
     while !shared.counters.shutdown.load(Ordering::Acquire) {
         let round = shared.pump();
+        watch.after_round(shared);
         if let Some(sink) = &shared.sink
             && recorded.is_none_or(|t| t.elapsed() >= FILLER_RECORD_INTERVAL)
         {

@@ -11,12 +11,16 @@
 mod builder;
 mod discards;
 mod filler;
+mod heal;
 mod lead;
 mod local;
+mod queue;
+mod renewal;
 mod shared;
 mod snapshot;
 mod stats;
 mod take;
+mod watch;
 
 pub use builder::{CachedBuilder, DEFAULT_BOOST_POWER, DEFAULT_MAX_LAG, DEFAULT_PADDING_FACTOR};
 pub use lead::{DEFAULT_MAX_LEAD, LeadPolicy};

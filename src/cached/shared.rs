@@ -22,6 +22,8 @@ pub(super) struct Counters {
     /// Claimed indices never handed out; see [`Discards`].
     pub(super) discards: Discards,
     pub(super) take_waits: AtomicU64,
+    /// Times the generator took a new worker id after losing its lease for good.
+    pub(super) heals: AtomicU64,
     /// The delta of the newest ID written, plus one (0: none yet).
     pub(super) last_delta: AtomicU64,
     pub(super) exhausted: AtomicBool,
@@ -53,7 +55,8 @@ pub(super) struct Shared {
     pub(super) id: u64,
     pub(super) ring: Ring,
     pub(super) layout: Layout,
-    pub(super) worker_id: u64,
+    /// The worker id: changed only by the filler, when the generator heals (see [`super::heal`]).
+    pub(super) worker_id: AtomicU64,
     pub(super) clock: Arc<dyn Clock>,
     pub(super) threshold: u64,
     pub(super) max_lag_secs: u64,
@@ -67,9 +70,11 @@ pub(super) struct Shared {
     pub(super) keeper: Option<Keeper>,
     /// The state file the filler reserves seconds in before using them, if any.
     pub(super) reach: Option<Reach>,
-    /// Batches of `next_ids_async` take their turn, first come first served.
-    #[cfg(feature = "tokio")]
-    pub(super) batch_turn: tokio::sync::Mutex<()>,
+    /// How a new worker id reaches the filler after the lease is lost for good, if the worker id
+    /// source can give one.
+    pub(super) renewal: Option<Arc<super::renewal::Renewal>>,
+    /// The takes that wait, first come, first served (see [`super::queue`]).
+    pub(super) queue: super::queue::Queue,
     /// Async takes waiting for the filler, and how they are woken.
     #[cfg(feature = "tokio")]
     pub(super) async_waiters: std::sync::atomic::AtomicUsize,
@@ -168,14 +173,14 @@ pub(super) static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
 ///    written only while fewer than the threshold are ready ([`padding_factor`], 50 %, of one
 ///    second's IDs, or of the ring if it holds less). Below `2^seq_bits` IDs a second IDs carry
 ///    the current second and the lead is at most 1 s, *whatever the ring's size*.
-/// 4. **A bounded lead** ([`max_lead`], default [`DEFAULT_MAX_LEAD`], 10 s). Never a second
+/// 4. **A bounded lead** ([`max_lead`], default [`DEFAULT_MAX_LEAD`](crate::DEFAULT_MAX_LEAD), 10 s). Never a second
 ///    beyond `now + max_lead`, at any load, right after boot, after any number of crashes and
 ///    after the clock is set back. At the cap, takes wait for the clock ([`LeadPolicy::Wait`],
 ///    the default) or fail with [`Error::LeadLimitReached`] ([`LeadPolicy::Fail`]). A batch
 ///    larger than the cap can ever hold ([`max_batch`](Self::max_batch),
 ///    `(max_lead + 1) x 2^seq_bits` IDs) is refused at once with [`Error::BatchTooLarge`].
 ///    Unbounded borrowing, Java's behaviour, only when asked:
-///    [`unbounded_lead`](CachedBuilder::unbounded_lead).
+///    [`unbounded_lead`](crate::CachedBuilder::unbounded_lead).
 /// 5. **Reserved before use.** Never a second beyond the worker lease's horizon, nor beyond what
 ///    the state file records; the filler raises the state file (written, synced, renamed) before
 ///    it uses a second past it: about once a second under load.
@@ -253,7 +258,9 @@ pub(super) static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
 /// |---|---|---|
 /// | database, recycled row | the row's lease (`LEASE_UNTIL`), expired before reuse | at the clock: the lease is in the past |
 /// | database, new row | nothing needed (a new id); the host's earlier leases order it | above the host's earlier rows, at most `max_lead` ahead |
-/// | fixed id, StatefulSet ordinal | the [state file](CachedBuilder::state_file) | right after the last second recorded |
+/// | database, the predecessor's row taken back ([`keep_worker_id`](crate::DatabaseAssigner::keep_worker_id)) | the state file | right after the last second recorded |
+/// | database, a new id after the lease was lost for good (healing, below) | the new row's lease, or nothing; the state file | above both, and above every second this generator wrote |
+/// | fixed id, StatefulSet ordinal | the [state file](crate::CachedBuilder::state_file) | right after the last second recorded |
 /// | a recreated worker table | the state file | right after the last second recorded |
 ///
 /// The state file records, before any ID of a second exists, the highest second this host's
@@ -261,9 +268,23 @@ pub(super) static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
 /// never more than `max_lead` ahead. Without one, a fixed id restarted within `max_lead` of its
 /// previous run can repeat IDs.
 ///
-/// [`padding_factor`]: CachedBuilder::padding_factor
-/// [`max_lead`]: CachedBuilder::max_lead
-/// [`max_lag`]: CachedBuilder::max_lag
+/// # Healing
+///
+/// A generator whose worker lease is lost for good (its row taken over by another node after
+/// the lease ran out, or the row gone) takes a new worker id from its source by itself, as soon
+/// as the source answers, and serves again: the worker id source's
+/// [`retaker`](crate::WorkerIdAssigner::retaker), which a [`DatabaseAssigner`](crate::DatabaseAssigner)
+/// has. The IDs of the old worker id still in the ring are discarded, never handed out after the
+/// switch; [`worker_id`](Self::worker_id) and [`Stats::worker_id`](crate::Stats::worker_id) tell
+/// the new one, [`Stats::heals`](crate::Stats::heals) how often it happened. A lease lost because
+/// the database does not answer is not lost for good: the generator serves up to the lease's
+/// horizon, then waits, and goes on with the same worker id once the database answers. A source
+/// without a retaker (a fixed id) cannot heal: takes fail with [`Error::LeaseExpired`](crate::Error::LeaseExpired)
+/// saying so. [`DefaultUidGenerator`](crate::DefaultUidGenerator) does not heal.
+///
+/// [`padding_factor`]: crate::CachedBuilder::padding_factor
+/// [`max_lead`]: crate::CachedBuilder::max_lead
+/// [`max_lag`]: crate::CachedBuilder::max_lag
 ///
 /// # Examples
 ///
@@ -289,7 +310,8 @@ impl std::fmt::Debug for CachedUidGenerator {
 }
 
 impl CachedUidGenerator {
-    /// This generator's worker id.
+    /// This generator's worker id: the one it serves with now (a new one after it healed, see
+    /// [Healing](Self#healing)).
     ///
     /// ```
     /// use ringflake::{CachedUidGenerator, Layout};
@@ -298,7 +320,7 @@ impl CachedUidGenerator {
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn worker_id(&self) -> u64 {
-        self.shared.worker_id
+        self.shared.worker_id.load(Ordering::Acquire)
     }
 
     /// The layout IDs are made with.
@@ -329,9 +351,40 @@ impl CachedUidGenerator {
     }
 }
 
-impl Drop for CachedUidGenerator {
-    /// Stops and joins the filler thread.
-    fn drop(&mut self) {
+impl CachedUidGenerator {
+    /// Stops the filler and gives the worker lease back now, saying whether the release reached
+    /// the worker table. Dropping the generator does the same, but can only log a failed
+    /// release; a service that reports its shutdown calls this instead. Without a lease there
+    /// is nothing to release: `Ok(())`.
+    ///
+    /// # Errors
+    ///
+    /// The table's error when the release did not reach it: the worker id then stays reserved
+    /// until its lease expires ([`Stats::lease_until`](crate::Stats::lease_until)), which is
+    /// safe, only slower to recycle.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, DatabaseAssigner, Layout};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("w.db"))?;
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id_from(&assigner).build()?;
+    /// let last = Layout::default().parse(g.next_id()?)?.unix_seconds;
+    /// g.close()?;
+    /// assert_eq!(assigner.list()?[0].lease_until, last); // released at the last second issued
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn close(mut self) -> Result<(), Error> {
+        self.stop();
+        match &self.shared.keeper {
+            Some(keeper) => keeper.release(),
+            None => Ok(()),
+        }
+    }
+
+    /// Stops and joins the filler thread, and tells the lease keeper the newest second handed
+    /// out. Idempotent.
+    fn stop(&mut self) {
         self.shared.counters.shutdown.store(true, Ordering::SeqCst);
         if let Some(h) = self.handle.take() {
             h.thread().unpark();
@@ -350,5 +403,13 @@ impl Drop for CachedUidGenerator {
             };
             keeper.set_final_second(second);
         }
+    }
+}
+
+impl Drop for CachedUidGenerator {
+    /// Stops and joins the filler thread; the lease is released when the last handle on the
+    /// shared state (this one, or the filler's) goes.
+    fn drop(&mut self) {
+        self.stop();
     }
 }

@@ -24,6 +24,28 @@ impl CachedUidGenerator {
     pub fn stats(&self) -> Stats {
         self.shared.stats()
     }
+
+    /// Why the last attempt to extend the worker lease failed, while extensions fail: the
+    /// database's error (its driver's own words are its [`source`](std::error::Error::source)),
+    /// or [`Error::LeaseExpired`](crate::Error::LeaseExpired) when another node took the worker
+    /// id over. `None` without a lease, and once an extension lands. IDs are still issued up to
+    /// [`Stats::lease_until`] meanwhile.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, DatabaseAssigner, Layout};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("w.db"))?; // recycling: a lease
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id_from(&assigner).build()?;
+    /// assert!(g.lease_error().is_none()); // extensions land
+    /// let s = g.stats();
+    /// assert!(s.lease_until.is_some() && !s.lease_lost && s.lease_failing_since.is_none());
+    /// assert_eq!(s.lease_extension_failures, 0);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn lease_error(&self) -> Option<crate::Error> {
+        self.shared.keeper.as_ref().and_then(|k| k.last_error())
+    }
 }
 
 impl StatsSource for CachedUidGenerator {
@@ -83,6 +105,42 @@ impl Shared {
         }
     }
 
+    /// Claims `n` indices for a batch at the head of the queue, held (not counted as issued)
+    /// until [`settle_batch`](Self::settle_batch): the claim and its record in one step under
+    /// the lock that [`stats`](Self::stats) reads under.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(super) fn claim_for_batch(&self, n: u64) -> u64 {
+        let mut log = lock(&self.counters.discards.0);
+        let first = self.ring.claim(n);
+        log.batches.push((first, first + n));
+        first
+    }
+
+    /// A batch is done with `ranges` of its claims: they are issued (handed out), or with
+    /// `discard` recorded as discarded (the batch was given up or failed), in one step.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(super) fn settle_batch(&self, ranges: &[(u64, u64)], discard: bool) {
+        let mut log = lock(&self.counters.discards.0);
+        for &range in ranges {
+            if let Some(at) = log.batches.iter().position(|&r| r == range) {
+                log.batches.swap_remove(at);
+            }
+            if discard {
+                log.add(range.0, range.1);
+            }
+        }
+    }
+
+    /// A batch's claim `range` was lapped from `at` on: `at..` is discarded, the rest stays held.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(super) fn split_batch(&self, range: (u64, u64), at: u64) {
+        let mut log = lock(&self.counters.discards.0);
+        if let Some(r) = log.batches.iter_mut().find(|r| **r == range) {
+            r.1 = at;
+        }
+        log.add(at, range.1);
+    }
+
     /// Claims `n` indices from `at` as discarded (the filler's stale sweep) if the cursor still
     /// stands there, recording them with the claim.
     pub(super) fn claim_discarded(&self, at: u64, n: u64) -> bool {
@@ -115,6 +173,7 @@ impl Shared {
                 }
             }
         };
+        let waiting = s.queue.waiting();
         let now = s.now_delta();
         let last = c.last_delta.load(Ordering::Relaxed).checked_sub(1);
         let head = (cursor < tail)
@@ -129,13 +188,19 @@ impl Shared {
             paddings: c.paddings.load(Ordering::Relaxed),
             discarded,
             take_waits: c.take_waits.load(Ordering::Relaxed),
+            waiting_takes: waiting.takes,
+            waiting_ids: waiting.ids,
             lead_seconds: last.map_or(0, |l| l.saturating_sub(now)),
             lag_seconds: head.map_or(0, |h| now.saturating_sub(h)),
             remaining_seconds: s.layout.max_delta_seconds().saturating_sub(used),
-            worker_id: s.worker_id,
+            worker_id: s.worker_id.load(Ordering::Acquire),
+            heals: c.heals.load(Ordering::Relaxed),
             filler_up: !s.background || c.filler_up.load(Ordering::Relaxed),
             lease_until: s.keeper.as_ref().map(|k| k.horizon()),
             lease_lost: s.keeper.as_ref().is_some_and(|k| k.is_lost()),
+            lease_taken_over: s.keeper.as_ref().is_some_and(|k| k.is_taken_over()),
+            lease_failing_since: s.keeper.as_ref().and_then(|k| k.failing_since()),
+            lease_extension_failures: s.keeper.as_ref().map_or(0, |k| k.failures()),
         }
     }
 }

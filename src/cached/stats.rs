@@ -99,20 +99,41 @@ pub struct Stats {
     pub discarded: u64,
     /// Takes that found the ring empty and had to wait.
     pub take_waits: u64,
+    /// Takes waiting in the queue right now (batches, async takes, and takes that arrived
+    /// while others waited), served first come, first served.
+    pub waiting_takes: u64,
+    /// IDs those takes still wait for: the queue ahead of a take that arrives now. At the lead
+    /// cap, `2^seq_bits` of them become ready per second.
+    pub waiting_ids: u64,
     /// How many seconds the newest ID in the ring is ahead of the clock (0 if not ahead).
     pub lead_seconds: u64,
     /// How many seconds the oldest ready ID is behind the clock (0 if none is behind).
     pub lag_seconds: u64,
     /// Seconds until the time bits run out, counting borrowed seconds as used.
     pub remaining_seconds: u64,
-    /// This generator's worker id.
+    /// This generator's worker id: the one it serves with now (a generator that healed after
+    /// losing its lease for good has a new one).
     pub worker_id: u64,
+    /// Times this generator took a new worker id by itself after losing its lease for good
+    /// (its row taken over by another node, or gone); see
+    /// [`WorkerIdAssigner::retaker`](crate::WorkerIdAssigner::retaker).
+    pub heals: u64,
     /// Whether the filler thread is running (always `true` without a background filler).
     pub filler_up: bool,
     /// The worker lease's horizon (last unix second it allows), if the worker id is leased.
+    /// While extensions fail, IDs are still issued up to it: the lease is at risk, not lost,
+    /// until the clock passes it.
     pub lease_until: Option<i64>,
-    /// Whether the last attempt to extend the lease failed.
+    /// Whether the last attempt to extend the lease failed (the error is
+    /// [`CachedUidGenerator::lease_error`](crate::CachedUidGenerator::lease_error)).
     pub lease_lost: bool,
+    /// Whether the last attempt failed because another node took the worker id over: the lease
+    /// cannot come back, the generator stops at `lease_until` for good.
+    pub lease_taken_over: bool,
+    /// The unix second extensions began to fail, while they fail (`None` once one lands).
+    pub lease_failing_since: Option<i64>,
+    /// Attempts to extend the lease that failed since the generator started (0 without a lease).
+    pub lease_extension_failures: u64,
 }
 
 /// Whether a generator can hand out IDs, judged from its [`Stats`] by [`Stats::health`]: what
@@ -245,13 +266,19 @@ mod tests {
             paddings: 1,
             discarded: 0,
             take_waits: 0,
+            waiting_takes: 0,
+            waiting_ids: 0,
             lead_seconds: 0,
             lag_seconds: 0,
             remaining_seconds: 1_000,
             worker_id: 4,
+            heals: 0,
             filler_up: true,
             lease_until: Some(1_800_000_300),
             lease_lost: false,
+            lease_taken_over: false,
+            lease_failing_since: None,
+            lease_extension_failures: 0,
         };
         assert_eq!(healthy.health(&layout), Health::Serving);
         let mut down = healthy;

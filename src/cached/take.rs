@@ -53,6 +53,57 @@ impl Claim {
     }
 }
 
+/// The claims of a batch at the head of the queue, held (not counted as issued) while it runs:
+/// issued together when it completes, discarded together when it is given up (dropped) or
+/// fails, so that a take that gives up has taken nothing.
+#[cfg(feature = "tokio")]
+struct HeldBatch<'s> {
+    shared: &'s Shared,
+    ranges: Vec<(u64, u64)>,
+    done: bool,
+}
+
+#[cfg(feature = "tokio")]
+impl<'s> HeldBatch<'s> {
+    fn new(shared: &'s Shared) -> Self {
+        HeldBatch {
+            shared,
+            ranges: Vec::new(),
+            done: false,
+        }
+    }
+
+    /// Claims `n` indices, held.
+    fn claim(&mut self, n: u64) -> u64 {
+        let first = self.shared.claim_for_batch(n);
+        self.ranges.push((first, first + n));
+        first
+    }
+
+    /// The last claim was lapped from `at` on: that part is discarded, claim again for it.
+    fn lapped(&mut self, at: u64) {
+        if let Some(last) = self.ranges.last_mut() {
+            self.shared.split_batch(*last, at);
+            last.1 = at;
+        }
+    }
+
+    /// The batch is handed out: its claims count as issued.
+    fn finish(mut self) {
+        self.shared.settle_batch(&self.ranges, false);
+        self.done = true;
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl Drop for HeldBatch<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.shared.settle_batch(&self.ranges, true);
+        }
+    }
+}
+
 impl Shared {
     /// The ID at `index` if it is ready, waking the filler if its chunk asks to.
     fn read_ready(&self, index: u64) -> Option<u64> {
@@ -128,37 +179,37 @@ impl Shared {
         }
     }
 
-    /// The async slow path: like `take_slow`, but parks the task on the filler's notification.
+    /// Waits, at the head of the queue, for the ID at `index`, claimed by a batch: claimed when
+    /// ready, it is not ready only when a take outside the queue (`next_id`, a `LocalTaker`)
+    /// claimed the same IDs in between. `Ok(None)`: lapped.
     #[cfg(feature = "tokio")]
-    pub(super) async fn take_slow_async(&self, index: u64, end: u64) -> Result<Option<u64>, Error> {
-        self.counters.take_waits.fetch_add(1, Ordering::Relaxed);
+    async fn await_index(&self, index: u64) -> Result<Option<u64>, Error> {
         self.await_filler(|s| {
-            let outcome = match s.ring.read(index) {
-                Ok((id, _)) => Some(Ok(Some(id))),
-                Err(Miss::Lapped) => Some(Ok(None)),
-                Err(Miss::NotReady) => {
-                    if !s.background {
-                        s.pump();
-                        s.ring.read(index).ok().map(|(id, _)| Ok(Some(id)))
-                    } else {
-                        None
-                    }
-                }
+            let look = |s: &Self| match s.ring.read(index) {
+                Ok((id, _)) => Some(Some(id)),
+                Err(Miss::Lapped) => Some(None),
+                Err(Miss::NotReady) => None,
             };
-            outcome.or_else(|| {
-                s.failure().map(|err| match s.abandon(index, end, None) {
-                    Some(id) => Ok(Some(id)),
-                    None => Err(err),
-                })
-            })
+            if let Some(found) = look(s) {
+                return Some(Ok(found));
+            }
+            if !s.background {
+                s.pump();
+                if let Some(found) = look(s) {
+                    return Some(Ok(found));
+                }
+            }
+            // The filler wrote everything it will before raising the flag: look once more.
+            s.failure().map(|err| look(s).ok_or(err))
         })
         .await
     }
 
     /// Waits, without claiming anything, until IDs are ready (or the ring will not be refilled),
-    /// and says how many, up to `n`: a batch dropped while it waits has taken nothing.
+    /// and says how many, up to `n`: a batch dropped while it waits has taken nothing. Counts
+    /// the take as waiting once (`counted`).
     #[cfg(feature = "tokio")]
-    async fn await_ready(&self, n: u64) -> Result<u64, Error> {
+    async fn await_ready(&self, n: u64, counted: &mut bool) -> Result<u64, Error> {
         // What is ready, up to `n`: a batch takes what there is rather than wait for a whole
         // chunk (with a threshold below a chunk, rule 3 would never make one ready).
         let ready = |s: &Self| s.ring.tail().saturating_sub(s.ring.cursor()).min(n);
@@ -166,7 +217,7 @@ impl Shared {
             0 => {}
             r => return Ok(r),
         }
-        self.counters.take_waits.fetch_add(1, Ordering::Relaxed);
+        self.count_wait(counted);
         self.await_filler(|s| {
             if ready(s) == 0 && !s.background {
                 s.pump();
@@ -177,6 +228,14 @@ impl Shared {
             }
         })
         .await
+    }
+
+    /// Counts a take among those that had to wait, once per take.
+    fn count_wait(&self, counted: &mut bool) {
+        if !*counted {
+            self.counters.take_waits.fetch_add(1, Ordering::Relaxed);
+            *counted = true;
+        }
     }
 
     /// Parks the task on the filler's notification until `check` has an answer; wakes the
@@ -284,14 +343,18 @@ impl CachedUidGenerator {
         }
     }
 
-    /// Takes the next ID, awaiting the filler when the ring is empty instead of spinning: the
-    /// task is parked on a notification the filler sends after each round, so many tasks can wait
-    /// through an empty ring without keeping a thread busy. The fast path is
-    /// [`next_id`](Self::next_id)'s.
+    /// Takes the next ID, awaiting the filler when the ring is empty instead of spinning. An ID
+    /// that is ready while no take waits is taken at once, as [`try_next_id`](Self::try_next_id)
+    /// does; otherwise the take queues, first come, first served, behind the takes already
+    /// waiting (see [`next_ids_async`](Self::next_ids_async)): parked, keeping no thread busy.
     ///
     /// # Errors
     ///
     /// As [`next_id`](Self::next_id).
+    ///
+    /// # Cancellation
+    ///
+    /// Dropped while it waits, it takes nothing and leaves its place to the next take.
     ///
     /// ```
     /// use ringflake::{CachedUidGenerator, Layout};
@@ -303,26 +366,17 @@ impl CachedUidGenerator {
     /// ```
     #[cfg(feature = "tokio")]
     pub async fn next_id_async(&self) -> Result<u64, Error> {
-        let s = &*self.shared;
-        loop {
-            let index = s.ring.claim(1);
-            match s.ring.read(index) {
-                Ok((id, wake)) => {
-                    if wake {
-                        s.wake_filler();
-                    }
-                    return Ok(id);
-                }
-                Err(_) => match s.take_slow_async(index, index + 1).await? {
-                    Some(id) => return Ok(id),
-                    None => s.discard(index, index + 1),
-                },
-            }
+        if let Some(id) = self.try_next_id() {
+            return Ok(id);
         }
+        let mut one = [0u64];
+        self.next_ids_async(&mut one).await?;
+        Ok(one[0])
     }
 
-    /// Takes an ID only if one is ready now; `None` means the ring is empty at this instant (the
-    /// filler has been woken). Never blocks.
+    /// Takes an ID only if one is ready now and no take is waiting for IDs (the ready ones are
+    /// theirs, in turn); `None` otherwise (on an empty ring the filler has been woken). Never
+    /// blocks.
     ///
     /// ```
     /// use ringflake::{CachedUidGenerator, Layout};
@@ -332,6 +386,10 @@ impl CachedUidGenerator {
     /// ```
     pub fn try_next_id(&self) -> Option<u64> {
         let s = &*self.shared;
+        if !s.queue.is_empty() {
+            // Takes are waiting: the ready IDs are theirs, in turn.
+            return None;
+        }
         loop {
             let c = s.ring.cursor();
             if s.ring.read(c).is_err() {
@@ -352,8 +410,10 @@ impl CachedUidGenerator {
         }
     }
 
-    /// Fills `out` with consecutive IDs of this generator, claiming them all with one atomic
-    /// operation. The IDs are strictly increasing.
+    /// Fills `out` with consecutive IDs of this generator, one atomic claim per chunk of up to
+    /// 1,024 IDs. The IDs are strictly increasing. When takes are waiting in the queue of
+    /// [`next_ids_async`](Self::next_ids_async), the batch waits (blocking) for its turn behind
+    /// them; otherwise its claims take their place in the ring's order at once.
     ///
     /// # Errors
     ///
@@ -372,6 +432,15 @@ impl CachedUidGenerator {
     pub fn next_ids(&self, out: &mut [u64]) -> Result<(), Error> {
         let s = &*self.shared;
         s.check_batch(out.len())?;
+        // Behind the takes already waiting, if any (otherwise its claims take their place in
+        // the ring's order at once, and takes that come later wait behind them there).
+        let place = (!s.queue.is_empty()).then(|| s.queue.join(out.len() as u64));
+        if let Some(place) = &place
+            && !place.is_head()
+        {
+            s.count_wait(&mut false);
+            place.wait_turn();
+        }
         let k = s.ring.chunk();
         let mut filled = 0;
         while filled < out.len() {
@@ -393,15 +462,31 @@ impl CachedUidGenerator {
         Ok(())
     }
 
-    /// [`next_ids`](Self::next_ids) for async code: awaits the filler instead of blocking, and
-    /// batches take their turn first come, first served, so that under the lead cap every batch
-    /// completes in bounded time however many wait (no batch is starved by others taking a chunk
-    /// each in turn). It claims a chunk only once the chunk is ready: a batch dropped while it
-    /// waits (a client that went away) has taken nothing.
+    /// [`next_ids`](Self::next_ids) for async code: awaits the filler instead of blocking.
+    ///
+    /// # First come, first served
+    ///
+    /// Every batch, and every [`next_id_async`](Self::next_id_async) that cannot be served at
+    /// once, takes a place in one queue and is served in the order it arrived: only the head of
+    /// the queue takes IDs, as they become ready, and takes that arrive later (async or
+    /// [`try_next_id`](Self::try_next_id), or a sync [`next_ids`](Self::next_ids)) queue behind
+    /// it. Under the lead cap, where `2^seq_bits` IDs become ready per second, a batch therefore
+    /// waits for the IDs queued ahead of it ([`Stats::waiting_ids`](crate::Stats::waiting_ids))
+    /// and no longer, however many others arrive. `next_id` and [`LocalTaker`](crate::LocalTaker)
+    /// do not queue (their per-ID path is one atomic add and reads nothing else shared): they
+    /// claim their place in the ring's order as they arrive and wait for it there, so in a
+    /// process that mixes them with waiting async takes, they can be served first.
+    ///
+    /// # Cancellation
+    ///
+    /// A batch dropped while it waits (a client that went away) takes nothing: it leaves its
+    /// place in the queue, and IDs it had claimed at the head are counted as discarded, never
+    /// handed out, not as issued.
     ///
     /// # Errors
     ///
-    /// As [`next_ids`](Self::next_ids).
+    /// As [`next_ids`](Self::next_ids); on an error the batch hands out nothing (what it had
+    /// claimed is counted as discarded).
     ///
     /// ```
     /// use ringflake::{CachedUidGenerator, Layout};
@@ -416,23 +501,44 @@ impl CachedUidGenerator {
     pub async fn next_ids_async(&self, out: &mut [u64]) -> Result<(), Error> {
         let s = &*self.shared;
         s.check_batch(out.len())?;
-        let _turn = s.batch_turn.lock().await;
+        if out.is_empty() {
+            return Ok(());
+        }
+        let mut waited = false;
+        let place = s.queue.join(out.len() as u64);
+        if !place.is_head() {
+            s.count_wait(&mut waited);
+            place.turn().await;
+        }
+        // The head: the only take of the queue that claims, and only IDs that are ready.
+        let mut batch = HeldBatch::new(s);
         let k = s.ring.chunk();
         let mut filled = 0;
         while filled < out.len() {
             let n = ((out.len() - filled) as u64).min(k);
-            let n = s.await_ready(n).await?;
-            let mut claim = Claim::new(s.ring.claim(n), n);
-            while let Some((index, run)) = claim.next_run(k) {
+            let n = s.await_ready(n, &mut waited).await?;
+            let mut index = batch.claim(n);
+            let end = index + n;
+            while index < end {
+                let run = s.ring.run_len(index, end);
                 let base = match s.read_ready(index) {
                     Some(id) => Some(id),
-                    None => s.take_slow_async(index, claim.end).await?,
+                    None => s.await_index(index).await?,
                 };
-                if !claim.copy(s, base, run, out, &mut filled) {
+                let Some(base) = base else {
+                    // Lapped: the rest of this claim is discarded; claim again for it.
+                    batch.lapped(index);
                     break;
+                };
+                for (slot, id) in out[filled..filled + run as usize].iter_mut().zip(base..) {
+                    *slot = id;
                 }
+                filled += run as usize;
+                index += run;
+                place.served(run);
             }
         }
+        batch.finish();
         Ok(())
     }
 

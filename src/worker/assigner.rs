@@ -50,6 +50,28 @@ pub trait WorkerIdAssigner {
     fn assign(&self, layout: &Layout) -> Result<Assignment, Error> {
         self.assign_worker_id(layout).map(Assignment::fixed)
     }
+
+    /// An owned copy of this assigner that a generator keeps, to take another worker id later:
+    /// a [`CachedUidGenerator`](crate::CachedUidGenerator) whose lease is lost for good (its
+    /// row taken over by another node, or gone) takes a new worker id from it by itself and
+    /// serves again. The default has none: a fixed id has no other, and a generator without one
+    /// stays unavailable once its lease is lost for good, saying so.
+    /// [`DatabaseAssigner`](crate::DatabaseAssigner) has one (a new row is another id).
+    ///
+    /// ```
+    /// use ringflake::{DatabaseAssigner, FixedWorkerId, Layout, WorkerIdAssigner};
+    ///
+    /// assert!(FixedWorkerId(7).retaker().is_none());
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let table = DatabaseAssigner::sqlite(dir.path().join("w.db"))?;
+    /// let again = table.retaker().expect("a database has other ids");
+    /// let first = table.assign_worker_id(&Layout::default())?;
+    /// assert_ne!(again.assign_worker_id(&Layout::default())?, first);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    fn retaker(&self) -> Option<Box<dyn WorkerIdAssigner + Send + Sync>> {
+        None
+    }
 }
 
 /// What a boot gets from a [`WorkerIdAssigner`].

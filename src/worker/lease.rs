@@ -7,7 +7,7 @@
 
 use crate::{Clock, Error};
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -51,7 +51,9 @@ pub trait Lease: Send + Sync + fmt::Debug + 'static {
     ///
     /// # Errors
     ///
-    /// The lease was taken over by another node, or the database cannot be reached.
+    /// [`Error::LeaseExpired`] when the lease was taken over by another node (it cannot come
+    /// back: the keeper logs it once, as an error); any other error when the database cannot be
+    /// reached or refuses (the keeper logs a warning and tries again about every second).
     ///
     /// ```
     /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
@@ -70,7 +72,9 @@ pub trait Lease: Send + Sync + fmt::Debug + 'static {
     ///
     /// # Errors
     ///
-    /// The database cannot be reached (the lease then simply expires).
+    /// The database cannot be reached (the lease then simply expires), or
+    /// [`Error::LeaseExpired`] when another node has taken the worker id over (its row is left
+    /// alone).
     ///
     /// ```
     /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
@@ -103,34 +107,114 @@ pub trait Lease: Send + Sync + fmt::Debug + 'static {
     fn window(&self) -> i64 {
         DEFAULT_WINDOW_SECS
     }
+
+    /// Where the lease is kept, without any password, for log lines: `sqlite file
+    /// ringflake.db`, `postgres://user@host:5432/ids`. The default says only `lease`.
+    ///
+    /// ```
+    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("w.db");
+    /// let a = DatabaseAssigner::sqlite(&path)?.recycle(true).assign(&Layout::default())?;
+    /// let lease = a.lease.as_ref().expect("recycling keeps a lease");
+    /// assert_eq!(lease.describe(), format!("sqlite file {}", path.display()));
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    fn describe(&self) -> String {
+        "lease".into()
+    }
 }
 
 /// The default lease window: how far beyond the newest used second a lease reaches.
 pub(crate) const DEFAULT_WINDOW_SECS: i64 = 300;
 
+/// While extensions keep failing with the same error, it is logged again at most this often (the
+/// keeper tries about once a second).
+const REPEAT_WARNING_SECS: i64 = 30;
+
+/// Asks the worker id source for a new worker id once the lease is lost for good, and hands what
+/// it got to the generator (the closure does both): the new worker id, or the error of a source
+/// that did not answer (the keeper asks again).
+pub(crate) type Renew = Box<dyn FnMut() -> Result<u64, Error> + Send>;
+
 /// Shared between a generator and its lease keeper thread.
 pub(crate) struct KeeperShared {
-    lease: Box<dyn Lease>,
+    /// The lease; `None` once it is lost for good (dropped, which lets go of what it held) until
+    /// the generator installs the next one.
+    lease: Mutex<Option<Box<dyn Lease>>>,
     clock: Arc<dyn Clock>,
+    /// The worker id the lease is for (log lines name it); a new one after a heal.
+    worker_id: AtomicU64,
     /// The last unix second the node may issue.
     horizon: AtomicI64,
     /// The newest unix second the generator has used (written or issued).
     used: AtomicI64,
     /// The last extension failed.
     lost: AtomicBool,
+    /// The last extension failed because another node holds the worker id now.
+    taken_over: AtomicBool,
+    /// The lease is lost for good (taken over, or its row gone): why. No extension brings it
+    /// back; only a new worker id does.
+    gone: Mutex<Option<String>>,
+    /// Asks the source for a new worker id when the lease is gone; `None`: the source has no
+    /// other (a fixed id) or the generator does not heal.
+    renewer: Mutex<Option<Renew>>,
+    /// A new worker id was handed to the generator and waits to be installed.
+    renewed: AtomicBool,
+    /// Extension attempts that failed since the keeper started.
+    failures: AtomicU64,
+    /// The unix second of the first failure of the current run of failures; `i64::MIN` while
+    /// extensions succeed.
+    failing_since: AtomicI64,
+    /// The last extension's error, while extensions fail.
+    last_error: Mutex<Option<Error>>,
+    /// What the keeper thread has logged of the current run of failures.
+    reported: Mutex<Reported>,
     /// The newest second actually issued, when the generator knows it at shutdown.
     final_second: AtomicI64,
     /// How many times the generator hit the horizon since the last extension: the window doubles.
     hits: AtomicU32,
     shutdown: AtomicBool,
-    window: i64,
+    window: AtomicI64,
     /// The generator's lead cap, in seconds, if it has one.
     max_lead: Option<u64>,
     renew: Duration,
     thread: Mutex<Option<std::thread::Thread>>,
+    /// The span current when the generator was built (the application's name for it, if it
+    /// gave one): the keeper's log lines are emitted inside it.
+    span: tracing::Span,
+}
+
+/// What has been logged of a run of failed extensions, so that it is told once, not every second.
+#[derive(Default)]
+struct Reported {
+    /// When the last "extension failed" warning was logged, and the error it showed.
+    warned: Option<(i64, String)>,
+    /// Failures in the current run.
+    streak: u64,
+    /// The expiry of the lease during this run was logged.
+    expired: bool,
+}
+
+fn lock<T: ?Sized>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Plain data, consistent between statements: poisoning is no reason to stop.
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl KeeperShared {
+    /// The worker id the lease is for.
+    fn worker(&self) -> u64 {
+        self.worker_id.load(Ordering::Relaxed)
+    }
+
+    /// Where the lease is kept, for log lines.
+    fn describe(&self) -> String {
+        lock(&self.lease)
+            .as_ref()
+            .map_or_else(|| "no lease".into(), |l| l.describe())
+    }
+
     /// The last unix second the node may issue.
     pub(crate) fn horizon(&self) -> i64 {
         self.horizon.load(Ordering::Acquire)
@@ -152,52 +236,272 @@ impl KeeperShared {
         self.lost.load(Ordering::Acquire)
     }
 
-    /// The error for a generator that reached the horizon with the lease lost.
+    /// Whether the last extension attempt failed because another node took the worker id over.
+    pub(crate) fn is_taken_over(&self) -> bool {
+        self.taken_over.load(Ordering::Acquire)
+    }
+
+    /// Extension attempts that failed since the keeper started.
+    pub(crate) fn failures(&self) -> u64 {
+        self.failures.load(Ordering::Relaxed)
+    }
+
+    /// The unix second extensions began to fail, while they fail.
+    pub(crate) fn failing_since(&self) -> Option<i64> {
+        let since = self.failing_since.load(Ordering::Acquire);
+        (since != i64::MIN).then_some(since)
+    }
+
+    /// The last extension's error, while extensions fail.
+    pub(crate) fn last_error(&self) -> Option<Error> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The error for a generator that reached the horizon with the lease lost: why the last
+    /// extension failed.
     pub(crate) fn expired(&self) -> Error {
+        let reason = match self.last_error() {
+            Some(Error::LeaseExpired { reason, .. }) => reason,
+            Some(e) => format!("the worker table could not be updated to extend the lease: {e}"),
+            None => "the worker table could not be updated to extend the lease".into(),
+        };
+        let reason = match (self.is_gone(), lock(&self.renewer).is_some()) {
+            (false, _) => reason,
+            (true, true) => {
+                format!("{reason}; taking a new worker id from the source as soon as it answers")
+            }
+            (true, false) => format!(
+                "{reason}; this worker id source has no other id to give: restart with another \
+                 worker id"
+            ),
+        };
         Error::LeaseExpired {
             until: self.horizon(),
-            reason: "the worker table could not be updated to extend the lease".into(),
+            reason,
+        }
+    }
+
+    /// Whether the lease is lost for good (taken over, or its row gone).
+    pub(crate) fn is_gone(&self) -> bool {
+        lock(&self.gone).is_some()
+    }
+
+    /// Lets the keeper take a new worker id through `renew` once the lease is lost for good.
+    pub(crate) fn set_renew(&self, renew: Renew) {
+        *lock(&self.renewer) = Some(renew);
+    }
+
+    /// The generator switched to worker id `worker_id`: keep `lease` extended from
+    /// `first_second` on.
+    pub(crate) fn install(&self, worker_id: u64, lease: Box<dyn Lease>, first_second: i64) {
+        self.window.store(lease.window().max(1), Ordering::Relaxed);
+        self.horizon.store(lease.until(), Ordering::Release);
+        self.used.store(first_second, Ordering::Relaxed);
+        self.final_second.store(i64::MIN, Ordering::Relaxed);
+        self.hits.store(0, Ordering::Relaxed);
+        self.worker_id.store(worker_id, Ordering::Relaxed);
+        *lock(&self.lease) = Some(lease);
+        *lock(&self.gone) = None;
+        *lock(&self.last_error) = None;
+        *lock(&self.reported) = Reported::default();
+        self.failing_since.store(i64::MIN, Ordering::Release);
+        self.taken_over.store(false, Ordering::Release);
+        self.lost.store(false, Ordering::Release);
+        self.renewed.store(false, Ordering::Release);
+        self.wake();
+    }
+
+    /// The new worker id handed over could not be used: ask the source again.
+    pub(crate) fn renew_again(&self) {
+        self.renewed.store(false, Ordering::Release);
+        self.wake();
+    }
+
+    fn wake(&self) {
+        if let Some(t) = lock(&self.thread).as_ref() {
+            t.unpark();
+        }
+    }
+
+    /// Asks the source for a new worker id, unless one waits to be installed already.
+    fn try_renew(&self) {
+        if self.renewed.load(Ordering::Acquire) || self.shutdown.load(Ordering::Acquire) {
+            return;
+        }
+        let mut renew = lock(&self.renewer);
+        let Some(renew) = renew.as_mut() else {
+            return;
+        };
+        match renew() {
+            Ok(worker_id) => {
+                tracing::info!(
+                    old_worker_id = self.worker(),
+                    worker_id,
+                    "new worker id {worker_id} taken from the source after the lease of worker \
+                     id {} was lost for good",
+                    self.worker(),
+                );
+                self.renewed.store(true, Ordering::Release);
+            }
+            Err(error) => {
+                tracing::warn!(
+                    old_worker_id = self.worker(),
+                    %error,
+                    "no new worker id yet: the source will be asked again"
+                );
+            }
         }
     }
 
     /// The generator reached the horizon: extend now, and further.
     pub(crate) fn request_extension(&self) {
         self.hits.fetch_add(1, Ordering::Relaxed);
-        if let Some(t) = self
-            .thread
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-        {
-            t.unpark();
-        }
+        self.wake();
     }
 
     fn extend_once(&self) {
+        if self.is_gone() {
+            self.try_renew();
+            return;
+        }
         let hits = self.hits.swap(0, Ordering::Relaxed).min(12);
         let now = self.clock.now_seconds();
         let base = now.max(self.used.load(Ordering::Relaxed));
-        let mut target = base.saturating_add(self.window << hits);
+        let window = self.window.load(Ordering::Relaxed);
+        let mut target = base.saturating_add(window << hits);
         if let Some(lead) = self.max_lead {
-            target = target.min(now.saturating_add(lead as i64).saturating_add(self.window));
+            target = target.min(now.saturating_add(lead as i64).saturating_add(window));
         }
-        if target <= self.horizon() {
+        if target > self.horizon() {
+            let extended = lock(&self.lease).as_ref().map(|l| l.extend(target));
+            match extended {
+                Some(Ok(())) => self.extended(target, now),
+                Some(Err(e)) => self.failed(e, now),
+                None => {}
+            }
+        }
+        self.check_expiry(now);
+    }
+
+    /// An extension to `until` landed: the lease holds again, said once after failures.
+    fn extended(&self, until: i64, now: i64) {
+        self.horizon.store(until, Ordering::Release);
+        let was_lost = self.lost.swap(false, Ordering::AcqRel);
+        self.taken_over.store(false, Ordering::Release);
+        let since = self.failing_since.swap(i64::MIN, Ordering::AcqRel);
+        *lock(&self.last_error) = None;
+        let reported =
+            std::mem::take(&mut *self.reported.lock().unwrap_or_else(|e| e.into_inner()));
+        if was_lost {
+            tracing::info!(
+                worker_id = self.worker(),
+                database = %self.describe(),
+                until = %crate::clock::rfc3339(until),
+                failures = reported.streak,
+                failed_for_s = now.saturating_sub(since).max(0),
+                had_expired = reported.expired,
+                "lease regained: extended again after {} failed attempt{}",
+                reported.streak,
+                if reported.streak == 1 { "" } else { "s" },
+            );
+        }
+    }
+
+    /// An extension failed with `e`: counted, kept for [`last_error`](Self::last_error), and
+    /// logged when the run of failures begins, when the error changes, or every
+    /// [`REPEAT_WARNING_SECS`]; a lease taken over by another node once, as an error.
+    fn failed(&self, e: Error, now: i64) {
+        self.failures.fetch_add(1, Ordering::Relaxed);
+        let _ =
+            self.failing_since
+                .compare_exchange(i64::MIN, now, Ordering::AcqRel, Ordering::Acquire);
+        // A lease answers LeaseExpired when another node holds the worker id now (see
+        // `Lease::extend`); anything else is the database not answering or refusing.
+        let taken_over = matches!(e, Error::LeaseExpired { .. });
+        let text = e.to_string();
+        *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+        self.lost.store(true, Ordering::Release);
+        let was_taken_over = self.taken_over.swap(taken_over, Ordering::AcqRel);
+        let mut reported = self.reported.lock().unwrap_or_else(|e| e.into_inner());
+        reported.streak += 1;
+        let until = self.horizon();
+        if taken_over {
+            if !was_taken_over {
+                tracing::error!(
+                    worker_id = self.worker(),
+                    database = %self.describe(),
+                    until = %crate::clock::rfc3339(until),
+                    error = %text,
+                    "lease taken over by another node: worker id {} is not this node's any more; \
+                     no ID past {} will be issued",
+                    self.worker(),
+                    crate::clock::rfc3339(until),
+                );
+            }
+            // Lost for good: no extension can bring it back. The lease is let go of (with what
+            // it held, such as the owner file's lock) and a new worker id asked for.
+            let reason = match self.last_error() {
+                Some(Error::LeaseExpired { reason, .. }) => reason,
+                _ => text,
+            };
+            *lock(&self.gone) = Some(reason);
+            drop(lock(&self.lease).take());
+            drop(reported);
+            self.try_renew();
             return;
         }
-        match self.lease.extend(target) {
-            Ok(()) => {
-                self.horizon.store(target, Ordering::Release);
-                self.lost.store(false, Ordering::Release);
-            }
-            Err(_) => self.lost.store(true, Ordering::Release),
+        let repeat = match &reported.warned {
+            None => true,
+            Some((at, shown)) => *shown != text || now.saturating_sub(*at) >= REPEAT_WARNING_SECS,
+        };
+        if repeat && now <= until {
+            tracing::warn!(
+                worker_id = self.worker(),
+                database = %self.describe(),
+                until = %crate::clock::rfc3339(until),
+                holds_for_s = until.saturating_sub(now),
+                failures = reported.streak,
+                error = %text,
+                "lease extension failed; the lease still holds for {} s",
+                until.saturating_sub(now),
+            );
+            reported.warned = Some((now, text));
         }
+    }
+
+    /// Says once per run of failures when the lease has run out: from then on, no ID.
+    fn check_expiry(&self, now: i64) {
+        let until = self.horizon();
+        if !self.is_lost() || self.is_taken_over() || now <= until {
+            return;
+        }
+        let mut reported = self.reported.lock().unwrap_or_else(|e| e.into_inner());
+        if reported.expired {
+            return;
+        }
+        reported.expired = true;
+        tracing::error!(
+            worker_id = self.worker(),
+            database = %self.describe(),
+            expired_at = %crate::clock::rfc3339(until),
+            failures = reported.streak,
+            error = %self.last_error().map(|e| e.to_string()).unwrap_or_default(),
+            "lease lost: it expired while the worker table could not be updated; takes fail \
+             until an extension lands",
+        );
     }
 }
 
-/// A running lease keeper: extends the lease every `renew` (and on demand), releases it on drop.
+/// A running lease keeper: extends the lease every `renew` (and on demand), releases it at
+/// [`release`](Keeper::release) or on drop.
 pub(crate) struct Keeper {
     pub(crate) shared: Arc<KeeperShared>,
-    handle: Option<JoinHandle<()>>,
+    handle: Mutex<Option<JoinHandle<()>>>,
+    /// The lease was given back (or its release tried): never twice.
+    released: AtomicBool,
 }
 
 impl fmt::Debug for Keeper {
@@ -207,11 +511,13 @@ impl fmt::Debug for Keeper {
 }
 
 impl Keeper {
-    /// Starts keeping `lease` extended, from `first_second`, the first second the generator
-    /// may use (its floor), on. With a lead cap (`max_lead` seconds), extensions never reach
-    /// further than `max_lead + window` past the clock, whatever the load.
+    /// Starts keeping `lease` of `worker_id` extended, from `first_second`, the first second the
+    /// generator may use (its floor), on. With a lead cap (`max_lead` seconds), extensions never
+    /// reach further than `max_lead + window` past the clock, whatever the load. Its log lines
+    /// are emitted in the span current now.
     pub(crate) fn start(
         lease: Box<dyn Lease>,
+        worker_id: u64,
         clock: Arc<dyn Clock>,
         max_lead: Option<u64>,
         first_second: i64,
@@ -221,23 +527,34 @@ impl Keeper {
         // Renew three times per window (at most every second), so one lost update is harmless.
         let renew = Duration::from_millis((window.max(1) as u64 * 1000 / 3).clamp(100, 1000));
         let shared = Arc::new(KeeperShared {
-            lease,
+            lease: Mutex::new(Some(lease)),
             clock,
+            worker_id: AtomicU64::new(worker_id),
             horizon: AtomicI64::new(horizon),
             used: AtomicI64::new(first_second),
             final_second: AtomicI64::new(i64::MIN),
             lost: AtomicBool::new(false),
+            taken_over: AtomicBool::new(false),
+            gone: Mutex::new(None),
+            renewer: Mutex::new(None),
+            renewed: AtomicBool::new(false),
+            failures: AtomicU64::new(0),
+            failing_since: AtomicI64::new(i64::MIN),
+            last_error: Mutex::new(None),
+            reported: Mutex::new(Reported::default()),
             hits: AtomicU32::new(0),
             shutdown: AtomicBool::new(false),
-            window: window.max(1),
+            window: AtomicI64::new(window.max(1)),
             max_lead,
             renew,
             thread: Mutex::new(None),
+            span: tracing::Span::current(),
         });
         let s = Arc::clone(&shared);
         let handle = std::thread::Builder::new()
             .name("ringflake-lease".into())
             .spawn(move || {
+                let _span = s.span.clone().entered();
                 while !s.shutdown.load(Ordering::Acquire) {
                     s.extend_once();
                     std::thread::park_timeout(s.renew);
@@ -247,31 +564,84 @@ impl Keeper {
         *shared.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle.thread().clone());
         Ok(Keeper {
             shared,
-            handle: Some(handle),
+            handle: Mutex::new(Some(handle)),
+            released: AtomicBool::new(false),
         })
+    }
+
+    /// Stops the keeper thread and gives the lease back, recording the newest second the
+    /// generator handed out ([`set_final_second`](KeeperShared::set_final_second), else the
+    /// newest it used): the worker id becomes recyclable once the clock passes it. Logged either
+    /// way; only the first call does anything.
+    ///
+    /// # Errors
+    ///
+    /// The lease's own error when the release did not reach its table: the lease then simply
+    /// expires at its horizon.
+    pub(crate) fn release(&self) -> Result<(), Error> {
+        if self.released.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        let s = &self.shared;
+        s.shutdown.store(true, Ordering::SeqCst);
+        let handle = self.handle.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(h) = handle {
+            h.thread().unpark();
+            let _ = h.join();
+        }
+        let fin = s.final_second.load(Ordering::Relaxed);
+        let used = if fin == i64::MIN {
+            s.used.load(Ordering::Relaxed)
+        } else {
+            fin
+        };
+        let last = if used == i64::MIN {
+            s.clock.now_seconds()
+        } else {
+            used
+        };
+        // Never below what may have been issued; never above the horizon already recorded.
+        let last = last.min(s.horizon());
+        let _span = s.span.enter();
+        let worker_id = s.worker();
+        let Some(lease) = lock(&s.lease).take() else {
+            // Lost for good and not replaced: the row is another node's, not ours to release.
+            let error = s.expired();
+            tracing::warn!(
+                worker_id,
+                error = %error,
+                "lease not released: worker id {worker_id} is another node's now",
+            );
+            return Err(error);
+        };
+        let result = lease.release(last);
+        match &result {
+            Ok(()) => tracing::info!(
+                worker_id,
+                database = %lease.describe(),
+                last_second = %crate::clock::rfc3339(last),
+                "lease released: worker id {} may be recycled once the clock passes {}",
+                worker_id,
+                crate::clock::rfc3339(last),
+            ),
+            Err(e) => tracing::warn!(
+                worker_id,
+                database = %lease.describe(),
+                until = %crate::clock::rfc3339(s.horizon()),
+                error = %e,
+                "lease release failed: worker id {} stays reserved until its lease expires at {}",
+                worker_id,
+                crate::clock::rfc3339(s.horizon()),
+            ),
+        }
+        result
     }
 }
 
 impl Drop for Keeper {
     fn drop(&mut self) {
-        self.shared.shutdown.store(true, Ordering::SeqCst);
-        if let Some(h) = self.handle.take() {
-            h.thread().unpark();
-            let _ = h.join();
-        }
-        let fin = self.shared.final_second.load(Ordering::Relaxed);
-        let used = if fin == i64::MIN {
-            self.shared.used.load(Ordering::Relaxed)
-        } else {
-            fin
-        };
-        let last = if used == i64::MIN {
-            self.shared.clock.now_seconds()
-        } else {
-            used
-        };
-        // Never below what may have been issued; never above the horizon already recorded.
-        let _ = self.shared.lease.release(last.min(self.shared.horizon()));
+        // Logged by `release`; nobody is left to tell.
+        let _ = self.release();
     }
 }
 
@@ -317,6 +687,7 @@ mod tests {
         let lease = Arc::new(Recorded::default());
         let keeper = Keeper::start(
             Box::new(Arc::clone(&lease)),
+            1,
             Arc::new(clock),
             Some(10),
             now + 10,

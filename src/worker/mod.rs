@@ -11,7 +11,9 @@
 //! - `sqlite`, `mysql`, `postgres`: one database each; the two server clients share `server`
 //!   (connecting, reconnecting, probing the table, timeouts, error hints) and `secrets`
 //!   (passwords kept out of messages);
-//! - `lease`: the [`Lease`] trait and the generator's thread that keeps one extended.
+//! - `lease`: the [`Lease`] trait and the generator's thread that keeps one extended;
+//! - `owner`: the owner file of a state directory (an OS lock held for the run, and the row its
+//!   holder holds), by which a restart takes its predecessor's row back.
 //!
 //! [`DatabaseAssigner`]: table::DatabaseAssigner
 
@@ -21,6 +23,7 @@ pub(crate) mod lease;
 #[cfg(feature = "mysql")]
 pub(crate) mod mysql;
 pub(crate) mod node;
+pub(crate) mod owner;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 pub(crate) mod row_lease;

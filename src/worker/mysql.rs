@@ -156,6 +156,10 @@ impl Driver for Mysql {
         conn.query_drop(sql)
     }
 
+    fn cause<'e>(&self, e: &'e mysql::Error) -> Option<&'e (dyn std::error::Error + 'static)> {
+        Some(e)
+    }
+
     fn classify(&self, e: &mysql::Error) -> Failure {
         // A socket read or write timeout: the server did not answer in time.
         let io = match e {

@@ -313,6 +313,7 @@ impl PostgresTable {
                 database: describe(&config),
                 message: format!("cannot start the PostgreSQL client's Tokio runtime: {e}"),
                 transient: false,
+                source: Some(crate::Cause::from_error(&e)),
             })?;
         let database = describe(&config);
         let url_connect_timeout = config.get_connect_timeout().copied();
@@ -444,6 +445,14 @@ impl Driver for Postgres {
 
     fn is_closed(client: &Arc<Client>) -> bool {
         client.is_closed()
+    }
+
+    fn cause<'e>(&self, e: &'e CallError) -> Option<&'e (dyn std::error::Error + 'static)> {
+        match e {
+            CallError::Driver(e) => Some(e),
+            CallError::NoThread(e) => Some(e),
+            CallError::TimedOut | CallError::TlsConfig(_) => None,
+        }
     }
 
     fn classify(&self, e: &CallError) -> Failure {

@@ -3,6 +3,7 @@
 
 use super::lease::Lease;
 use super::node::NodeInfo;
+use super::owner::Owned;
 use super::rows::WorkerTable;
 use crate::Error;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -21,6 +22,9 @@ pub(super) struct RowLease {
     /// Leases a failed call may have written after all (the reply was lost, not the update),
     /// since the last confirmed one; at most [`MAX_UNCONFIRMED`], newest last.
     unconfirmed: Mutex<Vec<i64>>,
+    /// The owner file's lock, held as long as the lease and never read: dropping it releases the
+    /// lock (see [`DatabaseAssigner::keep_worker_id`](super::table::DatabaseAssigner::keep_worker_id)).
+    _owned: Mutex<Option<Owned>>,
 }
 
 /// How many unconfirmed lease values a [`RowLease`] remembers (one attempt a second at most).
@@ -34,6 +38,7 @@ impl RowLease {
         until: i64,
         window: i64,
         node: &NodeInfo,
+        owned: Option<Owned>,
     ) -> RowLease {
         RowLease {
             table,
@@ -44,6 +49,7 @@ impl RowLease {
             // JPAAS host and port repeat across boots, so they prove nothing.
             boot: (node.node_type == 2).then(|| (node.host_name.clone(), node.port.clone())),
             unconfirmed: Mutex::new(Vec::new()),
+            _owned: Mutex::new(owned),
         }
     }
 
@@ -61,6 +67,18 @@ impl RowLease {
             pending.remove(0);
         }
         pending.push(until);
+    }
+
+    /// The error for a row another node has taken over, while this node's lease was `until`.
+    fn taken_over(&self, until: i64) -> Error {
+        Error::LeaseExpired {
+            until,
+            reason: format!(
+                "worker id {} in {} was taken over by another node",
+                self.id,
+                self.table.describe()
+            ),
+        }
     }
 
     /// After a failed compare-and-set: the row's lease, if it is one this boot tried to write
@@ -108,14 +126,7 @@ impl Lease for RowLease {
                         self.extend(until)
                     }
                 }
-                None => Err(Error::LeaseExpired {
-                    until: expected,
-                    reason: format!(
-                        "worker id {} in {} was taken over by another node",
-                        self.id,
-                        self.table.describe()
-                    ),
-                }),
+                None => Err(self.taken_over(expected)),
             },
             Err(e) => {
                 self.remember(until);
@@ -128,15 +139,25 @@ impl Lease for RowLease {
         self.window
     }
 
+    fn describe(&self) -> String {
+        self.table.describe()
+    }
+
     fn release(&self, last_second: i64) -> Result<(), Error> {
         let expected = self.until();
-        if !self
+        if self
             .table
             .set_lease(self.id, expected, last_second.max(1))?
-            && let Some(landed) = self.landed()?
         {
-            self.table.set_lease(self.id, landed, last_second.max(1))?;
+            return Ok(());
         }
-        Ok(())
+        match self.landed()? {
+            Some(landed) => {
+                self.table.set_lease(self.id, landed, last_second.max(1))?;
+                Ok(())
+            }
+            // Another node's row now: left as it is, and not reported as released.
+            None => Err(self.taken_over(expected)),
+        }
     }
 }

@@ -53,6 +53,7 @@ impl WorkerTable for LostReply {
                 database: self.describe(),
                 message: "connection reset after the commit (injected)".into(),
                 transient: true,
+                source: None,
             });
         }
         Ok(done)
@@ -135,8 +136,12 @@ fn a_row_taken_over_is_never_adopted() {
     let err = lease.extend(u0 + 200).unwrap_err();
     assert!(matches!(err, Error::LeaseExpired { .. }), "{err}");
     assert!(err.to_string().contains("taken over"), "{err}");
-    assert_eq!(row_lease(&table), (u0 + 100, theirs.port));
+    assert_eq!(row_lease(&table), (u0 + 100, theirs.port.clone()));
     assert_eq!(lease.until(), u0);
+    // Nor released: the row is theirs, and the release says so instead of succeeding.
+    let err = lease.release(u0 - 5).unwrap_err();
+    assert!(err.to_string().contains("taken over"), "{err}");
+    assert_eq!(row_lease(&table), (u0 + 100, theirs.port));
 }
 
 #[test]

@@ -7,7 +7,7 @@
 use super::rows::TableSetup;
 use super::secrets::{percent_decode, redact};
 use super::table::DatabaseAssigner;
-use crate::Error;
+use crate::{Cause, Error};
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use std::path::{Path, PathBuf};
@@ -69,6 +69,9 @@ pub(crate) trait Driver: Send + Sync + 'static {
     }
     /// What a failure means.
     fn classify(&self, e: &Self::Error) -> Failure;
+    /// The driver's own error inside a failure, if it has one: kept as the
+    /// [`Error::Database`]'s source.
+    fn cause<'e>(&self, e: &'e Self::Error) -> Option<&'e (dyn std::error::Error + 'static)>;
 }
 
 /// What a failed call means, as the driver tells it.
@@ -348,6 +351,7 @@ pub(crate) fn invalid_url<D: Driver>(detail: &str, secrets: &[String]) -> Error 
             secrets,
         ),
         transient: false,
+        source: None,
     }
 }
 
@@ -360,6 +364,7 @@ pub(crate) fn incomplete_url<D: Driver>(database: String, missing: &str) -> Erro
             expected_url::<D>()
         ),
         transient: false,
+        source: None,
     }
 }
 
@@ -449,6 +454,7 @@ impl<D: Driver> Server<D> {
                 database: self.database.clone(),
                 message: format!("cannot connect: {message}"),
                 transient: false,
+                source: None,
             })?;
             tls.ca = Some(read);
         }
@@ -543,10 +549,12 @@ impl<D: Driver> Server<D> {
                 (format!("{what}: {hint}{message}"), transient)
             }
         };
+        let clean = |text: &str| redact(text, &self.secrets);
         Error::Database {
             database: self.database.clone(),
-            message: redact(&message, &self.secrets),
+            message: clean(&message),
             transient,
+            source: self.driver.cause(e).map(|c| Cause::capture(c, &clean)),
         }
     }
 }

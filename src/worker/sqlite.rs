@@ -4,7 +4,7 @@
 use super::node::NodeInfo;
 use super::rows::{TableSetup, WorkerRow, WorkerTable};
 use super::table::DatabaseAssigner;
-use crate::Error;
+use crate::{Cause, Error};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -56,6 +56,7 @@ impl SqliteTable {
             database: format!("sqlite file {}", path.display()),
             message,
             transient: false,
+            source: None,
         };
         match std::fs::metadata(path) {
             Ok(m) if m.is_file() => {}
@@ -114,6 +115,7 @@ impl SqliteTable {
                           it cannot assign worker ids or keep leases"
                     .into(),
                 transient: false,
+                source: None,
             });
         }
         self.run(&mut c, TransactionBehavior::Immediate, f)
@@ -162,6 +164,7 @@ fn to_error(path: &Path, e: rusqlite::Error, timeout: Option<Duration>) -> Error
         database: format!("sqlite file {}", path.display()),
         message,
         transient: busy,
+        source: Some(Cause::from_error(&e)),
     }
 }
 

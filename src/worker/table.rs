@@ -4,10 +4,12 @@
 use super::assigner::{Assignment, WorkerIdAssigner};
 use super::lease::DEFAULT_WINDOW_SECS;
 use super::node::NodeInfo;
+use super::owner::{Holder, Owned, OwnerFile};
 use super::row_lease::RowLease;
 use super::rows::{WorkerRow, WorkerTable};
 use crate::{Clock, Error, Layout, SystemClock};
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -95,6 +97,8 @@ pub struct DatabaseAssigner {
     window: i64,
     retry_for: Duration,
     timeout: Duration,
+    /// The state file whose owner file lets a restart take its predecessor's row back.
+    keep: Option<PathBuf>,
 }
 
 impl fmt::Debug for DatabaseAssigner {
@@ -114,6 +118,7 @@ impl fmt::Debug for DatabaseAssigner {
             .field("lease_window", &Duration::from_secs(self.window as u64))
             .field("retry_for", &self.retry_for)
             .field("timeout", &self.timeout)
+            .field("keep_worker_id", &self.keep)
             .finish_non_exhaustive()
     }
 }
@@ -158,7 +163,59 @@ impl DatabaseAssigner {
             window: DEFAULT_WINDOW_SECS,
             retry_for: Self::DEFAULT_RETRY_FOR,
             timeout: DEFAULT_TIMEOUT,
+            keep: None,
         }
+    }
+
+    /// Restarts keep their worker id: a boot that proves its predecessor in the same state
+    /// directory gone takes that predecessor's row back, lease and all, instead of a new worker
+    /// id, and starts above what `state_file` records. Give it the state file the generators
+    /// use ([`CachedBuilder::state_file`](crate::CachedBuilder::state_file)); the `ringflake`
+    /// command does. Needs [`recycle`](Self::recycle) (the default): without a lease nothing is
+    /// taken back.
+    ///
+    /// # How a boot proves its predecessor gone
+    ///
+    /// The process holding a row keeps an exclusive OS lock (`flock`) on `<state_file>.owner`
+    /// for its whole run, and records in that file which row it holds (its `ID`, and the
+    /// `HOST_NAME` and `PORT` that name its boot). The kernel releases the lock when the process
+    /// ends, however it ends (`kill -9` included), or when its generator is dropped. A boot that
+    /// gets the lock knows the recorded holder gone; it takes the row back if the row still
+    /// names that boot (nobody recycled it since), by compare-and-set on its lease, and only if
+    /// `state_file` exists (it holds everything the predecessor used: every second is recorded
+    /// there before an ID of it exists). Otherwise, and for every boot that cannot get the lock
+    /// (a live process holds it: a `gen` beside a running `serve`), the worker id is taken as
+    /// without this setting, and the holder's row is never touched. Rows written by Java nodes,
+    /// by other directories, and container rows (TYPE 1, whose JPAAS host and port name no
+    /// boot) are never taken back this way.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, DatabaseAssigner, Layout};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let state = dir.path().join("ringflake.state");
+    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("ringflake.db"))?.keep_worker_id(&state);
+    /// let boot = || {
+    ///     CachedUidGenerator::builder(Layout::default())
+    ///         .worker_id_from(&assigner)
+    ///         .state_file(&state)
+    ///         .build()
+    /// };
+    /// let first = boot()?;
+    /// let last_of_first = first.next_id()?;
+    /// // While the first runs, a second generator in the directory gets an id of its own.
+    /// let beside = boot()?;
+    /// assert_ne!(beside.worker_id(), first.worker_id());
+    /// let worker_id = first.worker_id();
+    /// drop(first); // or kill -9: the kernel releases the lock either way
+    /// let restarted = boot()?;
+    /// assert_eq!(restarted.worker_id(), worker_id);
+    /// assert!(restarted.next_id()? > last_of_first);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn keep_worker_id(mut self, state_file: impl Into<PathBuf>) -> Self {
+        self.keep = Some(state_file.into());
+        self
     }
 
     /// Leases, recycling of expired worker ids and monotonic restarts (default on: the default
@@ -331,11 +388,24 @@ impl DatabaseAssigner {
         mut op: impl FnMut() -> Result<T, Error>,
     ) -> Result<T, Error> {
         let mut pause = Duration::from_millis(50);
+        let mut warned = false;
         loop {
             match op() {
-                Err(Error::Database {
-                    transient: true, ..
-                }) if deadline.is_none_or(|d| Instant::now() < d) => {
+                Err(
+                    e @ Error::Database {
+                        transient: true, ..
+                    },
+                ) if deadline.is_none_or(|d| Instant::now() < d) => {
+                    if !warned {
+                        warned = true;
+                        tracing::warn!(
+                            database = %self.table.describe(),
+                            retry_for_s = self.retry_for.as_secs(),
+                            error = %e,
+                            "worker table not answering; retrying for up to {:?}",
+                            self.retry_for,
+                        );
+                    }
                     let left =
                         deadline.map_or(pause, |d| d.saturating_duration_since(Instant::now()));
                     std::thread::sleep(pause.min(left));
@@ -361,7 +431,23 @@ impl DatabaseAssigner {
                 self.retrying(deadline, || self.table.delete(id))?;
                 return Err(Error::WorkerIdOutOfRange { worker_id: id, max });
             }
+            tracing::info!(
+                worker_id = id,
+                database = %self.table.describe(),
+                host_name = %node.host_name,
+                "worker id {id} acquired: a new row, no lease (recycling off)"
+            );
             return Ok(Assignment::fixed(id));
+        }
+        // The owner file's lock, if this boot can take it: held by the lease for the whole run.
+        let mut owned = self
+            .keep
+            .as_deref()
+            .and_then(|state| OwnerFile::of_state(state).try_own());
+        if let (Some(o), Some(state)) = (&owned, self.keep.as_deref())
+            && let Some((id, reach, until)) = self.take_back(o, state, max, node, deadline)?
+        {
+            return Ok(self.leased(id, node, Some(reach), None, until, owned));
         }
         let now = SystemClock.now_seconds();
         // Ordering only: a new id has no earlier holder, and its lease starts at the clock, so
@@ -369,7 +455,14 @@ impl DatabaseAssigner {
         let floor = self.retrying(deadline, || self.table.max_lease_for_host(&node.host_name))?;
         let id = self.retrying(deadline, || self.table.insert(node, now + self.window))?;
         if id <= max {
-            return Ok(self.leased(id, node, None, floor, now + self.window));
+            tracing::info!(
+                worker_id = id,
+                database = %self.table.describe(),
+                host_name = %node.host_name,
+                until = %crate::clock::rfc3339(now + self.window),
+                "worker id {id} acquired: a new row, leased"
+            );
+            return Ok(self.leased(id, node, None, floor, now + self.window, owned));
         }
         self.retrying(deadline, || self.table.delete(id))?;
         loop {
@@ -395,7 +488,16 @@ impl DatabaseAssigner {
                 // that is in the past: no lead).
                 let until = old_lease.saturating_add(1).max(now) + self.window;
                 if self.retrying(deadline, || self.table.claim(old, old_lease, node, until))? {
-                    return Ok(self.leased(old, node, Some(old_lease), floor, until));
+                    tracing::info!(
+                        worker_id = old,
+                        database = %self.table.describe(),
+                        host_name = %node.host_name,
+                        previous_until = %crate::clock::rfc3339(old_lease),
+                        until = %crate::clock::rfc3339(until),
+                        "worker id {old} acquired: recycled, its previous lease expired at {}",
+                        crate::clock::rfc3339(old_lease),
+                    );
+                    return Ok(self.leased(old, node, Some(old_lease), floor, until, owned.take()));
                 }
             }
         }
@@ -405,6 +507,52 @@ impl DatabaseAssigner {
         )))
     }
 
+    /// The predecessor's row, taken back (see [`keep_worker_id`](Self::keep_worker_id)): its
+    /// id, the second the state file records (the new holder starts after it) and the lease
+    /// written; `None` if there is nothing to take back.
+    fn take_back(
+        &self,
+        owned: &Owned,
+        state: &Path,
+        max: u64,
+        node: &NodeInfo,
+        deadline: Option<Instant>,
+    ) -> Result<Option<(u64, i64, i64)>, Error> {
+        let Some(gone) = owned.predecessor() else {
+            return Ok(None);
+        };
+        if gone.table != self.table.describe() || gone.worker_id > max {
+            return Ok(None);
+        }
+        // Everything the predecessor issued is below what the state file records; without the
+        // file, nothing says where its IDs ended.
+        let Some(reach) = crate::reach::ReachFile::new(state).read()? else {
+            return Ok(None);
+        };
+        let rows = self.retrying(deadline, || self.table.list())?;
+        let Some(row) = rows.into_iter().find(|r| {
+            r.id == gone.worker_id
+                && r.host_name == gone.host_name
+                && r.port == gone.port
+                && r.lease_until > 0
+        }) else {
+            return Ok(None);
+        };
+        let until = SystemClock.now_seconds().max(reach) + self.window;
+        let taken = self.retrying(deadline, || {
+            self.table.claim(row.id, row.lease_until, node, until)
+        })?;
+        if taken {
+            tracing::info!(
+                worker_id = row.id,
+                state_file = %state.display(),
+                after_second = reach,
+                "worker id taken back from the gone predecessor in this state directory"
+            );
+        }
+        Ok(taken.then_some((row.id, reach, until)))
+    }
+
     fn leased(
         &self,
         id: u64,
@@ -412,7 +560,12 @@ impl DatabaseAssigner {
         not_before: Option<i64>,
         order_floor: Option<i64>,
         until: i64,
+        owned: Option<Owned>,
     ) -> Assignment {
+        let owned = owned.map(|mut o| {
+            o.record(Holder::of(id, node, self.table.describe()).as_ref());
+            o
+        });
         Assignment {
             worker_id: id,
             not_before,
@@ -423,6 +576,7 @@ impl DatabaseAssigner {
                 until,
                 self.window,
                 node,
+                owned,
             ))),
         }
     }
@@ -431,6 +585,18 @@ impl DatabaseAssigner {
 impl WorkerIdAssigner for DatabaseAssigner {
     fn assign_worker_id(&self, layout: &Layout) -> Result<u64, Error> {
         self.assign(layout).map(|a| a.worker_id)
+    }
+
+    fn retaker(&self) -> Option<Box<dyn WorkerIdAssigner + Send + Sync>> {
+        Some(Box::new(DatabaseAssigner {
+            table: Arc::clone(&self.table),
+            recycle: self.recycle,
+            generator: self.generator.clone(),
+            window: self.window,
+            retry_for: self.retry_for,
+            timeout: self.timeout,
+            keep: self.keep.clone(),
+        }))
     }
 
     fn assign(&self, layout: &Layout) -> Result<Assignment, Error> {

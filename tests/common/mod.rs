@@ -5,6 +5,7 @@
 //! Each test file that uses it declares `mod common;`; not every file uses every helper.
 #![allow(dead_code)]
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -24,8 +25,9 @@ pub const LAYOUT_30_20_13: [&str; 6] = [
 ];
 
 /// The binary, with no `RINGFLAKE_…` variable from the caller's environment (CI sets database
-/// URLs), `TZ=UTC`, run in `dir` so that the default `ringflake.db` and `ringflake.state` land
-/// there.
+/// URLs) and not in a Kubernetes pod even when the tests run in one (no `KUBERNETES_SERVICE_HOST`:
+/// `serve` would refuse its default SQLite file), `TZ=UTC`, run in `dir` so that the default
+/// `ringflake.db` and `ringflake.state` land there.
 pub fn ringflake(dir: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringflake"));
     for (key, _) in std::env::vars_os() {
@@ -33,6 +35,7 @@ pub fn ringflake(dir: &Path) -> Command {
             cmd.env_remove(key);
         }
     }
+    cmd.env_remove("KUBERNETES_SERVICE_HOST");
     cmd.env("TZ", "UTC").current_dir(dir);
     cmd
 }
@@ -379,4 +382,217 @@ pub fn fails_at_once(assigner: ringflake::DatabaseAssigner, secrets: &[&str]) ->
         assert!(!shown.contains(secret), "{shown}");
     }
     err.to_string()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clock steps: libfaketime
+// ---------------------------------------------------------------------------------------------
+
+/// libfaketime's preload library as Debian installs it (`/usr/lib/<multiarch>/faketime/`).
+pub fn libfaketime() -> Option<PathBuf> {
+    std::fs::read_dir("/usr/lib")
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("faketime/libfaketime.so.1"))
+        .chain([PathBuf::from("/usr/lib/faketime/libfaketime.so.1")])
+        .find(|p| p.is_file())
+}
+
+/// `serve` (default flags, plus `extra`) under libfaketime, its clock offset read from
+/// `offset_file` on every call (`+0s`, `-3600s`): monotonic time stays real, so Tokio's timers
+/// keep working.
+pub fn serve_faked(dir: &Path, lib: &Path, offset_file: &Path, extra: &[&str]) -> Serve {
+    let mut cmd = ringflake(dir);
+    cmd.args(["serve", "--listen", "127.0.0.1:0"])
+        .args(extra)
+        .env("LD_PRELOAD", lib)
+        .env("FAKETIME_TIMESTAMP_FILE", offset_file)
+        .env("FAKETIME_NO_CACHE", "1")
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+    let mut serve = Serve::launch_command(cmd);
+    // libfaketime keeps shared memory named after the pid, removed at a normal exit only; a
+    // SIGKILL leaves it, and it would fail a later process that gets the same pid.
+    let pid = serve.pid;
+    serve.remove_after_exit(PathBuf::from(format!("/dev/shm/faketime_shm_{pid}")));
+    serve.remove_after_exit(PathBuf::from(format!("/dev/shm/sem.faketime_sem_{pid}")));
+    serve.ready(Duration::from_secs(60));
+    serve
+}
+
+/// Writes the clock offset every call of the faked process reads.
+pub fn set_offset(file: &Path, offset: &str) {
+    let tmp = file.with_extension("tmp");
+    std::fs::write(&tmp, format!("{offset}\n")).expect("write the faketime file");
+    std::fs::rename(&tmp, file).expect("replace the faketime file");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Database servers: the tests' own clients
+// ---------------------------------------------------------------------------------------------
+
+/// `url` without its query parameters `keys`, and their values.
+pub fn split_params(url: &str, keys: &[&str]) -> (String, HashMap<String, String>) {
+    let Some((base, query)) = url.split_once('?') else {
+        return (url.to_string(), HashMap::new());
+    };
+    let mut taken = HashMap::new();
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let ours = keys.contains(&k);
+            if ours {
+                taken.insert(k.to_string(), v.to_string());
+            }
+            !ours
+        })
+        .collect();
+    if kept.is_empty() {
+        (base.to_string(), taken)
+    } else {
+        (format!("{base}?{}", kept.join("&")), taken)
+    }
+}
+
+/// The tests' own PostgreSQL client, with TLS verified against the URL's `sslrootcert` if it has
+/// one.
+#[cfg(feature = "postgres")]
+pub fn postgres_client(url: &str) -> postgres::Client {
+    let (rest, tls) = split_params(url, &["sslmode", "sslrootcert"]);
+    let mut config: postgres::Config = rest.parse().unwrap();
+    match tls.get("sslrootcert") {
+        Some(ca) if tls.get("sslmode").is_none_or(|m| m != "disable") => {
+            use rustls::pki_types::{CertificateDer, pem::PemObject};
+            let mut roots = rustls::RootCertStore::empty();
+            for cert in CertificateDer::pem_file_iter(ca).unwrap() {
+                roots.add(cert.unwrap()).unwrap();
+            }
+            let tls = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+                rustls::crypto::ring::default_provider(),
+            ))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+            config.ssl_mode(postgres::config::SslMode::Require);
+            config
+                .connect(tokio_postgres_rustls::MakeRustlsConnect::new(tls))
+                .unwrap()
+        }
+        _ => config.connect(postgres::NoTls).unwrap(),
+    }
+}
+
+/// A TCP relay on 127.0.0.1 to `upstream` (a database server) that can be stopped as the server
+/// would be: every connection it carries is closed and its port refuses new ones. Started again,
+/// it listens on the same port. The server behind it keeps running for everyone else.
+pub struct Relay {
+    addr: SocketAddr,
+    upstream: SocketAddr,
+    /// Running while true; the accepting thread and every connection of the run end when it
+    /// turns false.
+    running: Arc<std::sync::atomic::AtomicBool>,
+    /// The connections of the current run (both ends), closed by `stop`.
+    conns: Arc<Mutex<Vec<TcpStream>>>,
+    acceptor: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Relay {
+    /// Relays a new port to `upstream`.
+    pub fn start(upstream: SocketAddr) -> Relay {
+        let mut relay = Relay {
+            addr: "127.0.0.1:0".parse().expect("an address"),
+            upstream,
+            running: Arc::default(),
+            conns: Arc::default(),
+            acceptor: None,
+        };
+        relay.resume();
+        relay
+    }
+
+    /// Where clients connect.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Closes every relayed connection and the port: connecting is refused until `resume`.
+    pub fn stop(&mut self) {
+        use std::sync::atomic::Ordering;
+        self.running.store(false, Ordering::SeqCst);
+        if let Some(t) = self.acceptor.take() {
+            t.join().expect("the relay's accepting thread");
+        }
+        for conn in self
+            .conns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(..)
+        {
+            let _ = conn.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    /// Listens again, on the same port.
+    pub fn resume(&mut self) {
+        use std::sync::atomic::Ordering;
+        // The previous run's listener is closed; std sets SO_REUSEADDR, so the port is free at
+        // once (bounded retry for a slow close).
+        let start = Instant::now();
+        let listener = loop {
+            match std::net::TcpListener::bind(self.addr) {
+                Ok(l) => break l,
+                Err(e) if start.elapsed() < Duration::from_secs(10) => {
+                    let _ = e;
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(e) => panic!("the relay cannot listen on {} again: {e}", self.addr),
+            }
+        };
+        self.addr = listener.local_addr().expect("the relay's address");
+        listener
+            .set_nonblocking(true)
+            .expect("a non-blocking listener");
+        let running = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        self.running = Arc::clone(&running);
+        let (conns, upstream) = (Arc::clone(&self.conns), self.upstream);
+        self.acceptor = Some(std::thread::spawn(move || {
+            while running.load(Ordering::SeqCst) {
+                let client = match listener.accept() {
+                    Ok((client, _)) => client,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        std::thread::sleep(Duration::from_millis(10));
+                        continue;
+                    }
+                    Err(_) => continue,
+                };
+                let _ = client.set_nonblocking(false);
+                let Ok(server) = TcpStream::connect_timeout(&upstream, Duration::from_secs(5))
+                else {
+                    continue;
+                };
+                let ends = [&client, &server].map(|s| s.try_clone().expect("a socket clone"));
+                conns.lock().unwrap_or_else(|e| e.into_inner()).extend(ends);
+                for (mut from, mut to) in [
+                    (
+                        client.try_clone().expect("clone"),
+                        server.try_clone().expect("clone"),
+                    ),
+                    (server, client),
+                ] {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = from.shutdown(std::net::Shutdown::Both);
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+            }
+        }));
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.stop();
+    }
 }

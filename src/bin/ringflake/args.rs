@@ -124,6 +124,11 @@ pub struct WorkerArgs {
     /// Use this worker id, no database: no other process may use it at the same time
     #[arg(long, env = "RINGFLAKE_WORKER_ID", value_name = "N")]
     pub worker_id: Option<u64>,
+    /// Use the trailing -N of the host name as the worker id, no database: a Kubernetes
+    /// StatefulSet pod's ordinal (ringflake-3: worker id 3), read from HOSTNAME, else the system's
+    /// host name. Keep the state file on the pod's volume claim
+    #[arg(long, env = "RINGFLAKE_WORKER_ID_FROM_HOSTNAME", value_parser = boolish())]
+    pub worker_id_from_hostname: bool,
     /// Keep a lease in the worker row: reuse expired ids, monotonic restarts (databases only).
     /// The default; accepted so that scripts written when it was not keep working
     #[arg(long, env = "RINGFLAKE_RECYCLE", value_parser = boolish())]
@@ -194,6 +199,15 @@ pub struct RingArgs {
 fn boolish() -> clap::builder::BoolishValueParser {
     clap::builder::BoolishValueParser::new()
 }
+
+/// The largest `--max-wait`: an hour.
+const MAX_WAIT_FLAG: u64 = 3600;
+
+/// How long a request for IDs waits unless `--max-wait` says otherwise: long enough for a queue
+/// of `max_wait x 2^seq_bits` IDs at the lead cap (16 clients asking for 5,000 IDs each of a
+/// 13-bit sequence, 8,192 a second, queue for 10 s), shorter than the 30 s or 60 s after which
+/// common HTTP clients and proxies give up.
+pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(15);
 
 /// The UTC date of a unix second, for the help text (`2025-01-01`).
 fn utc_date(seconds: i64) -> String {
@@ -282,12 +296,38 @@ pub struct ServeArgs {
         requires = "tls_cert"
     )]
     pub tls_key: Option<PathBuf>,
+    #[arg(long, env = "RINGFLAKE_MAX_WAIT", value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(0..=MAX_WAIT_FLAG),
+          help = format!("The longest a request for IDs waits for them (at the lead cap, waiting \
+                          requests are served first come, first served); then it is answered 503 \
+                          with Retry-After, having taken nothing [default: {}]",
+                         DEFAULT_MAX_WAIT.as_secs()))]
+    pub max_wait: Option<u64>,
+    /// This is the only instance using its worker id source: lets serve run in a Kubernetes pod
+    /// with worker ids from a SQLite file of its own (refused there otherwise, as replicas would
+    /// each take worker id 1 from their own file and hand out the same IDs)
+    #[arg(long, env = "RINGFLAKE_SINGLE_INSTANCE", value_parser = boolish())]
+    pub single_instance: bool,
     /// Named generators from a TOML file: one [generators.NAME] table each, its keys spelled as
     /// the generator flags below (time-bits = 31, worker-id = 3, db = "ids.db", max-lead = 30);
     /// served at /id/NAME, /ids/NAME?count=N and /parse/NAME/ID. The flags still define the
     /// generator called default unless the file has a [generators.default] table
     #[arg(long, env = "RINGFLAKE_CONFIG", value_name = "PATH")]
     pub config: Option<PathBuf>,
+    /// What to log on standard error: RUST_LOG-style directives, a level (error, warn, info,
+    /// debug, trace) and per-target levels (warn,ringflake::worker=debug)
+    #[arg(
+        long,
+        env = "RINGFLAKE_LOG",
+        value_name = "FILTER",
+        default_value = "info",
+        value_parser = crate::log::parse_filter
+    )]
+    pub log: String,
+    /// How log lines look: text for people, json for log collectors (one object a line with
+    /// timestamp, level, target, message and the event's fields)
+    #[arg(long, env = "RINGFLAKE_LOG_FORMAT", value_name = "FORMAT", value_enum, default_value_t = crate::log::LogFormat::Text)]
+    pub log_format: crate::log::LogFormat,
     #[command(flatten)]
     pub worker: WorkerArgs,
     #[command(flatten)]
@@ -502,6 +542,8 @@ pub fn parse_zone(name: &str) -> Result<TimeZone, String> {
 /// Where the worker id comes from.
 pub enum Source {
     Fixed(u64),
+    /// `--worker-id-from-hostname`: the trailing `-N` of the host name.
+    Hostname(HostOrdinal),
     Table(DatabaseAssigner),
 }
 
@@ -510,9 +552,106 @@ impl Source {
     pub fn describe(&self) -> String {
         match self {
             Source::Fixed(id) => format!("fixed worker id {id}"),
+            Source::Hostname(h) => format!(
+                "StatefulSet ordinal of host name {}, from {}",
+                h.host, h.from
+            ),
             Source::Table(a) => a.describe(),
         }
     }
+
+    /// The source for a generator whose state file is `state`: a worker table then keeps the
+    /// worker id across restarts in that state file's directory
+    /// ([`DatabaseAssigner::keep_worker_id`]).
+    pub fn keeping(self, state: Option<&Path>) -> Source {
+        match (self, state) {
+            (Source::Table(t), Some(state)) => Source::Table(t.keep_worker_id(state)),
+            (other, _) => other,
+        }
+    }
+
+    /// The worker id, when it is known before boot (not from a table).
+    pub fn known_id(&self) -> Option<u64> {
+        match self {
+            Source::Fixed(id) => Some(*id),
+            Source::Hostname(h) => Some(h.worker_id),
+            Source::Table(_) => None,
+        }
+    }
+}
+
+/// A worker id read from the host name's trailing `-N`, as a StatefulSet names its pods.
+pub struct HostOrdinal {
+    /// The worker id: the `N`.
+    pub worker_id: u64,
+    /// The host name it was read from.
+    pub host: String,
+    /// Where the host name came from: `HOSTNAME`, or `the system's host name`.
+    pub from: &'static str,
+}
+
+impl HostOrdinal {
+    /// Reads the host name (`HOSTNAME`, else the system's) and its trailing `-N`.
+    fn read() -> Result<HostOrdinal, String> {
+        let (host, from) = match std::env::var("HOSTNAME") {
+            Ok(h) if !h.trim().is_empty() => (h.trim().to_string(), "HOSTNAME"),
+            _ => (
+                system_host_name().ok_or_else(|| {
+                    "--worker-id-from-hostname: no host name: HOSTNAME is unset or empty and the \
+                 system has none; set HOSTNAME, or choose another worker id source (--postgres, \
+                 --mysql, --worker-id)"
+                        .to_string()
+                })?,
+                "the system's host name",
+            ),
+        };
+        let worker_id = ordinal(&host).map_err(|why| {
+            format!(
+                "--worker-id-from-hostname: host name {host:?} ({from}) {why}: a StatefulSet \
+                 names its pods NAME-0, NAME-1, ...; run it in a StatefulSet, or choose another \
+                 worker id source (--postgres, --mysql, --worker-id)"
+            )
+        })?;
+        Ok(HostOrdinal {
+            worker_id,
+            host,
+            from,
+        })
+    }
+}
+
+/// The system's host name (`gethostname`), if it has one.
+fn system_host_name() -> Option<String> {
+    #[cfg(unix)]
+    {
+        nix::unistd::gethostname()
+            .ok()
+            .and_then(|h| h.into_string().ok())
+            .map(|h| h.trim().to_string())
+            .filter(|h| !h.is_empty())
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// The `N` of a host name `NAME-N` (its first label: `ids-3.ids.default.svc` is `ids-3`).
+fn ordinal(host: &str) -> Result<u64, String> {
+    let label = host.split('.').next().unwrap_or(host);
+    let digits = match label.rsplit_once('-') {
+        Some((name, n)) if !name.is_empty() => n,
+        _ => return Err("does not end in -N".into()),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err("does not end in -N".into());
+    }
+    digits.parse::<u64>().map_err(|_| {
+        format!(
+            "ends in -{digits}, above the largest worker id {}",
+            u64::MAX
+        )
+    })
 }
 
 /// The names of the worker source flags as given, with where each came from.
@@ -575,6 +714,15 @@ fn sub(m: &ArgMatches) -> &ArgMatches {
 
 /// What the worker id source flags choose, for their error.
 const WORKER_SOURCE: &str = "worker id source";
+
+/// The worker id source flags, which exclude each other.
+const WORKER_SOURCES: &[&str] = &[
+    "db",
+    "mysql",
+    "postgres",
+    "worker_id",
+    "worker_id_from_hostname",
+];
 
 impl DbArgs {
     const NAMES: &'static [&'static str] = &["db", "mysql", "postgres"];
@@ -660,21 +808,24 @@ impl WorkerArgs {
     /// (the default) or, with `--no-recycle`, takes a new row at every boot.
     pub fn source(&self, matches: &ArgMatches) -> Result<Source, String> {
         let m = sub(matches);
-        let chosen = pick(m, &["db", "mysql", "postgres", "worker_id"], WORKER_SOURCE)?;
+        let chosen = self.chosen(matches)?;
         let recycling = pick(m, &["recycle", "no_recycle"], "recycling setting")?;
-        if chosen == Some("worker_id") {
-            let id = self.worker_id.unwrap_or_default();
+        if let Some(flag @ ("worker_id" | "worker_id_from_hostname")) = chosen {
             let table_only = [
                 ("--recycle", self.recycle),
                 ("--no-recycle", self.no_recycle),
                 ("--lease-window", self.lease_window.is_some()),
             ];
-            if let Some((flag, _)) = table_only.iter().find(|(_, given)| *given) {
+            if let Some((table_flag, _)) = table_only.iter().find(|(_, given)| *given) {
                 return Err(format!(
-                    "{flag} needs a worker table (--db, --mysql or --postgres), not --worker-id"
+                    "{table_flag} needs a worker table (--db, --mysql or --postgres), not --{}",
+                    flag.replace('_', "-")
                 ));
             }
-            return Ok(Source::Fixed(id));
+            if flag == "worker_id_from_hostname" {
+                return HostOrdinal::read().map(Source::Hostname);
+            }
+            return Ok(Source::Fixed(self.worker_id.unwrap_or_default()));
         }
         // Said explicitly either way, so that the command does not depend on the library's
         // default. A flag from the environment set to false says the opposite.
@@ -694,6 +845,19 @@ impl WorkerArgs {
             None => {}
         }
         Ok(Source::Table(table))
+    }
+}
+
+impl WorkerArgs {
+    /// The worker id source flag given (`db`, `mysql`, `postgres`, `worker_id`,
+    /// `worker_id_from_hostname`); `None`: none, the default SQLite file. A switch set to false
+    /// from its environment variable chooses nothing.
+    pub fn chosen(&self, matches: &ArgMatches) -> Result<Option<&'static str>, String> {
+        let chosen = pick(sub(matches), WORKER_SOURCES, WORKER_SOURCE)?;
+        Ok(match chosen {
+            Some("worker_id_from_hostname") if !self.worker_id_from_hostname => None,
+            other => other,
+        })
     }
 }
 
@@ -779,6 +943,19 @@ pub fn generator(
     let mut b = CachedUidGenerator::builder(layout);
     b = match source {
         Source::Fixed(id) => b.worker_id(*id),
+        Source::Hostname(h) if h.worker_id > layout.max_worker_id() => {
+            return Err(format!(
+                "--worker-id-from-hostname: host name {} ({}) gives worker id {}, above the \
+                 layout's largest worker id {} ({} worker bits): give the layout more worker \
+                 bits, or run fewer pods",
+                h.host,
+                h.from,
+                h.worker_id,
+                layout.max_worker_id(),
+                layout.worker_bits()
+            ));
+        }
+        Source::Hostname(h) => b.worker_id(h.worker_id),
         Source::Table(assigner) => b.worker_id_from(assigner),
     };
     if let Some((ring, lead)) = ring {
@@ -883,6 +1060,7 @@ mod tests {
             ("worker_bits", u64::from(d.worker_bits())),
             ("seq_bits", u64::from(d.seq_bits())),
             ("max_lead", DEFAULT_MAX_LEAD.as_secs()),
+            ("max_wait", DEFAULT_MAX_WAIT.as_secs()),
         ] {
             let text = help(id);
             assert!(

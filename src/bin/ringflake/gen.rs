@@ -11,8 +11,8 @@ const BATCH: u64 = 4096;
 /// a tiny layout with a small cap holds fewer than [`BATCH`] IDs at once).
 pub fn run(a: &GenArgs, matches: &clap::ArgMatches) -> Result<(), String> {
     let (_, layout) = a.layout.zone_and_layout()?;
-    let source = a.worker.source(matches)?;
     let state = a.state.path(matches)?;
+    let source = a.worker.source(matches)?.keeping(state.as_deref());
     let generator = args::generator(layout, &source, None, state.as_deref())?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());

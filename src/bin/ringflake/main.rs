@@ -9,6 +9,7 @@
 mod args;
 mod r#gen;
 mod layout;
+mod log;
 mod parse;
 mod serve;
 mod text;
@@ -22,7 +23,21 @@ fn main() -> ExitCode {
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match &cli.command {
-        Command::Serve(a) => serve::run(a, &matches),
+        Command::Serve(a) => {
+            // The service logs through its subscriber, its fatal error included (a JSON line
+            // with --log-format json).
+            return match log::install(&a.log, a.log_format).and_then(|()| serve::run(a, &matches)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(message) => {
+                    if tracing::dispatcher::has_been_set() {
+                        tracing::error!(target: log::TARGET, "error: {message}");
+                    } else {
+                        eprintln!("ringflake: error: {message}");
+                    }
+                    ExitCode::FAILURE
+                }
+            };
+        }
         Command::Gen(a) => r#gen::run(a, &matches),
         Command::Parse(a) => parse::run(a),
         Command::Layout(a) => layout::run(a),

@@ -16,7 +16,7 @@
 
 use crate::args::{self, GeneratorArgs, Lead, RingArgs, ServeArgs, Source};
 use clap::ArgMatches;
-use ringflake::{Layout, TimeZone};
+use ringflake::{DEFAULT_SQLITE_PATH, Layout, TimeZone};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -90,12 +90,12 @@ pub fn plans(a: &ServeArgs, matches: &ArgMatches) -> Result<Vec<Plan>, String> {
                 ));
             }
             let table = tables.remove(i);
-            plans.push(table.resolve()?);
+            plans.push(table.resolve(a.single_instance)?);
         }
         None => plans.push(from_flags(a, matches)?),
     }
     for table in tables {
-        plans.push(table.resolve()?);
+        plans.push(table.resolve(a.single_instance)?);
     }
     check_shared(&plans)?;
     Ok(plans)
@@ -104,14 +104,20 @@ pub fn plans(a: &ServeArgs, matches: &ArgMatches) -> Result<Vec<Plan>, String> {
 /// The default generator from the flags, as without a config.
 fn from_flags(a: &ServeArgs, matches: &ArgMatches) -> Result<Plan, String> {
     let (tz, layout) = a.layout.zone_and_layout()?;
+    let state = a.state.path(matches)?;
+    pod_check(
+        a.single_instance,
+        a.worker.chosen(matches)?,
+        a.worker.db.db.as_deref(),
+    )?;
     Ok(Plan {
         name: DEFAULT.into(),
         origin: FLAGS.into(),
         tz,
         layout,
-        source: a.worker.source(matches)?,
+        source: a.worker.source(matches)?.keeping(state.as_deref()),
         lead: a.ring.lead(matches)?,
-        state: a.state.path(matches)?,
+        state,
         ring: a.ring.clone(),
     })
 }
@@ -128,9 +134,11 @@ struct Table {
 }
 
 impl Table {
-    fn resolve(self) -> Result<Plan, String> {
+    fn resolve(self, single_instance: bool) -> Result<Plan, String> {
         let at = |e: String| format!("{}: {e}", self.origin);
         let (tz, layout) = self.args.layout.zone_and_layout().map_err(at)?;
+        let chosen = self.args.worker.chosen(&self.matches).map_err(at)?;
+        pod_check(single_instance, chosen, self.args.worker.db.db.as_deref()).map_err(at)?;
         let source = match self.args.worker.source(&self.matches).map_err(at)? {
             // Rows of the other generators say whose they are (`NAME@host`); the default's stay
             // as without a config, so that its restarts follow its earlier rows.
@@ -147,12 +155,42 @@ impl Table {
             origin: self.origin,
             tz,
             layout,
-            source,
+            source: source.keeping(state.as_deref()),
             lead,
             state,
             ring: self.args.ring,
         })
     }
+}
+
+/// The variable Kubernetes sets in every container of a pod: `serve` is in a pod when it is set.
+pub const IN_POD: &str = "KUBERNETES_SERVICE_HOST";
+
+/// In a Kubernetes pod, refuses worker ids from a SQLite file (the default `ringflake.db`, or
+/// `--db PATH`) unless `--single-instance` says this pod is the only one: each replica would take
+/// worker id 1 from a file of its own and hand out the same IDs. A shared table, the host name's
+/// ordinal and a fixed `--worker-id` (the operator's own promise) pass; outside a pod, all pass.
+/// Checked before anything is opened, so the refusal is immediate and leaves no file behind.
+fn pod_check(single_instance: bool, chosen: Option<&str>, db: Option<&Path>) -> Result<(), String> {
+    let in_pod = std::env::var_os(IN_POD).is_some_and(|v| !v.is_empty());
+    if !in_pod || single_instance {
+        return Ok(());
+    }
+    let file = match (chosen, db) {
+        (None, _) => format!(
+            "the pod's own SQLite file {DEFAULT_SQLITE_PATH} (no worker id source was given)"
+        ),
+        (Some("db"), Some(path)) => format!("the SQLite file {} (--db)", path.display()),
+        _ => return Ok(()),
+    };
+    Err(format!(
+        "running in a Kubernetes pod ({IN_POD} is set) with worker ids from {file}: a SQLite file \
+         is not shared between pods, so every replica would take worker id 1 from its own and \
+         hand out the same IDs. Choose a source that is safe with replicas: a shared table \
+         (--postgres URL or --mysql URL), --worker-id-from-hostname in a StatefulSet (the pod's \
+         ordinal as its worker id, with the state file on its volume claim), or \
+         --single-instance if this pod is the only one"
+    ))
 }
 
 /// The state file of generator `name` when its table names none: `ringflake-NAME.state` beside
@@ -318,7 +356,7 @@ fn read(path: &Path) -> Result<Vec<Table>, String> {
 fn check_shared(plans: &[Plan]) -> Result<(), String> {
     for (i, a) in plans.iter().enumerate() {
         for b in &plans[..i] {
-            if let (Source::Fixed(x), Source::Fixed(y)) = (&a.source, &b.source)
+            if let (Some(x), Some(y)) = (a.source.known_id(), b.source.known_id())
                 && x == y
                 && a.layout == b.layout
             {

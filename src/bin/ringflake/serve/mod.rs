@@ -21,6 +21,7 @@ mod server;
 mod startup;
 
 use crate::args::{self, ServeArgs};
+use crate::log;
 use model::app::App;
 use model::app::{Generators, Named};
 use model::auth::Auth;
@@ -58,12 +59,14 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
     let worker_id = app.generator.worker_id();
     let generators = Arc::clone(&app.generators);
     drop(app);
-    start.push_str(&startup::access_lines(
+    let access = startup::access_lines(
         auth.as_ref(),
         listeners.internal.as_ref().map(Server::addr),
         listeners.server.addr(),
         listeners.secure,
-    ));
+    );
+    log_access_lines(&access);
+    start.push_str(&access);
     announce(start, &listeners, worker_id, &source);
     let mut reload = || reload_tokens(auth.as_ref());
     let signal = control.block_on(signals.stop(&mut reload));
@@ -71,7 +74,7 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
     drop(control);
     let _ = joiner.join();
     sampler.stop();
-    release_generators(generators)
+    release_generators(generators, &a.name)
 }
 
 /// Checks the files the service reads at start before the generators boot (and perhaps take
@@ -126,22 +129,26 @@ fn boot_generators(a: &ServeArgs, plans: Vec<config::Plan>) -> Result<Booted, St
     let mut reporters = Vec::new();
     let mut start = String::new();
     for plan in plans {
-        let boot = args::generator(
-            plan.layout,
-            &plan.source,
-            Some((&plan.ring, plan.lead)),
-            plan.state.as_deref(),
-        );
-        let generator = Arc::new(match boot {
-            Ok(g) => g,
-            Err(e) if plan.by_flags() => return Err(e),
-            Err(e) => return Err(format!("{}: {e}", plan.origin)),
-        });
         let label = if plan.name == config::DEFAULT {
             a.name.as_str()
         } else {
             plan.name.as_str()
         };
+        // The generator's threads (filler, lease keeper) log in this span: their lines name it.
+        let span = tracing::info_span!(target: log::TARGET, "generator", generator = %label);
+        let boot = span.in_scope(|| {
+            args::generator(
+                plan.layout,
+                &plan.source,
+                Some((&plan.ring, plan.lead)),
+                plan.state.as_deref(),
+            )
+        });
+        let generator = Arc::new(match boot {
+            Ok(g) => g,
+            Err(e) if plan.by_flags() => return Err(e),
+            Err(e) => return Err(format!("{}: {e}", plan.origin)),
+        });
         reporters.push(
             MetricsReporter::builder(label, &generator)
                 .start()
@@ -153,6 +160,7 @@ fn boot_generators(a: &ServeArgs, plans: Vec<config::Plan>) -> Result<Booted, St
             generator.worker_id(),
             plan.lead,
         ));
+        let first = start.len();
         if plan.name == config::DEFAULT {
             start.push_str(&lines);
         } else {
@@ -172,6 +180,17 @@ fn boot_generators(a: &ServeArgs, plans: Vec<config::Plan>) -> Result<Booted, St
                 plan.name
             );
         }
+        // The same lines as events, with the generator's fields.
+        for line in start[first..].lines() {
+            tracing::info!(
+                target: log::TARGET,
+                generator = %label,
+                worker_id = generator.worker_id(),
+                source = %plan.source.describe(),
+                "{}",
+                line.strip_prefix("ringflake: ").unwrap_or(line)
+            );
+        }
         named.push(Named {
             app: App {
                 generator,
@@ -181,6 +200,7 @@ fn boot_generators(a: &ServeArgs, plans: Vec<config::Plan>) -> Result<Booted, St
                 generators: Arc::default(),
                 exposure: Exposure::All,
                 auth: None,
+                max_wait: max_wait(a),
             },
             name: plan.name,
             source: plan.source.describe(),
@@ -219,8 +239,15 @@ fn default_app(
             Exposure::All
         },
         auth,
+        max_wait: max_wait(a),
     };
     (app, source)
+}
+
+/// How long a request for IDs waits (`--max-wait`).
+fn max_wait(a: &ServeArgs) -> Duration {
+    a.max_wait
+        .map_or(crate::args::DEFAULT_MAX_WAIT, Duration::from_secs)
 }
 
 /// The listeners serving: the main one and the `--metrics-listen` one, if any.
@@ -263,17 +290,41 @@ fn start_listeners(
     })
 }
 
+/// The start-up lines on access (tokens, metrics, what runs in the clear) as events: the
+/// warnings among them as warnings.
+fn log_access_lines(access: &str) {
+    for line in access.lines() {
+        let line = line.strip_prefix("ringflake: ").unwrap_or(line);
+        match line.strip_prefix("warning: ") {
+            Some(warning) => tracing::warn!(target: log::TARGET, "{warning}"),
+            None if line.starts_with("no --auth-token-file") => {
+                tracing::warn!(target: log::TARGET, "{line}")
+            }
+            None => tracing::info!(target: log::TARGET, "{line}"),
+        }
+    }
+}
+
 /// Prints the start-up lines in one write, the address last: whoever waits for the address has
-/// the rest already. Not `print!`, which panics if standard output was closed.
+/// the rest already. Not `print!`, which panics if standard output was closed. The address line
+/// is an event too, with its fields.
 fn announce(mut start: String, listeners: &Listeners, worker_id: u64, source: &str) {
-    let _ = writeln!(
-        start,
-        "ringflake: listening on {}://{} with worker id {worker_id} ({source}); {} \
-         serving threads",
-        if listeners.secure { "https" } else { "http" },
+    let scheme = if listeners.secure { "https" } else { "http" };
+    let listening = format!(
+        "listening on {scheme}://{} with worker id {worker_id} ({source}); {} serving threads",
         listeners.server.addr(),
         listeners.threads,
     );
+    tracing::info!(
+        target: log::TARGET,
+        address = %listeners.server.addr(),
+        scheme,
+        worker_id,
+        source = %source,
+        threads = listeners.threads,
+        "{listening}"
+    );
+    let _ = writeln!(start, "ringflake: {listening}");
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(start.as_bytes());
     let _ = stdout.flush();
@@ -290,9 +341,11 @@ fn stop_listeners(
     signal: &str,
     listeners: Listeners,
 ) -> std::thread::JoinHandle<()> {
-    eprintln!(
-        "ringflake: {signal}: stopping; no new connections, finishing in-flight requests \
-         (at most {} s)",
+    tracing::info!(
+        target: log::TARGET,
+        signal,
+        grace_s = a.shutdown_timeout,
+        "{signal}: stopping; no new connections, finishing in-flight requests (at most {} s)",
         a.shutdown_timeout
     );
     let Listeners {
@@ -317,7 +370,11 @@ fn stop_listeners(
         tokio::select! {
             _ = joined_rx => {}
             second = signals.stop(reload) => {
-                eprintln!("ringflake: second {second}: closing open requests now");
+                tracing::info!(
+                    target: log::TARGET,
+                    signal = second,
+                    "second {second}: closing open requests now"
+                );
                 for s in &stoppers {
                     s.signal(Stop::Now);
                 }
@@ -327,52 +384,84 @@ fn stop_listeners(
     joiner
 }
 
-/// Drops each generator, which stops its filler and releases its lease, once the serving
-/// threads and the sampler (every other handle on them) are gone.
-fn release_generators(generators: Arc<Generators>) -> Result<(), String> {
+/// Closes each generator, which stops its filler and releases its lease, once the serving
+/// threads and the sampler (every other handle on them) are gone; says per generator whether its
+/// lease was released. `default_label` is the default generator's `--name`.
+fn release_generators(generators: Arc<Generators>, default_label: &str) -> Result<(), String> {
     let Ok(generators) = Arc::try_unwrap(generators) else {
         return Err("the generators are still in use after shutdown".into());
     };
     for g in generators.into_list() {
+        let label = if g.name == config::DEFAULT {
+            default_label
+        } else {
+            g.name.as_str()
+        };
         let worker_id = g.app.generator.worker_id();
-        let leased = g.app.generator.stats().lease_until.is_some();
+        let lease_until = g.app.generator.stats().lease_until;
         let whose = if g.name == config::DEFAULT {
             String::new()
         } else {
             format!("generator {}: ", g.name)
         };
-        match Arc::try_unwrap(g.app.generator) {
-            Ok(generator) => drop(generator),
+        let closed = match Arc::try_unwrap(g.app.generator) {
+            Ok(generator) => generator.close(),
             Err(_) => {
                 return Err(format!(
                     "{whose}the generator is still in use after shutdown"
                 ));
             }
-        }
-        if leased {
-            eprintln!(
-                "ringflake: {whose}stopped; the filler is stopped and the lease of worker id \
-                 {worker_id} released"
-            );
-        } else {
-            eprintln!("ringflake: {whose}stopped; the filler is stopped (worker id {worker_id})");
+        };
+        match (lease_until, closed) {
+            (Some(_), Ok(())) => tracing::info!(
+                target: log::TARGET,
+                generator = %label,
+                worker_id,
+                "{whose}stopped; the filler is stopped and the lease of worker id {worker_id} \
+                 released"
+            ),
+            (Some(until), Err(e)) => tracing::warn!(
+                target: log::TARGET,
+                generator = %label,
+                worker_id,
+                error = %e,
+                "{whose}stopped; the filler is stopped, but the lease of worker id {worker_id} \
+                 could not be released ({e}): the id stays reserved until the lease expires at \
+                 unix second {until}"
+            ),
+            (None, _) => tracing::info!(
+                target: log::TARGET,
+                generator = %label,
+                worker_id,
+                "{whose}stopped; the filler is stopped (worker id {worker_id})"
+            ),
         }
     }
     Ok(())
 }
 
-/// SIGHUP: reads the token file again, and says in one line on standard error what came of it.
+/// SIGHUP: reads the token file again, and logs what came of it.
 fn reload_tokens(auth: Option<&Auth>) {
     match auth {
-        None => eprintln!("ringflake: SIGHUP: no --auth-token-file, nothing to reload"),
+        None => tracing::info!(
+            target: log::TARGET,
+            "SIGHUP: no --auth-token-file, nothing to reload"
+        ),
         Some(auth) => match auth.reload() {
-            Ok(n) => eprintln!(
-                "ringflake: SIGHUP: {n} bearer token{} from {}",
+            Ok(n) => tracing::info!(
+                target: log::TARGET,
+                tokens = n,
+                file = %auth.path().display(),
+                "SIGHUP: {n} bearer token{} from {}",
                 if n == 1 { "" } else { "s" },
                 auth.path().display()
             ),
-            Err(e) => eprintln!(
-                "ringflake: SIGHUP: kept the {} token{} in use: {e}",
+            Err(e) => tracing::warn!(
+                target: log::TARGET,
+                tokens = auth.count(),
+                file = %auth.path().display(),
+                error = %e,
+                "SIGHUP: kept the {} token{} in use: {e}",
                 auth.count(),
                 if auth.count() == 1 { "" } else { "s" },
             ),

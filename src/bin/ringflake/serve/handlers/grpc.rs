@@ -7,25 +7,24 @@
 //! path to one of tonic's generated servers. What the HTTP routes check, these check the same
 //! way: the listener's [`Exposure`] (`IdService` and reflection where the ID routes are, health
 //! on every listener, as `/healthz`), the bearer tokens (`authorization` metadata, `IdService`
-//! only, as the ID and parse routes), the counts' limits, and a take bounded by
-//! [`TAKE_WAIT`]. Errors are status codes whose messages read as the HTTP ones do.
+//! only, as the ID and parse routes), the counts' limits, and a take bounded by `--max-wait`
+//! ([`App::max_wait`]). Errors are status codes whose messages read as the HTTP ones do.
 //!
 //! `Stream` takes a chunk from the generator only when the previous one has been handed to
 //! hyper, which asks for the next only when HTTP/2 flow control lets it send: a client that reads
 //! slowly holds the server to its windows (a few hundred KiB), whatever count it asked for.
 
-use super::TAKE_WAIT;
 use crate::serve::model::app::App;
 use crate::serve::model::auth::Denied;
 use crate::serve::model::routes::{Exposure, MAX_COUNT};
 use hyper::body::Incoming;
 use hyper::{Request, Response};
+use ringflake::Error;
 use ringflake::grpc::id_service_server::{IdService, IdServiceServer};
 use ringflake::grpc::{
     BatchRequest, BatchResponse, Chunk, NextRequest, NextResponse, ParseRequest, ParseResponse,
     StreamRequest,
 };
-use ringflake::{CachedUidGenerator, Error};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
@@ -49,10 +48,9 @@ pub const DEFAULT_CHUNK: u32 = 8_192;
 /// How often a health `Watch` looks at the generators again.
 const WATCH_EVERY: Duration = Duration::from_secs(1);
 
-/// What a client told to retry at the lead cap waits: the trailer `grpc-retry-pushback-ms`, which
-/// gRPC's retry policies obey (the HTTP routes' `Retry-After: 1`).
+/// The trailer that tells a client when to retry, in milliseconds, which gRPC's retry policies
+/// obey (the HTTP routes' `Retry-After`).
 const RETRY_PUSHBACK: &str = "grpc-retry-pushback-ms";
-const RETRY_PUSHBACK_MS: &str = "1000";
 
 /// Whether `req` is a gRPC call (content type `application/grpc`, `application/grpc+proto`, …).
 pub fn is_grpc<B>(req: &Request<B>) -> bool {
@@ -229,38 +227,49 @@ impl Ids {
 /// waited there in vain.
 fn unavailable(e: &Error) -> Status {
     match e {
-        Error::LeadLimitReached { .. } => retry_later(format!("{e}; retry in 1 s")),
+        Error::LeadLimitReached { .. } => retry_later(format!("{e}; retry in 1 s"), 1),
         e => Status::unavailable(e.to_string()),
     }
 }
 
 /// UNAVAILABLE with `message`, and the retry delay in the trailer `grpc-retry-pushback-ms`.
-fn retry_later(message: String) -> Status {
+fn retry_later(message: String, seconds: u64) -> Status {
     let mut metadata = MetadataMap::new();
-    metadata.insert(
-        RETRY_PUSHBACK,
-        MetadataValue::from_static(RETRY_PUSHBACK_MS),
-    );
+    if let Ok(value) = MetadataValue::try_from(seconds.saturating_mul(1000).to_string()) {
+        metadata.insert(RETRY_PUSHBACK, value);
+    }
     Status::with_metadata(Code::Unavailable, message, metadata)
 }
 
-/// A take that waited [`TAKE_WAIT`] in vain: UNAVAILABLE, with the retry delay in the trailer
-/// `grpc-retry-pushback-ms` (what the HTTP routes say with `Retry-After`).
-fn still_waiting(generator: &CachedUidGenerator) -> Status {
-    let message = match generator.max_lead() {
+/// A take that waited `--max-wait` in vain: UNAVAILABLE, with the retry delay in the trailer
+/// `grpc-retry-pushback-ms`: what the queue left behind needs at the cap's rate (`2^seq_bits`
+/// IDs a second), at least a second, as the HTTP routes' `Retry-After`.
+fn still_waiting(app: &App) -> Status {
+    let stats = app.generator.stats();
+    let rate = app.layout.max_sequence() + 1;
+    let retry = stats.waiting_ids.div_ceil(rate).max(1);
+    let queue = match stats.waiting_takes {
+        0 => String::new(),
+        n => format!(
+            "; {n} call{} queued ahead for {} IDs",
+            if n == 1 { "" } else { "s" },
+            stats.waiting_ids
+        ),
+    };
+    let message = match app.generator.max_lead() {
         Some(lead) => format!(
             "no IDs within {} s: the generator is at its lead cap (max-lead {} s ahead of the \
-             clock) and waits for the clock to catch up; retry in 1 s",
-            TAKE_WAIT.as_secs(),
+             clock, {rate} IDs a second){queue}; retry in {retry} s",
+            app.max_wait.as_secs(),
             lead.as_secs()
         ),
         None => format!(
             "no IDs within {} s: the generator is waiting for its worker lease or its state \
-             file; retry in 1 s",
-            TAKE_WAIT.as_secs()
+             file{queue}; retry in {retry} s",
+            app.max_wait.as_secs()
         ),
     };
-    retry_later(message)
+    retry_later(message, retry)
 }
 
 /// Why `count` IDs cannot be taken at once: more than the lead cap holds.
@@ -273,13 +282,13 @@ fn too_many(app: &App, what: &str, count: u64, max: u64) -> Status {
     ))
 }
 
-/// Takes `out.len()` IDs, waiting at most [`TAKE_WAIT`].
+/// Takes `out.len()` IDs, waiting at most `--max-wait` ([`App::max_wait`]).
 async fn take(app: &App, what: &str, out: &mut [u64]) -> Result<(), Status> {
-    match tokio::time::timeout(TAKE_WAIT, app.generator.next_ids_async(out)).await {
+    match tokio::time::timeout(app.max_wait, app.generator.next_ids_async(out)).await {
         Ok(Ok(())) => Ok(()),
         Ok(Err(Error::BatchTooLarge { count, max })) => Err(too_many(app, what, count, max)),
         Ok(Err(e)) => Err(unavailable(&e)),
-        Err(_) => Err(still_waiting(&app.generator)),
+        Err(_) => Err(still_waiting(app)),
     }
 }
 
@@ -293,10 +302,10 @@ impl IdService for Ids {
         // An ID ready in the ring is taken without arming a timer.
         let id = match app.generator.try_next_id() {
             Some(id) => id,
-            None => match tokio::time::timeout(TAKE_WAIT, app.generator.next_id_async()).await {
+            None => match tokio::time::timeout(app.max_wait, app.generator.next_id_async()).await {
                 Ok(Ok(id)) => id,
                 Ok(Err(e)) => return Err(unavailable(&e)),
-                Err(_) => return Err(still_waiting(&app.generator)),
+                Err(_) => return Err(still_waiting(app)),
             },
         };
         Ok(tonic::Response::new(NextResponse { id }))

@@ -5,7 +5,9 @@
 //! Client mistakes get a 4xx with
 //! `{"error":"…"}` saying what was wrong; a generator that cannot issue (time bits exhausted,
 //! lease expired, filler down) gets a 503 with the same shape, and so does a take that waits
-//! longer than [`TAKE_WAIT`] at the lead cap (with `Retry-After`).
+//! longer than `--max-wait` ([`App::max_wait`]) at the lead cap (with `Retry-After`). Takes that
+//! wait are served first come, first served (the library's queue, see
+//! [`ringflake::CachedUidGenerator::next_ids_async`]).
 //!
 //! With a token file, the ID and parse routes answer 401 without a valid bearer token. A bad value is shown in an error bounded and
 //! escaped ([`crate::text::echo`]).
@@ -28,16 +30,6 @@ use hyper::{Method, Request, Response, StatusCode};
 use ringflake::Error;
 use std::fmt::Write as _;
 use std::future::Future;
-use std::time::Duration;
-
-/// The longest a take waits for IDs before the request is answered 503 with `Retry-After`: at
-/// the lead cap a take waits for the clock, about a second, but after the clock was set back (or
-/// with a state file recording seconds far ahead) it would wait until the clock is back within
-/// `max_lead` of the last second used, an hour if the clock went back an hour.
-pub const TAKE_WAIT: Duration = Duration::from_secs(2);
-
-/// What a 503 for a take that waited [`TAKE_WAIT`] asks the client to wait, in seconds.
-const RETRY_AFTER_SECONDS: HeaderValue = HeaderValue::from_static("1");
 
 /// The 404 for a generator `name` that does not exist, naming those that do.
 fn no_generator(app: &App, name: &str) -> Reply {
@@ -181,40 +173,54 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
     }
 }
 
-/// Runs a take for at most [`TAKE_WAIT`]; `None` if it waited longer (it is dropped, which the
-/// async takes allow: a dropped take leaves nothing claimed behind).
-async fn bounded<T>(take: impl Future<Output = T>) -> Option<T> {
-    tokio::time::timeout(TAKE_WAIT, take).await.ok()
+/// Runs a take for at most [`App::max_wait`]; `None` if it waited longer (it is dropped, which
+/// the async takes allow: a take dropped while it waits has taken nothing).
+async fn bounded<T>(app: &App, take: impl Future<Output = T>) -> Option<T> {
+    tokio::time::timeout(app.max_wait, take).await.ok()
 }
 
-/// The answer to a take that waited [`TAKE_WAIT`] in vain: 503, retry in a second.
+/// The answer to a take that waited [`App::max_wait`] in vain: 503, with a `Retry-After` of the
+/// seconds the queue left behind needs at the cap's rate (`2^seq_bits` IDs a second), at least 1.
 fn still_waiting(app: &App) -> Reply {
+    let stats = app.generator.stats();
+    let rate = app.layout.max_sequence() + 1;
+    let retry = stats.waiting_ids.div_ceil(rate).max(1);
+    let queue = match stats.waiting_takes {
+        0 => String::new(),
+        n => format!(
+            "; {n} request{} queued ahead for {} IDs",
+            if n == 1 { "" } else { "s" },
+            stats.waiting_ids
+        ),
+    };
     let message = match app.generator.max_lead() {
         Some(lead) => format!(
             "no IDs within {} s: the generator is at its lead cap (max-lead {} s ahead of the \
-             clock) and waits for the clock to catch up; retry later",
-            TAKE_WAIT.as_secs(),
+             clock, {rate} IDs a second){queue}; retry in {retry} s",
+            app.max_wait.as_secs(),
             lead.as_secs()
         ),
         // Without a cap the filler is never held back by the clock, only by its lease or its
         // state file.
         None => format!(
             "no IDs within {} s: the generator is waiting for its worker lease or its state \
-             file; retry later",
-            TAKE_WAIT.as_secs()
+             file{queue}; retry in {retry} s",
+            app.max_wait.as_secs()
         ),
     };
     let mut r = error(StatusCode::SERVICE_UNAVAILABLE, &message);
-    r.headers_mut().insert(RETRY_AFTER, RETRY_AFTER_SECONDS);
+    if let Ok(value) = HeaderValue::from_str(&retry.to_string()) {
+        r.headers_mut().insert(RETRY_AFTER, value);
+    }
     r
 }
 
 async fn id(app: &App) -> Reply {
-    // An ID ready in the ring, the common case, is taken without arming a timer; only a take
-    // that has to wait for the filler is bounded by TAKE_WAIT.
+    // An ID ready in the ring while no take waits, the common case, is taken without arming a
+    // timer; a take that has to wait (queued behind the others) is bounded by max_wait.
     let taken = match app.generator.try_next_id() {
         Some(id) => Some(Ok(id)),
-        None => bounded(app.generator.next_id_async()).await,
+        None => bounded(app, app.generator.next_id_async()).await,
     };
     match taken {
         Some(Ok(id)) => {
@@ -328,7 +334,7 @@ async fn ids(app: &App, route: &Route, query: &[(&str, &str)], take: bool) -> Re
         return respond(StatusCode::OK, JSON, Bytes::new());
     }
     let mut ids = vec![0u64; n];
-    match bounded(app.generator.next_ids_async(&mut ids)).await {
+    match bounded(app, app.generator.next_ids_async(&mut ids)).await {
         Some(Ok(())) => {
             let mut body = Vec::new();
             json_ids(&ids, &mut body);

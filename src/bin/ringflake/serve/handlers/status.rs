@@ -256,6 +256,7 @@ pub fn json(generators: &Generators) -> String {
             ",\"worker_id\":{},\"time_bits\":{},\"worker_bits\":{},\"seq_bits\":{},\"epoch_seconds\":{},\
              \"capacity\":{},\"available\":{},\"fill\":{:.4},\"lead_seconds\":{},\"max_lead_seconds\":{},\
              \"lag_seconds\":{},\"issued\":{},\"discarded\":{},\"take_waits\":{},\
+             \"waiting_takes\":{},\"waiting_ids\":{},\"heals\":{},\
              \"remaining_seconds\":{},\"lifetime_seconds\":{},\"runs_out\":\"{}\",\
              \"lease_until\":{},\"lease_lost\":{},\"filler_up\":{},\"rates\":[",
             s.worker_id,
@@ -272,6 +273,9 @@ pub fn json(generators: &Generators) -> String {
             s.issued,
             s.discarded,
             s.take_waits,
+            s.waiting_takes,
+            s.waiting_ids,
+            s.heals,
             s.remaining_seconds,
             v.lifetime,
             v.last_valid,

@@ -31,6 +31,12 @@ pub struct App {
     pub exposure: Exposure,
     /// The bearer tokens the ID, parse and Leaf routes require, if any.
     pub auth: Option<Auth>,
+    /// The longest a take waits for IDs before the request is answered 503 with `Retry-After`
+    /// (`--max-wait`): at the lead cap takes queue for the clock, about a second per
+    /// `2^seq_bits` IDs queued ahead; after the clock was set back (or with a state file
+    /// recording seconds far ahead) they would wait until the clock is back within `max_lead`
+    /// of the last second used, an hour if the clock went back an hour.
+    pub max_wait: std::time::Duration,
 }
 
 impl App {

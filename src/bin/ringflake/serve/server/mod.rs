@@ -21,8 +21,9 @@ use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, watch};
 use tokio_rustls::TlsAcceptor;
@@ -155,6 +156,54 @@ fn cannot_listen(addr: SocketAddr, e: &std::io::Error) -> String {
     }
 }
 
+/// Failed accepts of every serving thread, logged at most once every [`AcceptErrors::EVERY_MS`]:
+/// out of file descriptors (EMFILE), each thread fails an accept every 10 ms, which would be
+/// hundreds of identical lines a second.
+static ACCEPT_ERRORS: AcceptErrors = AcceptErrors {
+    next_ms: AtomicU64::new(0),
+    suppressed: AtomicU64::new(0),
+};
+
+/// A rate limit for one kind of log line, shared by the serving threads.
+struct AcceptErrors {
+    /// Milliseconds since [`started`] from which the next line may be logged.
+    next_ms: AtomicU64,
+    /// Failures not logged since the last line.
+    suppressed: AtomicU64,
+}
+
+impl AcceptErrors {
+    /// At most one line in this many milliseconds.
+    const EVERY_MS: u64 = 10_000;
+
+    /// Whether to log this failure now, and if so how many were not logged before it.
+    fn allow(&self) -> Option<u64> {
+        let now = started().elapsed().as_millis() as u64;
+        let next = self.next_ms.load(Ordering::Relaxed);
+        if now >= next
+            && self
+                .next_ms
+                .compare_exchange(
+                    next,
+                    now + Self::EVERY_MS,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+        {
+            return Some(self.suppressed.swap(0, Ordering::Relaxed));
+        }
+        self.suppressed.fetch_add(1, Ordering::Relaxed);
+        None
+    }
+}
+
+/// The process's monotonic start, for [`AcceptErrors`].
+fn started() -> Instant {
+    static START: OnceLock<Instant> = OnceLock::new();
+    *START.get_or_init(Instant::now)
+}
+
 /// One serving thread: its runtime, its listener, its connections.
 fn serve_thread(
     app: App,
@@ -196,8 +245,26 @@ fn serve_thread(
                         tokio::spawn(conn);
                     }
                     Err(e) => {
-                        // Out of file descriptors and the like: wait a little rather than spin.
-                        eprintln!("ringflake: accept on {addr} failed: {e}");
+                        // Out of file descriptors and the like: wait a little rather than spin,
+                        // and say so without a line per attempt (see `ACCEPT_ERRORS`).
+                        if let Some(suppressed) = ACCEPT_ERRORS.allow() {
+                            tracing::error!(
+                                target: crate::log::TARGET,
+                                address = %addr,
+                                error = %e,
+                                suppressed,
+                                "accept on {addr} failed: {e}{}",
+                                if suppressed > 0 {
+                                    format!(
+                                        " ({suppressed} more failed accepts not logged in the \
+                                         last {} s)",
+                                        AcceptErrors::EVERY_MS / 1000
+                                    )
+                                } else {
+                                    String::new()
+                                }
+                            );
+                        }
                         tokio::time::sleep(Duration::from_millis(10)).await;
                     }
                 },
@@ -209,8 +276,10 @@ fn serve_thread(
             _ = all_closed.recv() => {}
             _ = stop.wait_for(|s| *s == Stop::Now) => {}
             _ = tokio::time::sleep(grace) => {
-                eprintln!(
-                    "ringflake: requests still open after {} s: closing them",
+                tracing::warn!(
+                    target: crate::log::TARGET,
+                    grace_s = grace.as_secs(),
+                    "requests still open after {} s: closing them",
                     grace.as_secs()
                 );
             }

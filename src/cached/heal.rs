@@ -1,0 +1,77 @@
+//! Healing: a generator whose worker lease is lost for good (its row taken over by another node,
+//! or gone) takes a new worker id from its source by itself, as soon as the source answers, and
+//! serves again.
+//!
+//! The lease keeper finds the loss (an extension refused for good, not a database that does not
+//! answer: a lease still its own is simply extended again once the database is back) and asks
+//! the assigner's [`retaker`](crate::WorkerIdAssigner::retaker) for a new worker id; the
+//! [`Renewal`](super::renewal::Renewal) carries the answer to the filler, which switches at the start of its next round,
+//! under its lock: the ring's IDs of the old worker id are discarded (none is handed out from the
+//! ring after the switch), the new worker id's first second is above everything its earlier
+//! holders may have used (the assignment's floor) and everything the state file records, and
+//! above every second this generator wrote before (IDs one thread takes keep increasing), and
+//! the keeper keeps the new lease from there on. A generator without a retaker (a fixed worker
+//! id) cannot heal and stays unavailable, saying so.
+
+use super::shared::{FillerState, Shared};
+use std::sync::atomic::Ordering;
+
+impl Shared {
+    /// At the start of a filler round: switches to a new worker id if the keeper took one.
+    pub(super) fn heal_if_renewed(&self, st: &mut FillerState, now: u64) {
+        let (Some(renewal), Some(keeper)) = (&self.renewal, &self.keeper) else {
+            return;
+        };
+        let Some(assignment) = renewal.take() else {
+            return;
+        };
+        let old = self.worker_id.load(Ordering::Relaxed);
+        let new = assignment.worker_id;
+        let refuse = |why: String| {
+            tracing::error!(worker_id = new, reason = %why, "new worker id not usable");
+            keeper.renew_again();
+        };
+        if let Err(e) = crate::worker::assigner::check_fits(new, &self.layout) {
+            return refuse(e.to_string());
+        }
+        let recorded = match &self.reach {
+            Some(r) => match r.file.read() {
+                Ok(recorded) => recorded,
+                Err(e) => return refuse(e.to_string()),
+            },
+            None => None,
+        };
+        let epoch = self.layout.epoch_seconds();
+        let floor = crate::boot::first_delta(
+            &assignment,
+            recorded,
+            &self.layout,
+            epoch.saturating_add(now as i64),
+            self.max_lead.map(|(lead, _)| lead),
+        );
+        let Some(lease) = assignment.lease else {
+            return refuse("the source gave a worker id without a lease".into());
+        };
+        // The ring's IDs of the old worker id: none is handed out from the ring from here on.
+        loop {
+            let c = self.ring.cursor();
+            if c >= st.tail || self.claim_discarded(c, st.tail - c) {
+                break;
+            }
+        }
+        // Above every second written before (a second partly written counts as used).
+        let written = st.next_delta + u64::from(st.next_seq > 0);
+        st.next_delta = floor.max(written);
+        st.next_seq = 0;
+        self.worker_id.store(new, Ordering::Release);
+        keeper.install(new, lease, epoch.saturating_add(st.next_delta as i64));
+        self.counters.heals.fetch_add(1, Ordering::Relaxed);
+        self.counters.lease_capped.store(false, Ordering::Release);
+        tracing::warn!(
+            old_worker_id = old,
+            worker_id = new,
+            first_second = epoch.saturating_add(st.next_delta as i64),
+            "worker lease lost for good: serving again with a new worker id"
+        );
+    }
+}

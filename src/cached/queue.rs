@@ -1,0 +1,296 @@
+//! First come, first served for the takes that wait: a FIFO of places, one per waiting take.
+//!
+//! At the lead cap (rule 4) IDs become ready one second's worth at a time, when the clock moves.
+//! Takes that find too few ready queue here in the order they arrived; only the head of the queue
+//! takes from the ring, so no take that arrives later is handed the IDs a waiter is waiting for
+//! (the `try_next_id` and async fast paths look at [`Queue::is_empty`] first). A waiter that gives
+//! up leaves its place (dropping it), having taken nothing; the next one becomes the head and is
+//! woken.
+//!
+//! This is a ticket queue in the manner of a FIFO ticket lock (Mellor-Crummey and Scott,
+//! "Algorithms for scalable synchronization on shared-memory multiprocessors", 1991), with
+//! explicit entries instead of a `now serving` counter so that a waiter can leave from the
+//! middle: async waiters keep their [`Waker`], blocking ones their [`Thread`]. It is touched only
+//! by takes that wait and by batches, never on the per-ID path of `next_id` or a
+//! [`LocalTaker`](crate::LocalTaker), which claim their place in the ring's order with their one
+//! atomic add and wait for it there.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+use std::thread::Thread;
+use std::time::Duration;
+
+/// The waiting takes, in the order they arrived.
+#[derive(Debug, Default)]
+pub(super) struct Queue {
+    state: Mutex<State>,
+    /// Places in the queue: what the lock-free [`is_empty`](Self::is_empty) reads.
+    places: AtomicU64,
+    /// IDs the places still want, head included: the queue ahead of a newcomer.
+    wanted: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    next_ticket: u64,
+    entries: VecDeque<Entry>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    ticket: u64,
+    /// IDs this place still wants.
+    wanted: u64,
+    wake: Wake,
+}
+
+/// How to wake a place that becomes the head.
+#[derive(Debug)]
+enum Wake {
+    Nobody,
+    // Made by the async takes (feature `tokio`) only.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    Task(Waker),
+    Thread(Thread),
+}
+
+impl Wake {
+    fn wake(&mut self) {
+        match std::mem::replace(self, Wake::Nobody) {
+            Wake::Nobody => {}
+            Wake::Task(w) => w.wake(),
+            Wake::Thread(t) => t.unpark(),
+        }
+    }
+}
+
+/// What the queue holds at one moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Waiting {
+    /// Takes waiting, the head included.
+    pub(super) takes: u64,
+    /// IDs they still want.
+    pub(super) ids: u64,
+}
+
+impl Queue {
+    fn state(&self) -> MutexGuard<'_, State> {
+        // Plain data, consistent between statements: poisoning is no reason to stop.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether no take waits. A take that finds it empty may take ready IDs without queueing: it
+    /// overtakes nobody.
+    #[inline]
+    pub(super) fn is_empty(&self) -> bool {
+        self.places.load(Ordering::SeqCst) == 0
+    }
+
+    /// Takes and IDs waiting now.
+    pub(super) fn waiting(&self) -> Waiting {
+        Waiting {
+            takes: self.places.load(Ordering::Relaxed),
+            ids: self.wanted.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Queues a take that wants `wanted` IDs, behind every place already there.
+    pub(super) fn join(&self, wanted: u64) -> Place<'_> {
+        let mut st = self.state();
+        let ticket = st.next_ticket;
+        st.next_ticket += 1;
+        st.entries.push_back(Entry {
+            ticket,
+            wanted,
+            wake: Wake::Nobody,
+        });
+        self.places.fetch_add(1, Ordering::SeqCst);
+        self.wanted.fetch_add(wanted, Ordering::Relaxed);
+        Place {
+            queue: self,
+            ticket,
+        }
+    }
+}
+
+/// A take's place in the [`Queue`]; leaving it (dropping it) gives it up and wakes the next head.
+#[derive(Debug)]
+pub(super) struct Place<'q> {
+    queue: &'q Queue,
+    ticket: u64,
+}
+
+impl Place<'_> {
+    /// Whether this place is at the head of the queue: its take's turn.
+    pub(super) fn is_head(&self) -> bool {
+        self.queue
+            .state()
+            .entries
+            .front()
+            .is_some_and(|e| e.ticket == self.ticket)
+    }
+
+    /// Ready when this place is the head; else keeps `cx`'s waker to be woken when it is.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(super) fn poll_turn(&self, cx: &mut Context<'_>) -> Poll<()> {
+        self.poll_with(|| Wake::Task(cx.waker().clone()))
+    }
+
+    /// Waits, parked, until this place is the head (blocking takes).
+    pub(super) fn wait_turn(&self) {
+        // The timeout only bounds a lost wake-up; the head's leaving unparks the next one.
+        while self
+            .poll_with(|| Wake::Thread(std::thread::current()))
+            .is_pending()
+        {
+            std::thread::park_timeout(Duration::from_millis(10));
+        }
+    }
+
+    /// Waits until this place is the head (async takes).
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(super) async fn turn(&self) {
+        std::future::poll_fn(|cx| self.poll_turn(cx)).await;
+    }
+
+    fn poll_with(&self, wake: impl FnOnce() -> Wake) -> Poll<()> {
+        let mut st = self.queue.state();
+        let mut entries = st.entries.iter_mut();
+        if entries.next().is_some_and(|e| e.ticket == self.ticket) {
+            return Poll::Ready(());
+        }
+        if let Some(e) = entries.find(|e| e.ticket == self.ticket) {
+            e.wake = wake();
+        }
+        Poll::Pending
+    }
+
+    /// The head handed out `n` of the IDs it wants: the queue behind it is that much shorter.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(super) fn served(&self, n: u64) {
+        let mut st = self.queue.state();
+        if let Some(e) = st.entries.iter_mut().find(|e| e.ticket == self.ticket) {
+            let n = n.min(e.wanted);
+            e.wanted -= n;
+            self.queue.wanted.fetch_sub(n, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Drop for Place<'_> {
+    /// Leaves the queue, served or not; if this place was the head, the next one is woken.
+    fn drop(&mut self) {
+        let q = self.queue;
+        let mut st = q.state();
+        let Some(at) = st.entries.iter().position(|e| e.ticket == self.ticket) else {
+            return;
+        };
+        if let Some(e) = st.entries.remove(at) {
+            q.wanted.fetch_sub(e.wanted, Ordering::Relaxed);
+        }
+        q.places.fetch_sub(1, Ordering::SeqCst);
+        if at == 0
+            && let Some(next) = st.entries.front_mut()
+        {
+            next.wake.wake();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicUsize;
+
+    /// A waker that counts its wake-ups.
+    #[derive(Default)]
+    struct Count(AtomicUsize);
+
+    impl std::task::Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.wake_by_ref();
+        }
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn turn(place: &Place<'_>, waker: &Arc<Count>) -> bool {
+        let waker = Waker::from(Arc::clone(waker));
+        place.poll_turn(&mut Context::from_waker(&waker)).is_ready()
+    }
+
+    #[test]
+    fn places_are_served_in_the_order_they_came() {
+        let q = Queue::default();
+        assert!(q.is_empty());
+        let wakers: Vec<Arc<Count>> = (0..4).map(|_| Arc::default()).collect();
+        let places: Vec<Place<'_>> = (1..=4).map(|n| q.join(n * 100)).collect();
+        assert_eq!(
+            q.waiting(),
+            Waiting {
+                takes: 4,
+                ids: 1000
+            }
+        );
+        let heads: Vec<bool> = places
+            .iter()
+            .zip(&wakers)
+            .map(|(p, w)| turn(p, w))
+            .collect();
+        assert_eq!(heads, [true, false, false, false]);
+        places[0].served(60);
+        assert_eq!(q.waiting().ids, 940);
+        let mut places = places.into_iter();
+        drop(places.next()); // the head is done: the second is woken, nobody else
+        let counts: Vec<usize> = wakers.iter().map(|w| w.0.load(Ordering::SeqCst)).collect();
+        assert_eq!(counts, [0, 1, 0, 0]);
+        assert_eq!(q.waiting(), Waiting { takes: 3, ids: 900 });
+        let rest: Vec<Place<'_>> = places.collect();
+        assert!(turn(&rest[0], &wakers[1]));
+        assert!(!turn(&rest[2], &wakers[3]));
+    }
+
+    #[test]
+    fn a_waiter_that_leaves_from_the_middle_overtakes_nobody_and_wakes_nobody() {
+        let q = Queue::default();
+        let wakers: Vec<Arc<Count>> = (0..3).map(|_| Arc::default()).collect();
+        let a = q.join(1);
+        let b = q.join(2);
+        let c = q.join(3);
+        assert!(turn(&a, &wakers[0]));
+        assert!(!turn(&b, &wakers[1]));
+        assert!(!turn(&c, &wakers[2]));
+        drop(b);
+        assert_eq!(q.waiting(), Waiting { takes: 2, ids: 4 });
+        assert!(wakers.iter().all(|w| w.0.load(Ordering::SeqCst) == 0));
+        assert!(!turn(&c, &wakers[2]), "c still waits for a");
+        drop(a);
+        assert_eq!(wakers[2].0.load(Ordering::SeqCst), 1);
+        assert!(c.is_head());
+        drop(c);
+        assert!(q.is_empty());
+        assert_eq!(q.waiting(), Waiting::default());
+    }
+
+    #[test]
+    fn a_blocked_thread_is_unparked_when_its_turn_comes() {
+        let q = Arc::new(Queue::default());
+        let first = q.join(1);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let q2 = Arc::clone(&q);
+        let waiter = std::thread::spawn(move || {
+            let place = q2.join(1);
+            tx.send(()).unwrap();
+            place.wait_turn();
+        });
+        rx.recv().unwrap();
+        assert_eq!(q.waiting().takes, 2);
+        drop(first);
+        waiter.join().unwrap();
+        assert!(q.is_empty());
+    }
+}
