@@ -12,12 +12,16 @@
 #                        of the rounds' ratios (/id ÷ HTTP floor), which holds on a busy machine
 #                        better than either figure alone; and the same ratio in server CPU time per
 #                        request, which a shared machine disturbs less than throughput
+#   RINGFLAKE_LOAD_GRPC_BIN  the gRPC load generator, examples/grpc_load.rs (default: built beside
+#                        the binary with cargo build --release --features client --example grpc_load)
 #   WRK_THREADS          wrk threads (default 2)
 #   WRK_CONNECTIONS      open connections (default 64)
 # What runs, in order: LOAD_RUNS rounds of [/id on the service, GET / on the HTTP floor (the same
 # hyper set-up answering a counter)]; /id on a second service speaking HTTPS (--tls-cert/--tls-key
 # with the test certificates of tests/data/tls; wrk keeps its connections, so this measures TLS
-# records, not handshakes); /ids?count=1000; then the machine's floor, http_floor --raw (no HTTP
+# records, not handshakes); /ids?count=1000; gRPC on the same service (examples/grpc_load: unary
+# Next from WRK_CONNECTIONS concurrent calls on one HTTP/2 connection, then Streams of a million
+# IDs into one client); then the machine's floor, http_floor --raw (no HTTP
 # library at all: one read and one write per request). After each service run the generator's lead
 # over the clock (lead_seconds, from /healthz): /ids at tens of millions of IDs/s borrows up to the
 # lead cap (--max-lead, 10 s by default) and then waits for the clock, at 2^seq_bits IDs/s. The
@@ -63,6 +67,12 @@ if [[ -z "$floor_bin" ]]; then
     floor_bin="${CARGO_TARGET_DIR:-target}/release/examples/http_floor"
 fi
 [[ -x "$floor_bin" ]] || fail "no executable at $floor_bin"
+grpc_bin="${RINGFLAKE_LOAD_GRPC_BIN:-}"
+if [[ -z "$grpc_bin" ]]; then
+    cargo build --release --features client --example grpc_load
+    grpc_bin="${CARGO_TARGET_DIR:-target}/release/examples/grpc_load"
+fi
+[[ -x "$grpc_bin" ]] || fail "no executable at $grpc_bin"
 tls_dir="tests/data/tls"
 [[ -r "$tls_dir/server.pem" && -r "$tls_dir/server-key.pem" ]] || fail "no test certificate in $tls_dir"
 
@@ -202,6 +212,26 @@ lead_now "$plain"
 ids_lead="$lead"
 echo "lead_seconds at the end of the /ids run: $ids_lead"
 echo
+echo "== gRPC Next (unary), ${duration} s, $connections concurrent calls on one HTTP/2 connection"
+before="$(cpu_ticks "$pid")"
+grpc_next="$("$grpc_bin" "$plain" "$duration" "$connections" next)" || fail "grpc_load next failed"
+after="$(cpu_ticks "$pid")"
+echo "$grpc_next"
+next_calls="$(sed -n 's/^grpc-next: \([0-9]*\) calls.*/\1/p' <<<"$grpc_next")"
+((next_calls > 0)) || fail "no Next call completed"
+next_cpu="$(awk -v t=$((after - before)) -v us="$tick_us" -v n="$next_calls" 'BEGIN { printf "%.1f", t * us / n }')"
+echo
+echo "== gRPC Stream (a million IDs a stream, one client), ${duration} s"
+before="$(cpu_ticks "$pid")"
+grpc_stream="$("$grpc_bin" "$plain" "$duration" 1 stream)" || fail "grpc_load stream failed"
+after="$(cpu_ticks "$pid")"
+echo "$grpc_stream"
+stream_ids="$(sed -n 's/^grpc-stream: \([0-9]*\) IDs.*/\1/p' <<<"$grpc_stream")"
+((stream_ids > 0)) || fail "no ID streamed"
+stream_cpu="$(awk -v t=$((after - before)) -v us="$tick_us" -v n="$stream_ids" 'BEGIN { printf "%.1f", t * us * 1e6 / n / 1e3 }')"
+lead_now "$plain"
+echo "lead_seconds at the end of the gRPC runs: $lead"
+echo
 echo "== machine floor: GET / on examples/http_floor --raw (no HTTP library), ${duration} s"
 load "http://$raw/" "$raw_pid"
 raw_rps="$rps" raw_cpu="$cpu_us" raw_p50="$p50" raw_p99="$p99"
@@ -224,6 +254,8 @@ printf '/id over HTTPS:   %9.0f req/s p50 %6.0f us p99 %6.0f us %5s us CPU | = %
     "$tls_rps" "$tls_p50" "$tls_p99" "$tls_cpu" "$(ratio "$tls_rps" "$last_id_rps")"
 printf '/ids?count=1000:  %9.0f req/s p50 %6.0f us p99 %6.0f us = %.1f M IDs/s, lead %s s at the end\n' \
     "$ids_rps" "$ids_p50" "$ids_p99" "$(awk -v n="$ids_per_s" 'BEGIN { printf "%.1f", n / 1e6 }')" "$ids_lead"
+printf 'gRPC Next:        %s\n' "${grpc_next#grpc-next: }; $next_cpu us CPU a call"
+printf 'gRPC Stream:      %s\n' "${grpc_stream#grpc-stream: }; $stream_cpu ms server CPU per million IDs"
 printf 'machine floor:    %9.0f req/s p50 %6.0f us p99 %6.0f us %5s us CPU | /id of the last round = %s x this floor\n' \
     "$raw_rps" "$raw_p50" "$raw_p99" "$raw_cpu" "$(ratio "$last_id_rps" "$raw_rps")"
 echo "both services stopped on SIGTERM with exit 0"

@@ -208,6 +208,46 @@ pub enum Error {
         /// Width of the layout's time field (more time bits raise the limit).
         time_bits: u32,
     },
+    /// A [`RemoteGenerator`](crate::RemoteGenerator) (feature `client`) has no ID to hand out:
+    /// its buffer is empty and the service cannot be reached, or sent nothing in time. The
+    /// client goes on trying in the background; a later take may succeed.
+    ///
+    /// ```
+    /// let err = ringflake::Error::RemoteUnavailable {
+    ///     endpoint: "http://ids:8080".into(),
+    ///     reason: "connection refused".into(),
+    /// };
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "no ID from http://ids:8080: the local buffer is empty and the service is unavailable \
+    ///      (connection refused); retrying in the background"
+    /// );
+    /// ```
+    RemoteUnavailable {
+        /// The service's address, as given to the client.
+        endpoint: String,
+        /// Why, in the service's or the network's words.
+        reason: String,
+    },
+    /// A remote ID service refused the client's settings: an unknown generator, a missing or
+    /// wrong token, an invalid argument. Retrying with the same settings cannot help.
+    ///
+    /// ```
+    /// let err = ringflake::Error::RemoteRefused {
+    ///     endpoint: "http://ids:8080".into(),
+    ///     code: "UNAUTHENTICATED".into(),
+    ///     message: "missing bearer token".into(),
+    /// };
+    /// assert_eq!(err.to_string(), "http://ids:8080 refused: UNAUTHENTICATED: missing bearer token");
+    /// ```
+    RemoteRefused {
+        /// The service's address, as given to the client.
+        endpoint: String,
+        /// The gRPC status code, e.g. `UNAUTHENTICATED`, `NOT_FOUND`.
+        code: String,
+        /// The service's message.
+        message: String,
+    },
     /// A generator's first ID would not sort above the ID it must stay above
     /// ([`CachedBuilder::above`](crate::CachedBuilder::above)).
     NotAbove {
@@ -318,6 +358,16 @@ impl fmt::Display for Error {
                  IDs sort above an ID at or above {limit}, the first ID of its last second; more \
                  time bits raise that limit"
             ),
+            Error::RemoteUnavailable { endpoint, reason } => write!(
+                f,
+                "no ID from {endpoint}: the local buffer is empty and the service is unavailable \
+                 ({reason}); retrying in the background"
+            ),
+            Error::RemoteRefused {
+                endpoint,
+                code,
+                message,
+            } => write!(f, "{endpoint} refused: {code}: {message}"),
             Error::NotAbove {
                 above,
                 first_id,

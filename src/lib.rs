@@ -166,7 +166,9 @@
 //! | `postgres` | with `cli` | `DatabaseAssigner::postgres`: worker ids from a PostgreSQL table (`tokio-postgres` on a private runtime, TLS by rustls) |
 //! | `metrics` | yes | [`MetricsReporter`], [`GeneratorMetrics`] (also a sink for [`CachedBuilder::record_stats`]), [`install_prometheus`] and [`install_prometheus_recorder`]: Prometheus series |
 //! | `tokio` | yes | [`CachedUidGenerator::next_id_async`] |
-//! | `cli` | yes | the `ringflake` binary (HTTP service, `gen`, `parse`, `layout`, `workers`) with every worker source: turns on `sqlite`, `mysql`, `postgres`, `metrics` and `tokio`, and brings `clap` and `hyper` |
+//! | `cli` | yes | the `ringflake` binary (HTTP and gRPC service, `gen`, `parse`, `layout`, `workers`) with every worker source: turns on `sqlite`, `mysql`, `postgres`, `metrics`, `tokio` and `grpc`, and brings `clap`, `hyper` and tonic's server |
+//! | `grpc` | with `cli` | `ringflake::grpc`: the messages and stubs of the service's `ringflake.v1` gRPC API (prost, tonic's codec; generated code committed, no `protoc` needed) |
+//! | `client` | no | `RemoteGenerator`: IDs from a `ringflake serve` over gRPC, prefetched into a local lock-free buffer (tonic's client, rustls with ring for TLS) |
 //!
 //! The default features are the binary's, database clients included, so that `cargo install
 //! ringflake` has every worker source. A library leaves them out and names what it uses, e.g.
@@ -202,12 +204,21 @@
 //!
 //! ## The `ringflake` command (feature `cli`, on by default)
 //!
-//! A thin binary over this library: `ringflake serve` is an HTTP ID service (`/id`,
-//! `/ids?count=N`, `/parse/{id}`, `/metrics`, `/healthz`), `gen` and `parse` print IDs and
+//! A thin binary over this library: `ringflake serve` is an HTTP and gRPC ID service (`/id`,
+//! `/ids?count=N`, `/parse/{id}`, `/metrics`, `/healthz`; `ringflake.v1.IdService` with health
+//! and reflection on the same port), `gen` and `parse` print IDs and
 //! `parseUID` JSON for scripts and Java migrators, `layout` plans a layout, `workers` lists the
 //! worker table. The repository's [`docs/service.md`] documents it, and [`docs/production.md`]
 //! how to run it in production.
 //!
+//! ## IDs from the service, prefetched (feature `client`)
+//!
+//! A process that cannot hold a worker id of its own takes IDs from a `ringflake serve` with
+//! `RemoteGenerator`: a background thread streams them over gRPC into a local buffer ahead of
+//! demand, and a take costs a few nanoseconds. [`docs/grpc.md`] says when to
+//! embed the generator, when to call the service, and when to use the prefetching client.
+//!
+//! [`docs/grpc.md`]: https://github.com/ringflake/ringflake/blob/main/docs/grpc.md
 //! [`docs/service.md`]: https://github.com/ringflake/ringflake/blob/main/docs/service.md
 //! [`docs/production.md`]: https://github.com/ringflake/ringflake/blob/main/docs/production.md
 //! [`docs/monitoring.md`]: https://github.com/ringflake/ringflake/blob/main/docs/monitoring.md
@@ -219,11 +230,15 @@ mod cached;
 mod clock;
 mod default;
 mod error;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 mod layout;
 #[cfg(feature = "metrics")]
 mod metrics;
 pub mod plan;
 mod reach;
+#[cfg(feature = "client")]
+mod remote;
 mod ring;
 mod worker;
 
@@ -246,6 +261,8 @@ pub use layout::{
     DEFAULT_EPOCH_SECONDS, Layout, MAX_TIME_ZONE_FILE_BYTES, ParsedId, Parts,
     UID_GENERATOR_EPOCH_SECONDS, epoch_from_date, system_time_zone, time_zone_from_tz,
 };
+#[cfg(feature = "client")]
+pub use remote::{RemoteBuilder, RemoteGenerator, RemoteStats};
 pub use worker::node::NodeInfo;
 pub use worker::rows::WorkerRow;
 #[cfg(feature = "sqlite")]
@@ -264,6 +281,9 @@ mod doc_pages {
     pub struct Readme;
     #[doc = include_str!("../docs/benchmarks.md")]
     pub struct Benchmarks;
+    #[cfg(feature = "client")]
+    #[doc = include_str!("../docs/grpc.md")]
+    pub struct Grpc;
     #[doc = include_str!("../docs/health.md")]
     pub struct Health;
     #[doc = include_str!("../docs/migrating.md")]

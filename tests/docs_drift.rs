@@ -37,6 +37,7 @@ const FOREIGN_FLAGS: &[(&str, &str)] = &[
     ("--path", "cargo install"),
     ("--release", "cargo"),
     ("--raw", "examples/http_floor.rs"),
+    ("--num-workers", "ferroid-tonic-server"),
     ("--latency", "wrk"),
     ("--config.file", "prometheus"),
     ("--web.listen-address", "prometheus"),
@@ -62,6 +63,7 @@ const FOREIGN_FLAGS: &[(&str, &str)] = &[
 const OTHER_VARIABLES: &[(&str, &str)] = &[
     ("RINGFLAKE_METRICS_ADDR", "examples/prometheus.rs"),
     ("RINGFLAKE_RUN_SECS", "examples/prometheus.rs"),
+    ("RINGFLAKE_BLESS", "tests/grpc_codegen.rs"),
 ];
 
 /// One flag of a subcommand, as its `--help` shows it.

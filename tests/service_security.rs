@@ -407,8 +407,13 @@ fn tls_data(name: &str) -> String {
     format!("{}/tests/data/tls/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A TLS client that trusts the test CA only.
+/// A TLS client that trusts the test CA only and speaks HTTP/1.1 (ALPN `http/1.1`).
 fn tls_client() -> Arc<rustls::ClientConfig> {
+    tls_client_offering(&[b"http/1.1"])
+}
+
+/// A TLS client that trusts the test CA only and offers `alpn`.
+fn tls_client_offering(alpn: &[&[u8]]) -> Arc<rustls::ClientConfig> {
     use rustls::pki_types::pem::PemObject as _;
     let mut roots = rustls::RootCertStore::empty();
     for cert in rustls::pki_types::CertificateDer::pem_file_iter(tls_data("ca.pem")).unwrap() {
@@ -420,7 +425,7 @@ fn tls_client() -> Arc<rustls::ClientConfig> {
         .unwrap()
         .with_root_certificates(roots)
         .with_no_client_auth();
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
     Arc::new(config)
 }
 
@@ -458,6 +463,17 @@ fn https_serves_the_same_routes() {
         assert!(r.text().parse::<u64>().is_ok(), "{}", r.text());
         assert_eq!(alpn.as_deref(), Some(&b"http/1.1"[..]));
     }
+    // A client that offers HTTP/2 too gets it (tests/grpc.rs speaks it).
+    let server = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let conn =
+        rustls::ClientConnection::new(tls_client_offering(&[b"h2", b"http/1.1"]), server).unwrap();
+    let mut tls = rustls::StreamOwned::new(conn, connect(addr));
+    tls.flush().unwrap();
+    while tls.conn.is_handshaking() {
+        tls.conn.complete_io(&mut tls.sock).unwrap();
+    }
+    assert_eq!(tls.conn.alpn_protocol(), Some(&b"h2"[..]));
+    drop(tls);
     let (r, _) = tls_get(addr, "localhost", "/ids?count=3");
     assert_eq!(common::json_ids(&r.text()).len(), 3);
     let (r, _) = tls_get(addr, "localhost", "/parse/0");

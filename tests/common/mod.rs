@@ -87,7 +87,10 @@ impl Serve {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
                 // The start-up line naming the address (serve prints its trade-off first).
-                if first && line.contains("listening on http://") {
+                if first
+                    && (line.contains("listening on http://")
+                        || line.contains("listening on https://"))
+                {
                     let _ = tx.send(line.clone());
                     first = false;
                 }
@@ -123,8 +126,8 @@ impl Serve {
         s
     }
 
-    /// Waits at most `limit` for the start-up line and returns the address it names; fails the
-    /// test with serve's output if none comes.
+    /// Waits at most `limit` for the start-up line (`http://` or `https://`) and returns the
+    /// address it names; fails the test with serve's output if none comes.
     pub fn ready(&mut self, limit: Duration) -> SocketAddr {
         if let Some(addr) = self.addr {
             return addr;
@@ -149,8 +152,9 @@ impl Serve {
             }
         };
         let addr = line
-            .split("listening on http://")
+            .split("listening on http")
             .nth(1)
+            .and_then(|rest| rest.strip_prefix("s://").or(rest.strip_prefix("://")))
             .and_then(|rest| rest.split_whitespace().next())
             .and_then(|a| a.parse().ok())
             .unwrap_or_else(|| panic!("no address in {line:?}; output: {}", self.output()));

@@ -1,6 +1,6 @@
 //! The answers of `ringflake serve`: a request in, a response out, by the route the request
 //! matches in the [route table](super::model::routes); the status page and Leaf's routes in
-//! their own modules.
+//! their own modules; gRPC calls in [`grpc`].
 //!
 //! Client mistakes get a 4xx with
 //! `{"error":"…"}` saying what was wrong; a generator that cannot issue gets a 503 with the same
@@ -14,6 +14,7 @@
 //! With a token file, the ID and parse routes answer 401 without a valid bearer token. A bad value is shown in an error bounded and
 //! escaped ([`crate::text::echo`]).
 
+pub mod grpc;
 pub mod leaf;
 pub mod status;
 

@@ -1,4 +1,4 @@
-//! The life cycle of `ringflake serve`'s HTTP side: the serving threads, their runtimes and
+//! The life cycle of `ringflake serve`'s HTTP and gRPC side: the serving threads, their runtimes and
 //! listeners, the connections, and how they stop.
 //!
 //! One listening socket, bound once (a port in use, by another `ringflake serve` or anything else,
@@ -11,8 +11,9 @@ pub mod bodies;
 pub mod listen;
 pub mod signals;
 pub mod tls;
+pub mod versions;
 
-use super::handlers::handle;
+use super::handlers::{grpc, handle};
 use super::model::app::App;
 use bodies::JsonBodies;
 use hyper::Request;
@@ -26,6 +27,8 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, watch};
 use tokio_rustls::TlsAcceptor;
+use tonic::body::Body;
+use versions::Version;
 
 /// The stop signal the serving threads watch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -310,7 +313,7 @@ fn thread_runtime(
 /// Serves one connection until it closes, or until the stop signal, when hyper finishes the
 /// request in flight and closes the connection instead of waiting for another. With `tls`, the
 /// handshake comes first, in this task, bounded by [`tls::HANDSHAKE_TIMEOUT`] (and cut short by
-/// the stop signal).
+/// the stop signal). HTTP/1.1 or HTTP/2, as [`versions`] tells.
 async fn serve_connection(
     app: Arc<App>,
     stream: tokio::net::TcpStream,
@@ -320,33 +323,72 @@ async fn serve_connection(
 ) {
     listen::prepare(&stream);
     let Some(acceptor) = tls else {
-        return serve_http(app, stream, stop).await;
+        let version = tokio::select! {
+            version = versions::sniff(&stream) => version,
+            _ = stop.wait_for(|s| *s != Stop::No) => return,
+        };
+        if let Some(version) = version {
+            serve_http(app, stream, version, stop).await;
+        }
+        return;
     };
     let session = tokio::select! {
         session = tls::accept(&acceptor, stream) => session,
         _ = stop.wait_for(|s| *s != Stop::No) => return,
     };
     if let Some(session) = session {
-        serve_http(app, session, stop).await;
+        let version = versions::negotiated(session.get_ref().1.alpn_protocol());
+        serve_http(app, session, version, stop).await;
     }
 }
 
-/// Serves HTTP/1 on `io` (a TCP stream or a TLS session on one).
-async fn serve_http<I>(app: Arc<App>, io: I, mut stop: watch::Receiver<Stop>)
+/// Serves HTTP/1 or HTTP/2 on `io` (a TCP stream or a TLS session on one): the HTTP routes, and
+/// gRPC calls ([`grpc`]).
+async fn serve_http<I>(app: Arc<App>, io: I, version: Version, stop: watch::Receiver<Stop>)
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    let services = Arc::new(grpc::Services::new(&app));
     let service = hyper::service::service_fn(move |req: Request<Incoming>| {
         let app = Arc::clone(&app);
-        async move { Ok::<_, Infallible>(handle(&app, &req).await) }
+        let services = Arc::clone(&services);
+        async move {
+            let answer = if grpc::is_grpc(&req) {
+                services.call(req).await
+            } else {
+                handle(&app, &req).await.map(Body::new)
+            };
+            Ok::<_, Infallible>(answer)
+        }
     });
-    let conn = listen::http1().serve_connection(TokioIo::new(JsonBodies::new(io)), service);
+    match version {
+        Version::Http1 => {
+            let io = TokioIo::new(JsonBodies::new(io));
+            let conn = listen::http1().serve_connection(io, service);
+            until_stopped(conn, stop, |c| c.graceful_shutdown()).await;
+        }
+        Version::Http2 => {
+            let conn = versions::http2().serve_connection(TokioIo::new(io), service);
+            until_stopped(conn, stop, |c| c.graceful_shutdown()).await;
+        }
+    }
+}
+
+/// Drives `conn` until it ends, or until the stop signal, then shuts it down gracefully (the
+/// requests in flight finish, no new one starts) and drives it to its end.
+async fn until_stopped<C, O>(
+    conn: C,
+    mut stop: watch::Receiver<Stop>,
+    graceful: impl FnOnce(std::pin::Pin<&mut C>),
+) where
+    C: std::future::Future<Output = O>,
+{
     tokio::pin!(conn);
     tokio::select! {
         _ = conn.as_mut() => return,
         _ = stop.wait_for(|s| *s != Stop::No) => {}
     }
-    conn.as_mut().graceful_shutdown();
+    graceful(conn.as_mut());
     let _ = conn.await;
 }
 

@@ -1,5 +1,5 @@
 //! HTTPS for `ringflake serve` (`--tls-cert`, `--tls-key`): rustls with the ring provider,
-//! TLS 1.2 and 1.3, HTTP/1.1 only (ALPN `http/1.1`).
+//! TLS 1.2 and 1.3, HTTP/2 and HTTP/1.1 (ALPN `h2`, `http/1.1`: [`super::versions`]).
 //!
 //! The handshake runs in the connection's own task, bounded by [`HANDSHAKE_TIMEOUT`]: a client
 //! that connects and says nothing, or stalls half-way, is disconnected instead of holding the
@@ -49,7 +49,7 @@ pub fn acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, String> {
                 key.display()
             )
         })?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = super::versions::ALPN.iter().map(|p| p.to_vec()).collect();
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 

@@ -1,0 +1,509 @@
+//! gRPC on the service's listener: `ringflake.v1.IdService` (the repository's
+//! `proto/ringflake/v1/ringflake.proto`), the standard `grpc.health.v1.Health` and server
+//! reflection (v1 and v1alpha), beside the HTTP routes on the same port and the same HTTP/2
+//! connections (the server's `versions` tells the versions apart).
+//!
+//! A request is gRPC when its content type is `application/grpc…`; [`Services::call`] sends it by
+//! path to one of tonic's generated servers. What the HTTP routes check, these check the same
+//! way: the listener's [`Exposure`] (`IdService` and reflection where the ID routes are, health
+//! on every listener, as `/healthz`), the bearer tokens (`authorization` metadata, `IdService`
+//! only, as the ID and parse routes), the counts' limits, and a take bounded by `--max-wait`
+//! ([`App::max_wait`]). Errors are status codes whose messages read as the HTTP ones do.
+//!
+//! `Stream` takes a chunk from the generator only when the previous one has been handed to
+//! hyper, which asks for the next only when HTTP/2 flow control lets it send: a client that reads
+//! slowly holds the server to its windows (a few hundred KiB), whatever count it asked for.
+
+use crate::serve::model::app::App;
+use crate::serve::model::auth::Denied;
+use crate::serve::model::routes::{Exposure, MAX_COUNT};
+use hyper::body::Incoming;
+use hyper::{Request, Response};
+use ringflake::Error;
+use ringflake::grpc::id_service_server::{IdService, IdServiceServer};
+use ringflake::grpc::{
+    BatchRequest, BatchResponse, Chunk, NextRequest, NextResponse, ParseRequest, ParseResponse,
+    StreamRequest,
+};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::body::Body;
+use tonic::codegen::Service as _;
+use tonic::metadata::{MetadataMap, MetadataValue};
+use tonic::{Code, Status};
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_server::{Health, HealthServer};
+use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
+
+/// The largest `chunk` a `Stream` message may carry: 65,536 IDs (512 KiB).
+pub const MAX_CHUNK: u32 = 65_536;
+
+/// The chunk of a `Stream` that names none: 8,192 IDs (64 KiB a message).
+pub const DEFAULT_CHUNK: u32 = 8_192;
+
+/// How often a health `Watch` looks at the generators again.
+const WATCH_EVERY: Duration = Duration::from_secs(1);
+
+/// The trailer that tells a client when to retry, in milliseconds, which gRPC's retry policies
+/// obey (the HTTP routes' `Retry-After`).
+const RETRY_PUSHBACK: &str = "grpc-retry-pushback-ms";
+
+/// Whether `req` is a gRPC call (content type `application/grpc`, `application/grpc+proto`, …).
+pub fn is_grpc<B>(req: &Request<B>) -> bool {
+    req.headers()
+        .get(hyper::header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"))
+}
+
+/// The gRPC services of one connection.
+pub struct Services {
+    app: Arc<App>,
+    ids: IdServiceServer<Ids>,
+    health: HealthServer<Checks>,
+}
+
+/// A gRPC service with its type erased (reflection's is an opaque type).
+type Erased = Box<
+    dyn Fn(Request<Incoming>) -> Pin<Box<dyn Future<Output = Response<Body>> + Send>> + Send + Sync,
+>;
+
+/// The reflection services, v1 and v1alpha (what grpcurl and grpcio's tools ask), built once for
+/// the process: they parse the descriptors.
+struct Reflection {
+    v1: Erased,
+    v1alpha: Erased,
+}
+
+fn erase<S>(service: S) -> Erased
+where
+    S: tonic::codegen::Service<
+            Request<Incoming>,
+            Response = Response<Body>,
+            Error = std::convert::Infallible,
+        > + Clone
+        + Send
+        + Sync
+        + 'static,
+    S::Future: Send + 'static,
+{
+    Box::new(move |req| {
+        let mut service = service.clone();
+        Box::pin(async move { service.call(req).await.unwrap_or_else(|e| match e {}) })
+    })
+}
+
+fn reflection() -> Result<&'static Reflection, String> {
+    static REFLECTION: OnceLock<Result<Reflection, String>> = OnceLock::new();
+    REFLECTION
+        .get_or_init(|| {
+            let builder = || {
+                tonic_reflection::server::Builder::configure()
+                    .register_encoded_file_descriptor_set(ringflake::grpc::FILE_DESCRIPTOR_SET)
+                    .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            };
+            let failed = |e: tonic_reflection::server::Error| {
+                format!("cannot set up gRPC server reflection: {e}")
+            };
+            Ok(Reflection {
+                v1: erase(builder().build_v1().map_err(failed)?),
+                v1alpha: erase(builder().build_v1alpha().map_err(failed)?),
+            })
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+impl Services {
+    /// The services answering from `app` (the listener's).
+    pub fn new(app: &Arc<App>) -> Services {
+        Services {
+            app: Arc::clone(app),
+            ids: IdServiceServer::new(Ids {
+                app: Arc::clone(app),
+            })
+            // A Batch of MAX_COUNT IDs is 800 KB; a request is a few bytes.
+            .max_decoding_message_size(64 * 1024),
+            health: HealthServer::new(Checks {
+                app: Arc::clone(app),
+            }),
+        }
+    }
+
+    /// Answers one gRPC call.
+    pub async fn call(&self, req: Request<Incoming>) -> Response<Body> {
+        let path = req.uri().path();
+        let service = path
+            .strip_prefix('/')
+            .and_then(|p| p.split_once('/'))
+            .map_or("", |(service, _)| service);
+        let ids_here = self.app.exposure != Exposure::Internal;
+        match service {
+            ID_SERVICE if ids_here => {
+                if let Some(auth) = &self.app.auth
+                    && let Err(denied) = auth.check(req.headers())
+                {
+                    return unauthenticated(denied).into_http();
+                }
+                let mut ids = self.ids.clone();
+                ids.call(req).await.unwrap_or_else(|e| match e {})
+            }
+            HEALTH => {
+                let mut health = self.health.clone();
+                health.call(req).await.unwrap_or_else(|e| match e {})
+            }
+            "grpc.reflection.v1.ServerReflection" | "grpc.reflection.v1alpha.ServerReflection"
+                if ids_here =>
+            {
+                let reflection = match reflection() {
+                    Ok(r) => r,
+                    Err(message) => return Status::internal(message).into_http(),
+                };
+                if service.contains("v1alpha") {
+                    (reflection.v1alpha)(req).await
+                } else {
+                    (reflection.v1)(req).await
+                }
+            }
+            _ => {
+                let services = if ids_here {
+                    "ringflake.v1.IdService, grpc.health.v1.Health, \
+                     grpc.reflection.v1.ServerReflection and \
+                     grpc.reflection.v1alpha.ServerReflection"
+                } else {
+                    "grpc.health.v1.Health (the IDs are on the main listener)"
+                };
+                Status::unimplemented(format!(
+                    "no gRPC method {}: this listener serves {services}",
+                    crate::text::echo(path)
+                ))
+                .into_http()
+            }
+        }
+    }
+}
+
+/// The services' full names, as paths and health checks name them.
+const ID_SERVICE: &str = ringflake::grpc::SERVICE_NAME;
+const HEALTH: &str = "grpc.health.v1.Health";
+
+/// The status for a call the token file refuses; the token it sent is never shown.
+fn unauthenticated(denied: Denied) -> Status {
+    Status::unauthenticated(match denied {
+        Denied::Missing => {
+            "missing bearer token: send the metadata authorization: Bearer <token> with a token \
+             of the service's token file"
+        }
+        Denied::Invalid => "invalid bearer token: not one of the service's token file",
+    })
+}
+
+/// `IdService`, answering from the generators of the listener's [`App`].
+struct Ids {
+    app: Arc<App>,
+}
+
+impl Ids {
+    /// The generator a request names (`""`: the default one).
+    fn target(&self, name: &str) -> Result<&App, Status> {
+        if name.is_empty() {
+            return Ok(&self.app);
+        }
+        self.app.named(name).ok_or_else(|| {
+            Status::not_found(format!(
+                "no generator {}: the generators are {}",
+                crate::text::quoted(name),
+                self.app.generators.names()
+            ))
+        })
+    }
+}
+
+/// A generator error: the service cannot issue now, never the client's fault. At the lead cap
+/// (policy `fail`) the trailer `grpc-retry-pushback-ms` says when to retry, as for a take that
+/// waited there in vain.
+fn unavailable(e: &Error) -> Status {
+    match e {
+        Error::LeadLimitReached { .. } => retry_later(format!("{e}; retry in 1 s"), 1),
+        e => Status::unavailable(e.to_string()),
+    }
+}
+
+/// UNAVAILABLE with `message`, and the retry delay in the trailer `grpc-retry-pushback-ms`.
+fn retry_later(message: String, seconds: u64) -> Status {
+    let mut metadata = MetadataMap::new();
+    if let Ok(value) = MetadataValue::try_from(seconds.saturating_mul(1000).to_string()) {
+        metadata.insert(RETRY_PUSHBACK, value);
+    }
+    Status::with_metadata(Code::Unavailable, message, metadata)
+}
+
+/// A take that waited `--max-wait` in vain: UNAVAILABLE, with the retry delay in the trailer
+/// `grpc-retry-pushback-ms`: what the queue left behind needs at the cap's rate (`2^seq_bits`
+/// IDs a second), at least a second, as the HTTP routes' `Retry-After`.
+fn still_waiting(app: &App) -> Status {
+    let stats = app.generator.stats();
+    let rate = app.layout.max_sequence() + 1;
+    let retry = stats.waiting_ids.div_ceil(rate).max(1);
+    let queue = match stats.waiting_takes {
+        0 => String::new(),
+        n => format!(
+            "; {n} call{} queued ahead for {} IDs",
+            if n == 1 { "" } else { "s" },
+            stats.waiting_ids
+        ),
+    };
+    let message = match app.generator.max_lead() {
+        Some(lead) => format!(
+            "no IDs within {} s: the generator is at its lead cap (max-lead {} s ahead of the \
+             clock, {rate} IDs a second){queue}; retry in {retry} s",
+            app.max_wait.as_secs(),
+            lead.as_secs()
+        ),
+        None => format!(
+            "no IDs within {} s: the generator is waiting for its worker lease or its state \
+             file{queue}; retry in {retry} s",
+            app.max_wait.as_secs()
+        ),
+    };
+    retry_later(message, retry)
+}
+
+/// Why `count` IDs cannot be taken at once: more than the lead cap holds.
+fn too_many(app: &App, what: &str, count: u64, max: u64) -> Status {
+    let lead = app.generator.max_lead().map_or(0, |d| d.as_secs());
+    Status::invalid_argument(format!(
+        "{what} {count} is more than the generator can take at once: at most {max} IDs \
+         ((max-lead {lead} s + 1) x 2^{} IDs a second); ask for fewer",
+        app.layout.seq_bits()
+    ))
+}
+
+/// Takes `out.len()` IDs, waiting at most `--max-wait` ([`App::max_wait`]).
+async fn take(app: &App, what: &str, out: &mut [u64]) -> Result<(), Status> {
+    match tokio::time::timeout(app.max_wait, app.generator.next_ids_async(out)).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(Error::BatchTooLarge { count, max })) => Err(too_many(app, what, count, max)),
+        Ok(Err(e)) => Err(unavailable(&e)),
+        Err(_) => Err(still_waiting(app)),
+    }
+}
+
+#[tonic::async_trait]
+impl IdService for Ids {
+    async fn next(
+        &self,
+        request: tonic::Request<NextRequest>,
+    ) -> Result<tonic::Response<NextResponse>, Status> {
+        let app = self.target(&request.get_ref().generator)?;
+        // An ID ready in the ring is taken without arming a timer.
+        let id = match app.generator.try_next_id() {
+            Some(id) => id,
+            None => match tokio::time::timeout(app.max_wait, app.generator.next_id_async()).await {
+                Ok(Ok(id)) => id,
+                Ok(Err(e)) => return Err(unavailable(&e)),
+                Err(_) => return Err(still_waiting(app)),
+            },
+        };
+        Ok(tonic::Response::new(NextResponse { id }))
+    }
+
+    async fn batch(
+        &self,
+        request: tonic::Request<BatchRequest>,
+    ) -> Result<tonic::Response<BatchResponse>, Status> {
+        let request = request.into_inner();
+        let app = self.target(&request.generator)?;
+        let count = request.count;
+        if !(1..=MAX_COUNT as u32).contains(&count) {
+            return Err(Status::invalid_argument(format!(
+                "count {count} out of range: Batch takes 1 to {MAX_COUNT} IDs (Stream takes more)"
+            )));
+        }
+        if let Some(max) = app.generator.max_batch()
+            && u64::from(count) > max
+        {
+            return Err(too_many(app, "count", u64::from(count), max));
+        }
+        let mut ids = vec![0u64; count as usize];
+        take(app, "count", &mut ids).await?;
+        Ok(tonic::Response::new(BatchResponse { ids }))
+    }
+
+    type StreamStream = ReceiverStream<Result<Chunk, Status>>;
+
+    async fn stream(
+        &self,
+        request: tonic::Request<StreamRequest>,
+    ) -> Result<tonic::Response<Self::StreamStream>, Status> {
+        let request = request.into_inner();
+        let app = self.target(&request.generator)?.clone();
+        if request.count == 0 {
+            return Err(Status::invalid_argument(
+                "count 0 out of range: Stream takes at least 1 ID",
+            ));
+        }
+        let max = app.generator.max_batch();
+        let chunk = match request.chunk {
+            0 => max.map_or(DEFAULT_CHUNK, |m| {
+                DEFAULT_CHUNK.min(u32::try_from(m).unwrap_or(u32::MAX))
+            }),
+            c if c > MAX_CHUNK => {
+                return Err(Status::invalid_argument(format!(
+                    "chunk {c} out of range: a Stream message carries 1 to {MAX_CHUNK} IDs \
+                     (0: {DEFAULT_CHUNK})"
+                )));
+            }
+            c => c,
+        };
+        if let Some(max) = max
+            && u64::from(chunk) > max
+        {
+            return Err(too_many(&app, "chunk", u64::from(chunk), max));
+        }
+        // One chunk in the channel, one being taken: the producer waits for the encoder, which
+        // waits for HTTP/2's flow control.
+        let (tx, rx) = mpsc::channel(1);
+        tokio::spawn(async move {
+            let mut left = request.count;
+            while left > 0 {
+                let n = left.min(u64::from(chunk)) as usize;
+                let Ok(permit) = tx.reserve().await else {
+                    return; // the client went away: nothing more is taken
+                };
+                let mut ids = vec![0u64; n];
+                match take(&app, "chunk", &mut ids).await {
+                    Ok(()) => permit.send(Ok(Chunk { ids })),
+                    Err(status) => {
+                        permit.send(Err(status));
+                        return;
+                    }
+                }
+                left -= n as u64;
+            }
+        });
+        Ok(tonic::Response::new(ReceiverStream::new(rx)))
+    }
+
+    async fn parse(
+        &self,
+        request: tonic::Request<ParseRequest>,
+    ) -> Result<tonic::Response<ParseResponse>, Status> {
+        let request = request.into_inner();
+        let app = self.target(&request.generator)?;
+        let parsed = app
+            .layout
+            .parse(request.id)
+            .map_err(|e| Status::invalid_argument(format!("ID {}: {e}", request.id)))?;
+        let parse_uid = parsed
+            .to_java_string_in(&app.tz)
+            .map_err(|e| Status::invalid_argument(format!("ID {}: {e}", request.id)))?;
+        let parts = app
+            .layout
+            .decompose(request.id)
+            .map_err(|e| Status::invalid_argument(format!("ID {}: {e}", request.id)))?;
+        Ok(tonic::Response::new(ParseResponse {
+            id: request.id,
+            delta_seconds: parts.delta_seconds,
+            unix_seconds: parsed.unix_seconds,
+            worker_id: parsed.worker_id,
+            sequence: parsed.sequence,
+            parse_uid,
+            layout: Some(ringflake::grpc::Layout {
+                time_bits: app.layout.time_bits(),
+                worker_bits: app.layout.worker_bits(),
+                seq_bits: app.layout.seq_bits(),
+                epoch_seconds: app.layout.epoch_seconds(),
+            }),
+        }))
+    }
+}
+
+/// `grpc.health.v1.Health`: one service name per generator, as `/healthz` judges them.
+///
+/// - `""` and `ringflake.v1.IdService`: the service as a whole, `/healthz`'s answer (the default
+///   generator, and with several every other one);
+/// - a generator's name (`default`, `orders`, …): that generator alone.
+///
+/// Any other name is `NOT_FOUND` (`Check`) or `SERVICE_UNKNOWN` (`Watch`), as the health
+/// protocol asks.
+struct Checks {
+    app: Arc<App>,
+}
+
+impl Checks {
+    /// The status of `service`, `None` if there is no such service name.
+    fn status(&self, service: &str) -> Option<ServingStatus> {
+        let healthy = |app: &App| app.generator.stats().health(&app.layout).is_available();
+        let serving = match service {
+            "" | ID_SERVICE => {
+                healthy(&self.app) && self.app.generators.iter().all(|g| healthy(&g.app))
+            }
+            name => healthy(self.app.named(name)?),
+        };
+        Some(if serving {
+            ServingStatus::Serving
+        } else {
+            ServingStatus::NotServing
+        })
+    }
+}
+
+#[tonic::async_trait]
+impl Health for Checks {
+    async fn check(
+        &self,
+        request: tonic::Request<HealthCheckRequest>,
+    ) -> Result<tonic::Response<HealthCheckResponse>, Status> {
+        let service = &request.get_ref().service;
+        match self.status(service) {
+            Some(status) => Ok(tonic::Response::new(HealthCheckResponse {
+                status: status.into(),
+            })),
+            None => Err(Status::not_found(format!(
+                "no health service {}: ask for \"\" (the whole service), {} or a generator: {}",
+                crate::text::quoted(service),
+                ID_SERVICE,
+                self.app.generators.names()
+            ))),
+        }
+    }
+
+    type WatchStream = ReceiverStream<Result<HealthCheckResponse, Status>>;
+
+    async fn watch(
+        &self,
+        request: tonic::Request<HealthCheckRequest>,
+    ) -> Result<tonic::Response<Self::WatchStream>, Status> {
+        let service = request.into_inner().service;
+        let checks = Checks {
+            app: Arc::clone(&self.app),
+        };
+        let (tx, rx) = mpsc::channel(1);
+        tokio::spawn(async move {
+            let mut last = None;
+            loop {
+                let status = checks
+                    .status(&service)
+                    .unwrap_or(ServingStatus::ServiceUnknown);
+                if last != Some(status) {
+                    let answer = HealthCheckResponse {
+                        status: status.into(),
+                    };
+                    if tx.send(Ok(answer)).await.is_err() {
+                        return;
+                    }
+                    last = Some(status);
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(WATCH_EVERY) => {}
+                    _ = tx.closed() => return,
+                }
+            }
+        });
+        Ok(tonic::Response::new(ReceiverStream::new(rx)))
+    }
+}
