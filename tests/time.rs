@@ -135,8 +135,9 @@ fn a_database_id_reserved_ahead_is_given_back() {
     first.next_id().unwrap();
     std::mem::forget(first);
 
-    std::fs::remove_file(&db).unwrap();
-    let assigner = DatabaseAssigner::sqlite(&db).unwrap();
+    // The worker table recreated: a new, empty one (the killed run's connection to the old file
+    // is still open in this process).
+    let assigner = DatabaseAssigner::sqlite(dir.path().join("recreated.db")).unwrap();
     let g = CachedUidGenerator::builder(layout())
         .worker_id_from(&assigner)
         .state_file(&state)

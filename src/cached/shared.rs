@@ -373,10 +373,11 @@ impl CachedUidGenerator {
     ///     .build()?;
     /// ahead.next_id()?;
     /// std::mem::forget(ahead); // killed
-    /// // The worker table is recreated: id 1 is handed out again, and given back.
-    /// std::fs::remove_file(&db).unwrap();
+    /// // The worker table is recreated (a new, empty one): id 1 is handed out again, and given
+    /// // back.
+    /// let recreated = dir.path().join("recreated.db");
     /// let g = CachedUidGenerator::builder(Layout::default())
-    ///     .worker_id_from(&DatabaseAssigner::sqlite(&db)?)
+    ///     .worker_id_from(&DatabaseAssigner::sqlite(&recreated)?)
     ///     .state_file(&state)
     ///     .build()?;
     /// let back = g.given_back().expect("worker id 1 was given back");
