@@ -3,9 +3,9 @@
 //! the layout alive at the clock's time, the first second this boot may use, and the lease keeper
 //! running.
 
-use crate::reach::ReachFile;
+use crate::reach::{ReachFile, Reaches};
 use crate::worker::lease::Keeper;
-use crate::{Assignment, Clock, Error, Layout};
+use crate::{Assignment, Clock, Error, Layout, WorkerIdAssigner};
 use std::sync::Arc;
 
 /// What a generator holds from its start.
@@ -17,31 +17,155 @@ pub(crate) struct Boot {
     pub(crate) floor: u64,
     /// Keeps the worker lease extended, if the assignment has one; releases it when dropped.
     pub(crate) keeper: Option<Keeper>,
+    /// The worker id given back because it was reserved beyond the lead cap, if one was.
+    pub(crate) given_back: Option<GivenBack>,
+}
+
+/// A worker id a generator gave back at start, and took another in its place: the id's IDs were
+/// reserved (by the state file, or the worker table) up to a second beyond `now + max_lead +
+/// max_lag`, so starting with it would have served nothing until the clock came within the lead
+/// cap of that second, longer than `max_lag`. See [`CachedUidGenerator::given_back`](crate::CachedUidGenerator::given_back).
+///
+/// ```
+/// use ringflake::GivenBack;
+/// let g = GivenBack { worker_id: 1, reserved_until: 1_800_086_400, now: 1_800_000_000 };
+/// assert_eq!(g.ahead_seconds(), 86_400);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GivenBack {
+    /// The worker id given back.
+    pub worker_id: u64,
+    /// The last unix second its IDs may already have used (the first it could use is the next).
+    pub reserved_until: i64,
+    /// The clock's unix second when it was given back.
+    pub now: i64,
+}
+
+impl GivenBack {
+    /// How far ahead of the clock the given-back id was reserved, in seconds.
+    ///
+    /// ```
+    /// use ringflake::GivenBack;
+    /// let g = GivenBack { worker_id: 1, reserved_until: 100, now: 160 };
+    /// assert_eq!(g.ahead_seconds(), 0); // not ahead (never negative)
+    /// ```
+    pub fn ahead_seconds(&self) -> u64 {
+        self.reserved_until.saturating_sub(self.now).max(0) as u64
+    }
+}
+
+/// The time limits a generator starts under: its lead cap (`None`: unbounded) and how long the
+/// cap may hold a boot's first second before the worker id is given back (its `max_lag`), in
+/// seconds.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub(crate) max_lead: Option<u64>,
+    pub(crate) patience: u64,
+}
+
+/// An assignment checked against the layout, and the first delta second it allows.
+struct Checked {
+    assignment: Assignment,
+    worker_id: u64,
+    floor: u64,
 }
 
 impl Boot {
     /// Checks `assignment` against `layout` at the clock's time and starts its lease keeper.
+    /// With a lead cap, an assignment whose floor lies so far beyond `now + max_lead` that the
+    /// cap would hold it for longer than `limits.patience` seconds (the generator's `max_lag`: a wait
+    /// that will not pass soon) is given back (its lease released at the reserved second, so the
+    /// id is not recycled before it) and `retake` asked for another, once; the second is kept
+    /// whatever its floor.
     pub(crate) fn start(
         assignment: Result<Assignment, Error>,
+        retake: Option<&dyn WorkerIdAssigner>,
         layout: &Layout,
         clock: &Arc<dyn Clock>,
         state: Option<&ReachFile>,
-        max_lead: Option<u64>,
+        limits: Limits,
         above: Option<u64>,
     ) -> Result<Boot, Error> {
+        let Limits { max_lead, patience } = limits;
         let assignment = assignment?;
-        let worker_id = crate::worker::assigner::check_fits(assignment.worker_id, layout)?;
+        crate::worker::assigner::check_fits(assignment.worker_id, layout)?;
         let now = clock.now_seconds();
         layout.check_alive_at(now)?;
-        let recorded = match state {
+        let reaches = match state {
             Some(file) => file.read()?,
-            None => None,
+            None => Reaches::default(),
         };
-        let floor = first_delta(&assignment, recorded, layout, now, max_lead);
+        let mut chosen = check(assignment, layout, now, &reaches, max_lead)?;
+        let now_delta = now.saturating_sub(layout.epoch_seconds()).max(0) as u64;
+        let mut given_back = None;
+        // The first delta second beyond which the cap would hold the filler longer than patience.
+        let too_far = max_lead.map(|lead| now_delta.saturating_add(lead).saturating_add(patience));
+        if let (Some(too_far), Some(retake)) = (too_far, retake)
+            && chosen.floor > too_far
+        {
+            let reserved_until = layout
+                .epoch_seconds()
+                .saturating_add(chosen.floor as i64 - 1);
+            let back = GivenBack {
+                worker_id: chosen.worker_id,
+                reserved_until,
+                now,
+            };
+            tracing::warn!(
+                worker_id = back.worker_id,
+                reserved_until = %crate::clock::rfc3339(reserved_until),
+                ahead_seconds = back.ahead_seconds(),
+                max_lead = max_lead.unwrap_or(0),
+                "worker id {} given back: its IDs may already reach {} (unix second \
+                 {reserved_until}), {} s ahead of the clock, beyond the lead cap; taking another",
+                back.worker_id,
+                crate::clock::rfc3339(reserved_until),
+                back.ahead_seconds()
+            );
+            if let Some(lease) = &chosen.assignment.lease
+                && let Err(e) = lease.release(reserved_until)
+            {
+                // Not recyclable before the second its IDs may reach; if the table cannot be
+                // told, the lease it holds now still keeps the id from others until it expires.
+                tracing::warn!(
+                    worker_id = back.worker_id,
+                    error = %e,
+                    "worker id {} given back, but its lease could not be moved to unix second \
+                     {reserved_until}: it expires as it is",
+                    back.worker_id
+                );
+            }
+            given_back = Some(back);
+            chosen = check(retake.assign(layout)?, layout, now, &reaches, max_lead)?;
+        }
+        let Checked {
+            assignment,
+            worker_id,
+            floor,
+        } = chosen;
+        if let (Some(lead), Some(too_far)) = (max_lead, too_far)
+            && floor > too_far
+        {
+            let reserved_until = layout.epoch_seconds().saturating_add(floor as i64 - 1);
+            let serves_at = reserved_until.saturating_add(1 - lead as i64);
+            tracing::warn!(
+                worker_id,
+                reserved_until = %crate::clock::rfc3339(reserved_until),
+                ahead_seconds = reserved_until.saturating_sub(now).max(0),
+                serves_at = %crate::clock::rfc3339(serves_at),
+                "worker id {worker_id} reserved ahead of the clock: its IDs may already reach {} \
+                 (unix second {reserved_until}), {} s ahead, beyond the lead cap; it serves from {} \
+                 (unix second {serves_at}), in {} s",
+                crate::clock::rfc3339(reserved_until),
+                reserved_until.saturating_sub(now).max(0),
+                crate::clock::rfc3339(serves_at),
+                serves_at.saturating_sub(now).max(0)
+            );
+        }
         if let Some(above) = above {
             // The first second is the floor or the clock's, whichever is later; every later ID
             // of this worker is higher.
-            let first = floor.max(now.saturating_sub(layout.epoch_seconds()).max(0) as u64);
+            let first = floor.max(now_delta);
             check_above(layout, first, worker_id, above)?;
         }
         let keeper = match assignment.lease {
@@ -59,14 +183,34 @@ impl Boot {
             worker_id,
             floor,
             keeper,
+            given_back,
         })
     }
 }
 
+/// Checks `assignment`'s worker id against the layout, and finds its first delta second
+/// ([`first_delta`], with what the state file records for this worker id).
+fn check(
+    assignment: Assignment,
+    layout: &Layout,
+    now: i64,
+    reaches: &Reaches,
+    max_lead: Option<u64>,
+) -> Result<Checked, Error> {
+    let worker_id = crate::worker::assigner::check_fits(assignment.worker_id, layout)?;
+    let floor = first_delta(&assignment, reaches.of(worker_id), layout, now, max_lead);
+    Ok(Checked {
+        assignment,
+        worker_id,
+        floor,
+    })
+}
+
 /// The first delta second `assignment` allows: above the assignment's floor and above `recorded`
-/// (what an earlier run recorded in the state file), both exactly (uniqueness); above the host's
-/// earlier rows within the lead cap (ordering: the first second is then at most
-/// `now + max_lead`, no wait). At a boot, and when a generator heals with a new worker id.
+/// (what an earlier run recorded in the state file for its worker id), both exactly
+/// (uniqueness); above the host's earlier rows within the lead cap (ordering: the first second
+/// is then at most `now + max_lead`, no wait). At a boot, and when a generator heals with a new
+/// worker id.
 pub(crate) fn first_delta(
     assignment: &Assignment,
     recorded: Option<i64>,
@@ -116,7 +260,7 @@ macro_rules! start_setters {
             self
         }
 
-        #[doc = concat!("Asks `assigner` for the worker id now; its error, if any, is returned when built. A [`CachedUidGenerator`](crate::CachedUidGenerator) keeps the assigner's [`retaker`](crate::WorkerIdAssigner::retaker), if it has one, to take a new worker id by itself should its lease be lost for good.\n\n```\nuse ringflake::{", stringify!($gen), ", FixedWorkerId, Layout};\nlet g = ", stringify!($gen), "::builder(Layout::default())\n    .worker_id_from(&FixedWorkerId(3))\n    .build()?;\nassert_eq!(g.worker_id(), 3);\n# Ok::<(), ringflake::Error>(())\n```")]
+        #[doc = concat!("Asks `assigner` for the worker id now; its error, if any, is returned when built. If the id's IDs turn out to be reserved beyond the lead cap (its floor, from the state file or the worker table, lies past `now + max_lead + max_lag`: the cap would hold it longer than `max_lag`), the build gives it back and takes another from the assigner's [`retaker`](crate::WorkerIdAssigner::retaker), once (a [`DatabaseAssigner`](crate::DatabaseAssigner) has one): a boot never waits for the clock by choice (the id given back is told by `given_back()` on the generator). A [`CachedUidGenerator`](crate::CachedUidGenerator) keeps the retaker, if there is one, to take a new worker id by itself should its lease be lost for good.\n\n```\nuse ringflake::{", stringify!($gen), ", FixedWorkerId, Layout};\nlet g = ", stringify!($gen), "::builder(Layout::default())\n    .worker_id_from(&FixedWorkerId(3))\n    .build()?;\nassert_eq!(g.worker_id(), 3);\n# Ok::<(), ringflake::Error>(())\n```")]
         pub fn worker_id_from(mut self, assigner: &dyn $crate::WorkerIdAssigner) -> Self {
             self.assignment = assigner.assign(&self.layout);
             self.retake = assigner.retaker();

@@ -1,7 +1,7 @@
 //! `DefaultUidGenerator`: one ID at a time under a lock, as UidGenerator's synchronized
 //! `DefaultUidGenerator`, with the clock injectable and no wrapped IDs ever.
 
-use crate::boot::Boot;
+use crate::boot::{Boot, Limits};
 use crate::worker::lease::Keeper;
 use crate::{Assignment, Clock, Error, Layout, SystemClock};
 use std::sync::{Arc, Mutex};
@@ -143,12 +143,19 @@ impl DefaultBuilder {
             worker_id,
             floor,
             keeper,
+            ..
         } = Boot::start(
             self.assignment,
+            self.retake
+                .as_deref()
+                .map(|r| r as &dyn crate::WorkerIdAssigner),
             &self.layout,
             &self.clock,
             None,
-            Some(0),
+            Limits {
+                max_lead: Some(0),
+                patience: 0,
+            },
             self.above,
         )?;
         Ok(DefaultUidGenerator {

@@ -96,8 +96,9 @@
 //! one atomic add and hands them out from its own fields: per ID, no write to shared memory, no
 //! lock, no allocation, no syscall, so N threads with a taker each take about N times what one
 //! does. It keeps the generator's promises: unique IDs, strictly increasing *within the taker*,
-//! the lead bound, and `max_lag` (a block whose second falls `max_lag` behind the clock the filler
-//! last read is given back, never handed out; no clock read per ID). Across threads, takers order
+//! the lead bound, and `max_lag` (a block whose second falls `max_lag` behind the clock is given
+//! back, never handed out: checked against the clock once per block, and per ID against the
+//! second the filler or any take last read; no clock read per ID). Across threads, takers order
 //! nothing beyond uniqueness: a block is handed out after IDs that other threads took later.
 //! [`Stats::issued`] counts a taker's IDs a block at a time and is exact once the takers are
 //! dropped; what they give back unused counts as [`Stats::discarded`].
@@ -246,10 +247,11 @@ pub use self::metrics::{
     DEFAULT_SAMPLE_INTERVAL, GeneratorMetrics, MetricsReporter, PrometheusHandle, ReporterBuilder,
     install_prometheus, install_prometheus_recorder,
 };
+pub use boot::GivenBack;
 pub use cached::{
     CachedBuilder, CachedUidGenerator, DEFAULT_BOOST_POWER, DEFAULT_MAX_LAG, DEFAULT_MAX_LEAD,
-    DEFAULT_PADDING_FACTOR, FILLER_RECORD_INTERVAL, Health, LeadPolicy, LocalTaker, Stats,
-    StatsSink, StatsSource,
+    DEFAULT_PADDING_FACTOR, FILLER_RECORD_INTERVAL, Health, IDLE_AFTER, LeadPolicy, LocalTaker,
+    Stats, StatsSink, StatsSource,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use default::{ClockBackwards, DefaultBuilder, DefaultUidGenerator};
@@ -282,6 +284,8 @@ mod doc_pages {
     #[cfg(feature = "client")]
     #[doc = include_str!("../docs/grpc.md")]
     pub struct Grpc;
+    #[doc = include_str!("../docs/health.md")]
+    pub struct Health;
     #[doc = include_str!("../docs/migrating.md")]
     pub struct Migrating;
     #[cfg(feature = "metrics")]

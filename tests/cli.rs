@@ -731,7 +731,10 @@ fn gen_twice_with_one_worker_id() {
     let all: HashSet<u64> = first.iter().chain(&second).copied().collect();
     assert_eq!(all.len(), 2000, "IDs repeated");
     let state = std::fs::read_to_string(dir.path().join("ringflake.state")).unwrap();
-    assert!(state.starts_with("ringflake-reach 1\n"), "{state:?}");
+    assert!(
+        state.starts_with("ringflake-reach 2\nworker 7 "),
+        "{state:?}"
+    );
 
     // --state-file names another file (RINGFLAKE_STATE_FILE too), and a run starts above what it
     // records: here 5 s ahead of the clock, within the lead cap, so nothing waits.
@@ -781,7 +784,7 @@ fn gen_refuses_a_damaged_state_file() {
         dir.path(),
         &["gen", "--worker-id", "7"],
         1,
-        "ringflake.state: it does not hold 'ringflake-reach 1'",
+        "ringflake.state: it does not hold 'ringflake-reach 2'",
     );
 }
 
@@ -1437,9 +1440,11 @@ fn serve_refuses_a_batch_the_lead_cap_cannot_hold() {
     assert!(!dir.path().join("ringflake.state").exists());
 }
 
-/// A take that would wait at the lead cap longer than serve lets it (`--max-wait 2`) gets a 503 with
-/// `Retry-After` instead of hanging: here a state file records a second an hour ahead (as after
-/// the clock was set back an hour), so the generator may not make any ID for an hour.
+/// A take on a generator that cannot serve for longer than `max-lag` gets a 503 at once instead
+/// of waiting `--max-wait` (here 2 s) for nothing: a state file (of the first format, one second
+/// for every worker id) records a second an hour ahead (as after the clock was set back an hour),
+/// so the generator may not make any ID for an hour. The answer names that reason and when it
+/// ends, with `Retry-After` until then, not "at its lead cap", which is for demand above the rate.
 #[test]
 fn serve_answers_503_while_the_lead_cap_holds_it() {
     let dir = temp();
@@ -1468,15 +1473,31 @@ fn serve_answers_503_while_the_lead_cap_holds_it() {
         assert_error(
             &r,
             503,
-            "no IDs within 2 s: the generator is at its lead cap (max-lead 10 s ahead of the \
-             clock, 4194304 IDs a second); retry in 1 s",
+            "worker id 3 reserved ahead of the clock: its IDs may already reach",
         );
-        assert!(r.headers.contains("retry-after: 1"), "{}", r.headers);
         assert!(
-            took >= Duration::from_millis(1900),
-            "{path} answered after {took:?}"
+            r.body.contains(&format!("(unix second {ahead})")),
+            "{}",
+            r.body
+        );
+        let retry: u64 = r
+            .headers
+            .lines()
+            .find_map(|l| l.strip_prefix("retry-after: "))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        assert!(
+            (3580..=3600).contains(&retry),
+            "Retry-After {retry}: {}",
+            r.headers
+        );
+        assert!(
+            took < Duration::from_millis(1500),
+            "{path} answered after {took:?}, not at once"
         );
     }
+    let r = get(addr, "/healthz");
+    assert_eq!(r.status, 503, "{}", r.body);
     // Still serving, and stopping cleanly.
     assert_eq!(get(addr, "/parse/1").status, 200);
     server.sigterm();

@@ -266,22 +266,30 @@ fn sixteen_clients_share_the_cap() {
     eprintln!("{summary}");
 }
 
-/// A waiter whose client disconnects takes nothing: the service cannot make an ID for an hour
-/// (its state file records a second an hour ahead, as after the clock was set back), so requests
-/// queue; one client hangs up while queued, the others are answered 503 after `--max-wait` with
+/// A waiter whose client disconnects takes nothing: the service cannot make an ID for half a
+/// minute (its state file records a second 40 s ahead, as after the clock was set back, and
+/// `--max-lag 60` makes that a wait at the lead cap, not a generator that cannot serve, which
+/// would be answered at once), so requests queue; one client hangs up while queued, the others are answered 503 after `--max-wait` with
 /// a `Retry-After` counted from the queue left ahead of them (20,000 IDs at 8,192 a second: 3 s;
 /// nothing: 1 s). `issued` never moves and the queue empties.
 #[test]
 fn a_waiter_that_disconnects_takes_nothing() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let ahead = common::unix_now() as i64 + 3600;
+    let ahead = common::unix_now() as i64 + 40;
     std::fs::write(
         dir.path().join("ahead.state"),
         format!("ringflake-reach 1\n{ahead}\n"),
     )
     .expect("state file");
     let mut flags = capped_flags();
-    flags.extend(["--state-file", "ahead.state", "--max-wait", "3"]);
+    flags.extend([
+        "--state-file",
+        "ahead.state",
+        "--max-wait",
+        "3",
+        "--max-lag",
+        "60",
+    ]);
     let serve = Serve::start(dir.path(), &flags);
     let addr = serve.addr();
     let status = || get(addr, "/status").body;

@@ -17,7 +17,7 @@
 
 mod common;
 
-use common::{Serve, get, ringflake, unix_now, wait_until};
+use common::{Serve, events, get, ringflake, text, unix_now, wait_until};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -25,21 +25,6 @@ use std::time::Duration;
 
 /// How long any one awaited log line may take to appear.
 const PATIENCE: Duration = Duration::from_secs(30);
-
-/// The JSON objects among `output`'s lines (standard error's log lines; standard output's
-/// start-up lines are text). Every line that starts with `{` must parse.
-fn events(output: &str) -> Vec<Value> {
-    output
-        .lines()
-        .filter(|l| l.starts_with('{'))
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect()
-}
-
-/// A string field of an event ("" if absent).
-fn text<'a>(event: &'a Value, field: &str) -> &'a str {
-    event.get(field).and_then(Value::as_str).unwrap_or("")
-}
 
 /// The first event of `serve` at `level` whose message contains `message`, waited for (at most
 /// [`PATIENCE`]); fails the test with everything serve said if none comes.

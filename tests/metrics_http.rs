@@ -21,13 +21,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Every series the reporter exports, with its Prometheus type.
-const SERIES: [(&str, &str); 15] = [
+const SERIES: [(&str, &str); 16] = [
     ("ringflake_ring_capacity", "gauge"),
     ("ringflake_ring_available", "gauge"),
     ("ringflake_ring_fill_ratio", "gauge"),
     ("ringflake_ids_issued_total", "counter"),
     ("ringflake_paddings_total", "counter"),
     ("ringflake_ids_discarded_total", "counter"),
+    ("ringflake_ids_expired_total", "counter"),
     ("ringflake_take_waits_total", "counter"),
     ("ringflake_time_lead_seconds", "gauge"),
     ("ringflake_time_lag_seconds", "gauge"),
@@ -546,9 +547,9 @@ fn handles_are_registered_once() {
         }
         reporter
     });
-    // 13 series at start (no lease here: no expiry series), ringflake_worker_ids_remaining at
+    // 14 series at start (no lease here: no expiry series), ringflake_worker_ids_remaining at
     // its first value; none per sample.
-    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 14);
+    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 15);
     drop(reporter);
 }
 
@@ -576,7 +577,7 @@ fn the_lease_expiry_is_registered_once() {
         }
         reporter
     });
-    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 14);
+    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 15);
     drop(reporter);
 }
 

@@ -6,7 +6,7 @@ use super::lead::{DEFAULT_MAX_LEAD, LeadPolicy};
 use super::renewal::Renewal;
 use super::shared::{CachedUidGenerator, Counters, FillerState, NEXT_GENERATOR_ID, Reach, Shared};
 use super::stats::StatsSink;
-use crate::boot::Boot;
+use crate::boot::{Boot, Limits};
 use crate::reach::ReachFile;
 use crate::ring::Ring;
 use crate::{Assignment, Clock, Error, Layout, SystemClock};
@@ -348,12 +348,19 @@ impl CachedBuilder {
             worker_id,
             floor,
             keeper,
+            given_back,
         } = Boot::start(
             self.assignment,
+            self.retake
+                .as_deref()
+                .map(|r| r as &dyn crate::WorkerIdAssigner),
             &layout,
             &self.clock,
             reach.as_ref().map(|r| &r.file),
-            max_lead.map(|(lead, _)| lead),
+            Limits {
+                max_lead: max_lead.map(|(lead, _)| lead),
+                patience: self.max_lag.as_secs(),
+            },
             self.above,
         )?;
         let capacity = 1u64 << (layout.seq_bits() + self.boost_power);
@@ -379,6 +386,7 @@ impl CachedBuilder {
                 next_delta: floor,
                 next_seq: 0,
                 tail: 0,
+                cursor_seen: 0,
             }),
             #[cfg(feature = "tokio")]
             async_waiters: std::sync::atomic::AtomicUsize::new(0),
@@ -398,7 +406,12 @@ impl CachedBuilder {
             counters: CachePadded::new(Counters::default()),
             filler_thread: OnceLock::new(),
             sink: self.sink,
+            given_back,
         });
+        shared
+            .counters
+            .demand_second
+            .store(shared.clock.now_seconds(), Ordering::Relaxed);
         shared.pump();
         let handle = if self.background {
             let s = Arc::clone(&shared);

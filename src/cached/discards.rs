@@ -35,6 +35,8 @@ pub(super) struct DiscardLog {
     pub(super) passed: u64,
     /// Every discarded index: `passed` plus the pending ones.
     pub(super) total: u64,
+    /// Of `total`, the indices the stale sweeps claimed (expired unused).
+    pub(super) expired: u64,
 }
 
 impl DiscardLog {

@@ -1,6 +1,6 @@
 //! The filler: the only writer of the ring, and the only place the time rules live.
 
-use super::shared::{FillerState, Shared, lock};
+use super::shared::{Shared, lock};
 use super::stats::FILLER_RECORD_INTERVAL;
 use super::watch::{self, Watch};
 use std::sync::atomic::Ordering;
@@ -30,9 +30,14 @@ impl Shared {
     pub(super) fn pump(&self) -> Round {
         let mut st = lock(&self.filler);
         let now = self.now_delta();
+        if self.ring.cursor() != st.cursor_seen {
+            let second = self.layout.epoch_seconds().saturating_add(now as i64);
+            self.counters.demand_second.store(second, Ordering::Relaxed);
+        }
         self.heal_if_renewed(&mut st, now);
         let worker_id = self.worker_id.load(Ordering::Relaxed);
-        self.sweep_stale(&st, now);
+        self.sweep_stale(st.tail, now);
+        st.cursor_seen = self.ring.cursor();
         // After the sweep: per-thread takers see the new second once the stale prefix of the
         // ring is claimed, and judge their own blocks by it.
         self.ring.publish_seen(now);
@@ -65,11 +70,15 @@ impl Shared {
                 if let Some((lead, _)) = self.max_lead
                     && st.next_delta > now.saturating_add(lead)
                 {
+                    self.counters
+                        .held_next
+                        .store(st.next_delta + 1, Ordering::Relaxed);
                     self.counters.lead_capped.store(true, Ordering::Release);
                     break Round::LeadCapped;
                 }
             }
             self.counters.lead_capped.store(false, Ordering::Relaxed);
+            self.counters.held_next.store(0, Ordering::Relaxed);
             // Rule 5: within the lease and the state file.
             if let Some(keeper) = &self.keeper {
                 let horizon = keeper.horizon().saturating_sub(self.layout.epoch_seconds());
@@ -148,7 +157,10 @@ impl Shared {
             // Unbounded borrowing runs through seconds fast: double the distance ahead.
             None => second.saturating_add((second - now).max(1)),
         };
-        match reach.file.raise(target) {
+        // Under this generator's worker id as of now: a heal switches it under the filler's lock,
+        // which every round (and so this call) holds.
+        let worker_id = self.worker_id.load(Ordering::Relaxed);
+        match reach.file.raise(worker_id, target, now) {
             Ok(recorded) => {
                 reach.reserved.store(recorded, Ordering::Relaxed);
                 *lock(&reach.error) = None;
@@ -163,10 +175,11 @@ impl Shared {
         }
     }
 
-    /// Rule 6: claims and drops ready IDs older than `max_lag`. Runs at least every `tick`, which
-    /// is at most a quarter of `max_lag`, so an ID is never taken more than `max_lag` seconds
-    /// after its own second.
-    fn sweep_stale(&self, st: &FillerState, now: u64) {
+    /// Rule 6: claims and drops ready IDs older than `max_lag` (below `tail`, written), counted
+    /// as expired. Runs at least every `tick`, which is at most a quarter of `max_lag`, and
+    /// whenever a take finds its claim stale (after a pause of the process, before the filler's
+    /// next round).
+    pub(super) fn sweep_stale(&self, tail: u64, now: u64) {
         // Keep IDs of second >= now + 1 - max_lag: until the next sweep (< 1 s away) the clock
         // stays below now + 1, so their lag stays <= max_lag.
         let Some(min_ok) = (now + 1).checked_sub(self.max_lag_secs) else {
@@ -178,17 +191,17 @@ impl Shared {
             let c = self.ring.cursor();
             // Stale IDs form a prefix: find where it ends, a chunk at a time.
             let mut end = c;
-            while end < st.tail {
+            while end < tail {
                 match self.ring.read(end) {
                     Ok((id, _)) if id >> shift < min_ok => end = (end / k + 1) * k,
                     _ => break,
                 }
             }
-            let end = end.min(st.tail);
+            let end = end.min(tail);
             if end <= c {
                 return;
             }
-            self.claim_discarded(c, end - c);
+            self.claim_discarded(c, end - c, true);
         }
     }
 }

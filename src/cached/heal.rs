@@ -36,7 +36,7 @@ impl Shared {
         }
         let recorded = match &self.reach {
             Some(r) => match r.file.read() {
-                Ok(recorded) => recorded,
+                Ok(reaches) => reaches.of(new),
                 Err(e) => return refuse(e.to_string()),
             },
             None => None,
@@ -55,7 +55,7 @@ impl Shared {
         // The ring's IDs of the old worker id: none is handed out from the ring from here on.
         loop {
             let c = self.ring.cursor();
-            if c >= st.tail || self.claim_discarded(c, st.tail - c) {
+            if c >= st.tail || self.claim_discarded(c, st.tail - c, false) {
                 break;
             }
         }
@@ -64,6 +64,11 @@ impl Shared {
         st.next_delta = floor.max(written);
         st.next_seq = 0;
         self.worker_id.store(new, Ordering::Release);
+        if let Some(r) = &self.reach {
+            // What the file records is per worker id: the new one's reach is raised before any
+            // of its seconds is used, whatever the old one's was.
+            r.reserved.store(i64::MIN, Ordering::Relaxed);
+        }
         keeper.install(new, lease, epoch.saturating_add(st.next_delta as i64));
         self.counters.heals.fetch_add(1, Ordering::Relaxed);
         self.counters.lease_capped.store(false, Ordering::Release);

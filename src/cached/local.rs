@@ -31,11 +31,15 @@ use std::sync::Arc;
 ///   but both carry seconds within the generator's bounds (at most `max_lag` behind the clock, at
 ///   most `max_lead` ahead). IDs of `next_id` and of a taker on the same thread are each
 ///   increasing, but not interleaved: `next_id` claims after the taker's block.
-/// - **`max_lag`**: a block is stale once the filler's clock second reaches its second plus
-///   `max_lag`, the rule the filler's sweep applies to the ring (rule 6 in the module docs); a
-///   taker checks it before each ID against the second the filler publishes each round (no clock
-///   read per ID), gives back what is left of a stale block and claims a fresh one. An idle
-///   thread's block is therefore never handed out past `max_lag`.
+/// - **`max_lag`**: a block is stale once the clock reaches its second plus `max_lag`, the rule
+///   the filler's sweep applies to the ring (rule 6 in
+///   [`CachedUidGenerator`](crate::CachedUidGenerator)'s `# Clock behaviour`). A taker reads the
+///   clock once per block it claims (never handing out a block that is stale then), and before
+///   each ID compares with the second the filler publishes each round and every take publishes
+///   when it reads the clock (no clock read per ID); it gives back what is left of a stale block
+///   and claims a fresh one. An idle thread's block is therefore never handed out past `max_lag`;
+///   after the process was paused, the rest of a block claimed before the pause can be, until
+///   the filler or any take has read the clock (at most one block).
 /// - **Lead and the other time rules**: the blocks are the ring's IDs, written by the filler
 ///   under its rules; at the lead cap a taker waits or fails as `next_id` does.
 /// - **Counters**: IDs given back (stale, lapped, failed take, or left when the taker is dropped)
@@ -138,9 +142,10 @@ impl LocalTaker<'_> {
     /// Takes the next ID: from this taker's block if it has one left that is not stale, else
     /// from a new block claimed from the ring.
     ///
-    /// Per ID: two reads and a write of this taker's own fields, one read of a shared cell the
-    /// filler writes about once a second, two compares. Once per block: one atomic add on the
-    /// ring's cursor and a read of the chunk descriptors. When the ring is empty it waits for the
+    /// Per ID: two reads and a write of this taker's own fields, one read of a shared cell
+    /// written about once a second (the clock's second, as the filler or a take last read it),
+    /// two compares. Once per block: one atomic add on the ring's cursor, a read of the chunk
+    /// descriptors and one of the clock. When the ring is empty it waits for the
     /// filler as [`CachedUidGenerator::next_id`] does.
     ///
     /// # Errors
@@ -227,10 +232,15 @@ impl LocalTaker<'_> {
                     }
                 },
             };
+            // Rule 6 at take time, once per block: the clock, not the second the filler last
+            // published, which is as old as the filler's last round (after a pause of the
+            // process, older than max_lag).
             let deadline = (first >> shift).saturating_add(s.max_lag_secs);
-            if s.ring.seen() >= deadline {
-                // Written before the filler's last sweep found it stale: not handed out.
+            let now = s.take_clock();
+            if now >= deadline {
+                // Written before the filler's last sweep, or before a pause: not handed out.
                 self.give_back(&[(index, end)], false);
+                s.stale_found(now);
                 continue;
             }
             self.rest = index + len;

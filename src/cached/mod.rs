@@ -26,4 +26,4 @@ pub use builder::{CachedBuilder, DEFAULT_BOOST_POWER, DEFAULT_MAX_LAG, DEFAULT_P
 pub use lead::{DEFAULT_MAX_LEAD, LeadPolicy};
 pub use local::LocalTaker;
 pub use shared::CachedUidGenerator;
-pub use stats::{FILLER_RECORD_INTERVAL, Health, Stats, StatsSink, StatsSource};
+pub use stats::{FILLER_RECORD_INTERVAL, Health, IDLE_AFTER, Stats, StatsSink, StatsSource};

@@ -10,7 +10,7 @@ use crate::ring::Ring;
 use crate::worker::lease::Keeper;
 use crate::{Clock, Error, Layout};
 use crossbeam_utils::CachePadded;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::{JoinHandle, Thread};
 use std::time::Duration;
@@ -28,6 +28,11 @@ pub(super) struct Counters {
     pub(super) last_delta: AtomicU64,
     pub(super) exhausted: AtomicBool,
     pub(super) lead_capped: AtomicBool,
+    /// While the filler is held at the lead cap: the delta second it would write next, plus one
+    /// (0: not held).
+    pub(super) held_next: AtomicU64,
+    /// The unix second of the filler round that last saw a take's claim (the cursor moved).
+    pub(super) demand_second: AtomicI64,
     pub(super) lease_capped: AtomicBool,
     pub(super) state_capped: AtomicBool,
     pub(super) shutdown: AtomicBool,
@@ -48,6 +53,8 @@ pub(super) struct FillerState {
     pub(super) next_delta: u64,
     pub(super) next_seq: u64,
     pub(super) tail: u64,
+    /// The cursor after the last round's sweep: a round that finds it moved saw demand.
+    pub(super) cursor_seen: u64,
 }
 
 pub(super) struct Shared {
@@ -82,6 +89,8 @@ pub(super) struct Shared {
     pub(super) notify: tokio::sync::Notify,
     /// Where the filler records its stats after its rounds.
     pub(super) sink: Option<Box<dyn StatsSink>>,
+    /// The worker id given back at start, if one was.
+    pub(super) given_back: Option<crate::GivenBack>,
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -159,8 +168,8 @@ pub(super) static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
 /// Like UidGenerator, the filler fills the ring ahead of demand, and when the IDs of the current
 /// second are used up it takes the next second: it *borrows* a future second (RFC 9562 §6.2
 /// calls this "increment the timestamp ahead of the actual time"). Unlike UidGenerator it keeps
-/// reading the clock (once per round; the per-ID path reads none), and by default it cannot run
-/// away from it. Its rules, cited by number in the code:
+/// reading the clock (once per round, and takes once per claimed chunk, batch or block; the
+/// per-ID path reads none), and by default it cannot run away from it. Its rules, cited by number in the code:
 ///
 /// 1. **Never behind the clock.** The next second is the later of "one after the last second
 ///    used" and "now", and never below the boot's floor: everything an earlier holder of the
@@ -184,11 +193,17 @@ pub(super) static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
 /// 5. **Reserved before use.** Never a second beyond the worker lease's horizon, nor beyond what
 ///    the state file records; the filler raises the state file (written, synced, renamed) before
 ///    it uses a second past it: about once a second under load.
-/// 6. **No stale IDs** ([`max_lag`], default 1 s). Every round first discards ready IDs more than
-///    `max_lag` behind the clock, and rounds run at least every `schedule_interval` (250 ms,
-///    never more than `max_lag / 4`). So an ID is at most `max_lag` older than the clock when
-///    handed out, with one exact exception: after a *forward* clock step, IDs made before it can
-///    be handed out until the filler's next round, at most `schedule_interval` later.
+/// 6. **No stale IDs** ([`max_lag`], default 1 s). Every round first drops ready IDs more than
+///    `max_lag` behind the clock (they expire: [`Stats::expired`](crate::Stats::expired)), and
+///    rounds run at least every `schedule_interval` (250 ms, never more than `max_lag / 4`).
+///    Takes check too, once per claim: a chunk a thread reads for [`next_id`](Self::next_id)
+///    (up to 1,024 IDs), a batch, a [`LocalTaker`](crate::LocalTaker)'s block, a
+///    [`try_next_id`](Self::try_next_id) call; a stale claim is dropped (counted as discarded)
+///    and the ring's stale IDs swept at once. So an ID is at most `max_lag` older than the clock
+///    when handed out, also right after the process was paused (the takes may run before the
+///    filler's round), with one bound exception: what a thread holds of a chunk or block claimed
+///    before a pause or a forward clock step (at most the rest of that one chunk) is still handed
+///    out.
 /// 7. **No IDs past the time bits.** When the layout's last second is used, takes fail with
 ///    [`Error::TimeBitsExhausted`], which names the last valid second. Java handed out negative
 ///    IDs instead.
@@ -258,15 +273,18 @@ pub(super) static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
 /// |---|---|---|
 /// | database, recycled row | the row's lease (`LEASE_UNTIL`), expired before reuse | at the clock: the lease is in the past |
 /// | database, new row | nothing needed (a new id); the host's earlier leases order it | above the host's earlier rows, at most `max_lead` ahead |
-/// | database, the predecessor's row taken back ([`keep_worker_id`](crate::DatabaseAssigner::keep_worker_id)) | the state file | right after the last second recorded |
-/// | database, a new id after the lease was lost for good (healing, below) | the new row's lease, or nothing; the state file | above both, and above every second this generator wrote |
-/// | fixed id, StatefulSet ordinal | the [state file](crate::CachedBuilder::state_file) | right after the last second recorded |
-/// | a recreated worker table | the state file | right after the last second recorded |
+/// | database, the predecessor's row taken back ([`keep_worker_id`](crate::DatabaseAssigner::keep_worker_id)) | the state file: this id's reach | right after the last second recorded for it |
+/// | database, a new id after the lease was lost for good (healing, below) | the new row's lease, or nothing; the state file: this id's reach | above both, and above every second this generator wrote |
+/// | fixed id, StatefulSet ordinal | the [state file](crate::CachedBuilder::state_file): this id's reach | right after the last second recorded for it |
+/// | a recreated worker table | the state file: each id's reach | right after the last second recorded for that id |
 ///
-/// The state file records, before any ID of a second exists, the highest second this host's
-/// generators may use, so a restart after `kill -9` starts right after the last second used,
-/// never more than `max_lead` ahead. Without one, a fixed id restarted within `max_lead` of its
-/// previous run can repeat IDs.
+/// The state file records, before any ID of a second exists, the highest second each worker id
+/// may use, so a restart after `kill -9` starts right after the last second its worker id used,
+/// never more than `max_lead` ahead; a worker id it does not name starts at the clock. Without
+/// one, a fixed id restarted within `max_lead` of its previous run can repeat IDs. A worker id
+/// from a database whose floor lies beyond `now + max_lead + max_lag` (a run under a clock set ahead) is
+/// given back at start and another taken ([`given_back`](Self::given_back)); one that cannot be
+/// (a fixed id) starts [unavailable](crate::Health::ReservedAhead) until the clock catches up.
 ///
 /// # Healing
 ///
@@ -333,6 +351,43 @@ impl CachedUidGenerator {
     /// ```
     pub fn layout(&self) -> &Layout {
         &self.shared.layout
+    }
+
+    /// The worker id this generator gave back at start, if it did: the one first assigned was
+    /// reserved beyond the lead cap (its IDs may reach a second past `now + max_lead + max_lag`, recorded
+    /// by the state file or the worker table), and the assigner gave another
+    /// ([`CachedBuilder::worker_id_from`](crate::CachedBuilder::worker_id_from)).
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, DatabaseAssigner, Layout, ManualClock};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let state = dir.path().join("ringflake.state");
+    /// let db = dir.path().join("ringflake.db");
+    /// let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    /// // A run of worker id 1 under a clock a day ahead reserved its IDs until then.
+    /// let ahead = CachedUidGenerator::builder(Layout::default())
+    ///     .worker_id_from(&DatabaseAssigner::sqlite(&db)?)
+    ///     .clock(ManualClock::from_seconds(now + 86_400))
+    ///     .state_file(&state)
+    ///     .build()?;
+    /// ahead.next_id()?;
+    /// std::mem::forget(ahead); // killed
+    /// // The worker table is recreated (a new, empty one): id 1 is handed out again, and given
+    /// // back.
+    /// let recreated = dir.path().join("recreated.db");
+    /// let g = CachedUidGenerator::builder(Layout::default())
+    ///     .worker_id_from(&DatabaseAssigner::sqlite(&recreated)?)
+    ///     .state_file(&state)
+    ///     .build()?;
+    /// let back = g.given_back().expect("worker id 1 was given back");
+    /// assert_eq!((back.worker_id, g.worker_id()), (1, 2));
+    /// assert!(back.ahead_seconds() > 86_000);
+    /// assert!(g.next_id().is_ok()); // serving now
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn given_back(&self) -> Option<crate::GivenBack> {
+        self.shared.given_back
     }
 
     /// Fills the ring now, on the calling thread, as the filler would; for tests with a manual

@@ -141,13 +141,17 @@ impl Shared {
         log.add(at, range.1);
     }
 
-    /// Claims `n` indices from `at` as discarded (the filler's stale sweep) if the cursor still
-    /// stands there, recording them with the claim.
-    pub(super) fn claim_discarded(&self, at: u64, n: u64) -> bool {
+    /// Claims `n` indices from `at` as discarded if the cursor still stands there, recording them
+    /// with the claim; with `expired`, as expired too (a stale sweep: IDs no take claimed before
+    /// their second passed), else not (a heal's switch drops the old worker id's IDs).
+    pub(super) fn claim_discarded(&self, at: u64, n: u64, expired: bool) -> bool {
         let mut log = lock(&self.counters.discards.0);
         let claimed = self.ring.claim_at(at, n);
         if claimed {
             log.add(at, at + n);
+            if expired {
+                log.expired += n;
+            }
         }
         claimed
     }
@@ -156,7 +160,7 @@ impl Shared {
     pub(super) fn stats(&self) -> Stats {
         let s = self;
         let c = &s.counters;
-        let (cursor, tail, passed, discarded, held) = loop {
+        let (cursor, tail, passed, discarded, expired, held) = loop {
             let mut log = lock(&c.discards.0);
             // The cursor first (acquire), then the takers' blocks: a block claimed before the
             // cursor was read is seen held, or its taker is seen publishing it (look again).
@@ -165,7 +169,7 @@ impl Shared {
             match log.held_below(cursor.min(tail)) {
                 Some(held) => {
                     log.settle(tail);
-                    break (cursor, tail, log.passed, log.total, held);
+                    break (cursor, tail, log.passed, log.total, log.expired, held);
                 }
                 None => {
                     drop(log);
@@ -174,7 +178,9 @@ impl Shared {
             }
         };
         let waiting = s.queue.waiting();
-        let now = s.now_delta();
+        let clock_second = s.clock.now_seconds();
+        let now = clock_second.saturating_sub(s.layout.epoch_seconds()).max(0) as u64;
+        let lead = s.max_lead.map(|(lead, _)| lead);
         let last = c.last_delta.load(Ordering::Relaxed).checked_sub(1);
         let head = (cursor < tail)
             .then(|| s.ring.read(cursor).ok())
@@ -187,6 +193,7 @@ impl Shared {
             issued: cursor.min(tail).saturating_sub(passed).saturating_sub(held),
             paddings: c.paddings.load(Ordering::Relaxed),
             discarded,
+            expired,
             take_waits: c.take_waits.load(Ordering::Relaxed),
             waiting_takes: waiting.takes,
             waiting_ids: waiting.ids,
@@ -201,6 +208,22 @@ impl Shared {
             lease_taken_over: s.keeper.as_ref().is_some_and(|k| k.is_taken_over()),
             lease_failing_since: s.keeper.as_ref().and_then(|k| k.failing_since()),
             lease_extension_failures: s.keeper.as_ref().map_or(0, |k| k.failures()),
+            clock_second,
+            max_lag_seconds: s.max_lag_secs,
+            max_lead_seconds: lead,
+            held_until: c
+                .held_next
+                .load(Ordering::Relaxed)
+                .checked_sub(1)
+                .map(|next| {
+                    s.layout
+                        .epoch_seconds()
+                        .saturating_add(next.saturating_sub(lead.unwrap_or(0)) as i64)
+                }),
+            idle_seconds: clock_second
+                .saturating_sub(c.demand_second.load(Ordering::Relaxed))
+                .max(0) as u64,
+            state_file_failing: c.state_capped.load(Ordering::Relaxed),
         }
     }
 }

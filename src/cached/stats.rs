@@ -95,8 +95,14 @@ pub struct Stats {
     /// IDs discarded unused: stale (older than `max_lag`), or claimed by a take that failed or
     /// was lapped and never handed out (counted when the take gives up, even before the filler
     /// has written the IDs it claimed), or left in a [`LocalTaker`](crate::LocalTaker)'s block
-    /// when it went stale or the taker was dropped.
+    /// when it went stale or the taker was dropped. Includes [`expired`](Self::expired).
     pub discarded: u64,
+    /// Of [`discarded`](Self::discarded), the IDs that expired in the ring: written for a second
+    /// that passed (by more than `max_lag`) before any take claimed them. At light load this is
+    /// most of each second's IDs (the ring holds the current second, and what is not taken
+    /// expires): a sign of idle capacity, not a fault. `discarded - expired` are the IDs lost
+    /// by takes.
+    pub expired: u64,
     /// Takes that found the ring empty and had to wait.
     pub take_waits: u64,
     /// Takes waiting in the queue right now (batches, async takes, and takes that arrived
@@ -134,14 +140,46 @@ pub struct Stats {
     pub lease_failing_since: Option<i64>,
     /// Attempts to extend the lease that failed since the generator started (0 without a lease).
     pub lease_extension_failures: u64,
+    /// The clock's unix second when the snapshot was taken.
+    pub clock_second: i64,
+    /// `max_lag` in whole seconds: IDs this far behind the clock are never handed out.
+    pub max_lag_seconds: u64,
+    /// The lead cap in seconds (`None`: unbounded).
+    pub max_lead_seconds: Option<u64>,
+    /// While the filler is held at the lead cap: the unix second the clock must reach before it
+    /// may write its next second (that second minus `max_lead`). Under demand above the layout's
+    /// rate it is at most a second away; further after the clock was set back, or when the worker
+    /// id's IDs were reserved ahead of the clock by an earlier run. `None` while not held.
+    pub held_until: Option<i64>,
+    /// Seconds since the filler last saw a take claim IDs from the ring (it looks once a round,
+    /// at least every `schedule_interval`).
+    pub idle_seconds: u64,
+    /// Whether the state file could not be written the last time the filler needed it: no ID
+    /// past the second it records is made until it can be.
+    pub state_file_failing: bool,
 }
 
-/// Whether a generator can hand out IDs, judged from its [`Stats`] by [`Stats::health`]: what
-/// `ringflake serve`'s `/healthz`, `/status` and status page show.
+/// How long without a take before a generator counts as idle ([`Health::Idle`]).
+///
+/// ```
+/// assert_eq!(ringflake::IDLE_AFTER.as_secs(), 5);
+/// ```
+pub const IDLE_AFTER: Duration = Duration::from_secs(5);
+
+/// Whether a generator can hand out IDs, and how well, judged from its [`Stats`] by
+/// [`Stats::health`]: what `ringflake serve`'s `/healthz`, `/status` and status page show.
+///
+/// Four states serve ([`is_available`](Self::is_available)): [`Serving`](Self::Serving),
+/// [`Idle`](Self::Idle) (no demand: each second's unused IDs expire, counted in
+/// [`Stats::expired`], which is not a fault), and two degraded ones,
+/// [`HeldAtLeadCap`](Self::HeldAtLeadCap) (demand above the layout's rate: takes wait for the
+/// clock, a second at most) and [`LeaseAtRisk`](Self::LeaseAtRisk) (lease extensions fail; IDs
+/// are issued until the lease runs out). The others are unavailable: takes cannot be served for a
+/// reason that will not pass within `max_lag`, and [`Display`](fmt::Display) says which and, if
+/// known, until when.
 ///
 /// More states may be told apart in later versions (`#[non_exhaustive]`): match with a `_` arm,
-/// or ask [`is_available`](Self::is_available). [`Display`](fmt::Display) writes the state for a
-/// person: `serving`, or why the generator cannot serve.
+/// or ask [`is_available`](Self::is_available) and [`state`](Self::state).
 ///
 /// ```
 /// use ringflake::{CachedUidGenerator, Health, Layout};
@@ -154,6 +192,7 @@ pub struct Stats {
 ///
 /// let lost = Health::LeaseLost { worker_id: 7, until: Some(1_800_000_000) };
 /// assert!(!lost.is_available());
+/// assert_eq!(lost.state(), "unavailable");
 /// assert_eq!(
 ///     lost.to_string(),
 ///     "lease lost: the worker lease of worker id 7 could not be extended; IDs stop at unix second 1800000000"
@@ -163,8 +202,31 @@ pub struct Stats {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Health {
-    /// It can hand out IDs.
+    /// It hands out IDs as they are asked for.
     Serving,
+    /// No take for [`IDLE_AFTER`] or longer: the ring holds the current second, and what nobody
+    /// takes expires ([`Stats::expired`]). Serves at once when asked.
+    Idle {
+        /// Seconds since the last take.
+        idle_seconds: u64,
+    },
+    /// Demand is above the layout's rate and the filler has borrowed up to the lead cap: takes
+    /// wait for the clock (or fail, with [`LeadPolicy::Fail`](crate::LeadPolicy::Fail)), about
+    /// a second at a time. Degraded, but serving.
+    HeldAtLeadCap {
+        /// The cap, in seconds ahead of the clock.
+        max_lead: u64,
+    },
+    /// Extending the worker lease fails, but the lease still holds: IDs are issued until the
+    /// clock passes `until`. Degraded, but serving.
+    LeaseAtRisk {
+        /// The leased worker id.
+        worker_id: u64,
+        /// The lease's horizon: the last unix second IDs may carry.
+        until: i64,
+        /// The clock's unix second when judged.
+        now: i64,
+    },
     /// The filler thread has stopped: the ring is not refilled ([`Stats::filler_up`] is false).
     FillerDown,
     /// The layout's time bits ran out ([`Stats::remaining_seconds`] is 0).
@@ -172,40 +234,121 @@ pub enum Health {
         /// The last unix second the layout can encode.
         last_valid_second: i64,
     },
-    /// The last attempt to extend the worker lease failed ([`Stats::lease_lost`]).
+    /// The worker lease could not be extended and the clock has passed it
+    /// ([`Stats::lease_lost`]): no ID can be issued until an extension succeeds.
     LeaseLost {
         /// The leased worker id.
         worker_id: u64,
         /// The lease's horizon, the last unix second IDs may carry, if known.
         until: Option<i64>,
     },
+    /// The worker id's IDs may already reach a second so far ahead of the clock that the lead
+    /// cap holds the filler for longer than `max_lag`: an earlier run of this worker id under a
+    /// clock set ahead (recorded by the state file), or this run before the clock was set back.
+    /// Nothing is served until `serves_at`.
+    ReservedAhead {
+        /// The worker id.
+        worker_id: u64,
+        /// The last unix second its IDs may already carry.
+        reserved_until: i64,
+        /// The unix second from which the filler may write again (within the lead cap).
+        serves_at: i64,
+        /// The clock's unix second when judged.
+        now: i64,
+    },
+    /// The state file cannot be written: no ID past the second it records is made.
+    StateFileFailing,
 }
 
 impl Health {
-    /// Whether the generator can hand out IDs in this state.
+    /// Whether the generator hands out IDs in this state (possibly degraded).
     ///
     /// ```
     /// use ringflake::Health;
     /// assert!(Health::Serving.is_available());
+    /// assert!(Health::HeldAtLeadCap { max_lead: 10 }.is_available());
     /// assert!(!Health::FillerDown.is_available());
     /// ```
     pub fn is_available(&self) -> bool {
-        matches!(self, Health::Serving)
+        matches!(
+            self,
+            Health::Serving
+                | Health::Idle { .. }
+                | Health::HeldAtLeadCap { .. }
+                | Health::LeaseAtRisk { .. }
+        )
+    }
+
+    /// The state's name: `serving`, `idle`, `held at the lead cap`, `lease at risk` or
+    /// `unavailable`.
+    ///
+    /// ```
+    /// use ringflake::Health;
+    /// assert_eq!(Health::Idle { idle_seconds: 60 }.state(), "idle");
+    /// assert_eq!(Health::StateFileFailing.state(), "unavailable");
+    /// ```
+    pub fn state(&self) -> &'static str {
+        match self {
+            Health::Serving => "serving",
+            Health::Idle { .. } => "idle",
+            Health::HeldAtLeadCap { .. } => "held at the lead cap",
+            Health::LeaseAtRisk { .. } => "lease at risk",
+            _ => "unavailable",
+        }
+    }
+
+    /// The unix second the state ends, where it is known: when a lease at risk runs out, when a
+    /// worker id reserved ahead serves again.
+    ///
+    /// ```
+    /// use ringflake::Health;
+    /// let h = Health::ReservedAhead { worker_id: 7, reserved_until: 1_800_086_400, serves_at: 1_800_086_391, now: 1_800_000_000 };
+    /// assert_eq!(h.until(), Some(1_800_086_391));
+    /// assert_eq!(Health::Serving.until(), None);
+    /// ```
+    pub fn until(&self) -> Option<i64> {
+        match *self {
+            Health::LeaseAtRisk { until, .. } => Some(until),
+            Health::ReservedAhead { serves_at, .. } => Some(serves_at),
+            _ => None,
+        }
     }
 }
 
 impl fmt::Display for Health {
-    /// `serving`, or the reason the generator cannot serve.
+    /// `serving`, or the state and its reason: for an unavailable generator, why it cannot serve
+    /// and until when, if known.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let date = crate::clock::rfc3339;
         match *self {
             Health::Serving => f.write_str("serving"),
+            Health::Idle { idle_seconds } => write!(
+                f,
+                "idle: no take for {idle_seconds} s; each second's unused IDs expire"
+            ),
+            Health::HeldAtLeadCap { max_lead } => write!(
+                f,
+                "held at the lead cap: demand is above the layout's rate, and takes wait for the \
+                 clock (max-lead {max_lead} s ahead of it)"
+            ),
+            Health::LeaseAtRisk {
+                worker_id,
+                until,
+                now,
+            } => write!(
+                f,
+                "lease at risk: extending the worker lease of worker id {worker_id} fails; it \
+                 holds until {} (unix second {until}, {} s from now), then IDs stop",
+                date(until),
+                until.saturating_sub(now).max(0)
+            ),
             Health::FillerDown => {
                 f.write_str("filler down: the thread that fills the ring has stopped")
             }
             Health::LifetimeExhausted { last_valid_second } => write!(
                 f,
                 "lifetime exhausted: the layout's time bits ran out (last valid second {})",
-                crate::clock::rfc3339(last_valid_second)
+                date(last_valid_second)
             ),
             Health::LeaseLost { worker_id, until } => {
                 write!(
@@ -217,33 +360,91 @@ impl fmt::Display for Health {
                     None => Ok(()),
                 }
             }
+            Health::ReservedAhead {
+                worker_id,
+                reserved_until,
+                serves_at,
+                now,
+            } => write!(
+                f,
+                "worker id {worker_id} reserved ahead of the clock: its IDs may already reach {} \
+                 (unix second {reserved_until}), {} s ahead, beyond the lead cap (a run under a \
+                 clock set ahead, or the clock set back); it serves again from {} (unix second \
+                 {serves_at}), in {} s",
+                date(reserved_until),
+                reserved_until.saturating_sub(now).max(0),
+                date(serves_at),
+                serves_at.saturating_sub(now).max(0)
+            ),
+            Health::StateFileFailing => f.write_str(
+                "state file failing: it cannot be written, and no ID past the second it records \
+                 is made until it can (the log names the error)",
+            ),
         }
     }
 }
 
 impl Stats {
-    /// What these stats say about whether the generator can serve, for a generator of `layout`
-    /// (which dates the end of its time bits). The first of these that applies: the filler is
-    /// down, the time bits ran out, the lease was lost; else [`Health::Serving`].
+    /// What these stats say about whether and how the generator serves, for a generator of
+    /// `layout` (which dates the end of its time bits). The first of these that applies: the
+    /// filler is down, the time bits ran out, the lease is lost (an extension failed and the
+    /// clock passed the lease), the worker id is reserved ahead (the lead cap holds the filler
+    /// for longer than `max_lag`), the state file fails; then, still serving: the lease is at
+    /// risk, the filler is held at the lead cap, no take for [`IDLE_AFTER`]; else
+    /// [`Health::Serving`].
     ///
     /// ```
-    /// use ringflake::{CachedUidGenerator, Health, Layout};
+    /// use ringflake::{CachedUidGenerator, Health, Layout, ManualClock};
     ///
-    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(3).build()?;
+    /// let clock = ManualClock::from_seconds(1_800_000_000);
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(3).clock(clock.clone()).build()?;
     /// assert_eq!(g.stats().health(g.layout()), Health::Serving);
+    /// clock.advance_seconds(6);
+    /// g.pad(); // the filler's next round sees no take since the start
+    /// assert_eq!(g.stats().health(g.layout()), Health::Idle { idle_seconds: 6 });
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn health(&self, layout: &Layout) -> Health {
+        let now = self.clock_second;
+        let lease_passed = self.lease_until.is_none_or(|u| now > u);
         if !self.filler_up {
             Health::FillerDown
         } else if self.remaining_seconds == 0 {
             Health::LifetimeExhausted {
                 last_valid_second: layout.last_valid_second(),
             }
-        } else if self.lease_lost {
+        } else if self.lease_lost && lease_passed {
             Health::LeaseLost {
                 worker_id: self.worker_id,
                 until: self.lease_until,
+            }
+        } else if let Some(serves_at) = self.held_until
+            && serves_at.saturating_sub(now) > self.max_lag_seconds as i64
+        {
+            let lead = self.max_lead_seconds.unwrap_or(0) as i64;
+            Health::ReservedAhead {
+                worker_id: self.worker_id,
+                reserved_until: serves_at.saturating_add(lead) - 1,
+                serves_at,
+                now,
+            }
+        } else if self.state_file_failing {
+            Health::StateFileFailing
+        } else if self.lease_lost
+            && let Some(until) = self.lease_until
+        {
+            Health::LeaseAtRisk {
+                worker_id: self.worker_id,
+                until,
+                now,
+            }
+        } else if self.held_until.is_some() {
+            Health::HeldAtLeadCap {
+                max_lead: self.max_lead_seconds.unwrap_or(0),
+            }
+        } else if self.idle_seconds >= IDLE_AFTER.as_secs() {
+            Health::Idle {
+                idle_seconds: self.idle_seconds,
             }
         } else {
             Health::Serving
@@ -255,16 +456,16 @@ impl Stats {
 mod tests {
     use super::*;
 
-    /// The reasons `ringflake serve` gave before the judgement moved here, word for word.
-    #[test]
-    fn health_reasons() {
-        let layout = Layout::default();
-        let healthy = Stats {
+    const NOW: i64 = 1_800_000_000;
+
+    fn healthy() -> Stats {
+        Stats {
             capacity: 1 << 24,
             available: 1 << 22,
             issued: 0,
             paddings: 1,
             discarded: 0,
+            expired: 0,
             take_waits: 0,
             waiting_takes: 0,
             waiting_ids: 0,
@@ -274,12 +475,25 @@ mod tests {
             worker_id: 4,
             heals: 0,
             filler_up: true,
-            lease_until: Some(1_800_000_300),
+            lease_until: Some(NOW + 300),
             lease_lost: false,
             lease_taken_over: false,
             lease_failing_since: None,
             lease_extension_failures: 0,
-        };
+            clock_second: NOW,
+            max_lag_seconds: 1,
+            max_lead_seconds: Some(10),
+            held_until: None,
+            idle_seconds: 0,
+            state_file_failing: false,
+        }
+    }
+
+    /// The reasons `ringflake serve` gave before the judgement moved here, word for word.
+    #[test]
+    fn health_reasons() {
+        let layout = Layout::default();
+        let healthy = healthy();
         assert_eq!(healthy.health(&layout), Health::Serving);
         let mut down = healthy;
         down.filler_up = false;
@@ -300,6 +514,7 @@ mod tests {
         );
         let mut lost = healthy;
         lost.lease_lost = true;
+        lost.clock_second = NOW + 301; // past the lease
         let reason = lost.health(&layout).to_string();
         assert!(reason.starts_with("lease lost"), "{reason}");
         assert!(
@@ -315,5 +530,91 @@ mod tests {
         down.remaining_seconds = 0;
         down.lease_lost = true;
         assert_eq!(down.health(&layout), Health::FillerDown);
+    }
+
+    /// The states of issue 18 (serving, idle, held at the lead cap, lease at risk, unavailable)
+    /// and issue 22's reasons (reserved ahead, lease lost, state file).
+    #[test]
+    fn health_states() {
+        let layout = Layout::default();
+        let state = |s: &Stats| s.health(&layout).state();
+        let mut idle = healthy();
+        idle.idle_seconds = 4;
+        assert_eq!(state(&idle), "serving");
+        idle.idle_seconds = 5;
+        assert_eq!(idle.health(&layout), Health::Idle { idle_seconds: 5 });
+        assert!(idle.health(&layout).is_available());
+
+        // At the cap under load: the filler writes again within a second.
+        let mut held = healthy();
+        held.held_until = Some(NOW + 1);
+        assert_eq!(held.health(&layout), Health::HeldAtLeadCap { max_lead: 10 });
+        assert!(held.health(&layout).is_available());
+        assert!(
+            held.health(&layout)
+                .to_string()
+                .starts_with("held at the lead cap: demand is above the layout's rate"),
+        );
+        // Held for longer than max_lag: reserved ahead, unavailable, saying until when.
+        let mut ahead = healthy();
+        ahead.held_until = Some(NOW + 86_391);
+        let h = ahead.health(&layout);
+        assert_eq!(
+            h,
+            Health::ReservedAhead {
+                worker_id: 4,
+                reserved_until: NOW + 86_400,
+                serves_at: NOW + 86_391,
+                now: NOW
+            }
+        );
+        assert!(!h.is_available());
+        assert_eq!(h.until(), Some(NOW + 86_391));
+        assert_eq!(
+            h.to_string(),
+            "worker id 4 reserved ahead of the clock: its IDs may already reach \
+             2027-01-16T08:00:00Z (unix second 1800086400), 86400 s ahead, beyond the lead cap \
+             (a run under a clock set ahead, or the clock set back); it serves again from \
+             2027-01-16T07:59:51Z (unix second 1800086391), in 86391 s"
+        );
+
+        // Extensions fail: at risk while the lease holds, lost once the clock passes it.
+        let mut risk = healthy();
+        risk.lease_lost = true;
+        let h = risk.health(&layout);
+        assert_eq!(h.state(), "lease at risk");
+        assert!(h.is_available());
+        assert_eq!(h.until(), Some(NOW + 300));
+        assert_eq!(
+            h.to_string(),
+            "lease at risk: extending the worker lease of worker id 4 fails; it holds until \
+             2027-01-15T08:05:00Z (unix second 1800000300, 300 s from now), then IDs stop"
+        );
+        risk.clock_second = NOW + 300;
+        assert_eq!(state(&risk), "lease at risk");
+        risk.clock_second = NOW + 301;
+        assert!(matches!(risk.health(&layout), Health::LeaseLost { .. }));
+
+        let mut state_file = healthy();
+        state_file.state_file_failing = true;
+        assert_eq!(state(&state_file), "unavailable");
+        assert!(
+            state_file
+                .health(&layout)
+                .to_string()
+                .starts_with("state file failing")
+        );
+
+        // Unavailable before degraded, degraded before idle.
+        let mut all = ahead;
+        all.lease_lost = true;
+        all.idle_seconds = 60;
+        assert!(matches!(all.health(&layout), Health::ReservedAhead { .. }));
+        all.held_until = Some(NOW);
+        assert_eq!(state(&all), "lease at risk");
+        all.lease_lost = false;
+        assert_eq!(state(&all), "held at the lead cap");
+        all.held_until = None;
+        assert_eq!(state(&all), "idle");
     }
 }

@@ -30,7 +30,7 @@ impl Claim {
     }
 
     /// Copies the run of IDs from `base` into `out` at `filled`. `base` is `None` when the run was
-    /// lapped: the rest of the claim is skipped (counted as discarded, never handed out) and the
+    /// lapped or found stale: the rest of the claim is skipped (counted as discarded, never handed out) and the
     /// caller claims again for what is missing; returns whether to go on.
     fn copy(
         &mut self,
@@ -112,6 +112,66 @@ impl Shared {
             self.wake_filler();
         }
         Some(id)
+    }
+
+    /// Rule 6 at take time: whether `id` is `max_lag` or more behind the clock's delta second
+    /// `now` (the filler's sweep drops the same IDs).
+    #[inline]
+    pub(super) fn is_stale(&self, id: u64, now: u64) -> bool {
+        (id >> self.layout.time_shift()).saturating_add(self.max_lag_secs) <= now
+    }
+
+    /// The clock's delta second, read by a take once per chunk or batch it claims (never per
+    /// ID), and published for per-thread takers: after a pause of the process, the first take
+    /// to look tells them too, before the filler's next round.
+    pub(super) fn take_clock(&self) -> u64 {
+        let now = self.now_delta();
+        self.ring.publish_seen(now);
+        now
+    }
+
+    /// A take found its claim stale: the filler has not swept since the clock moved (the
+    /// process was paused, or the filler not scheduled). Sweeps the stale prefix of the ring now
+    /// and wakes the filler to write the current second.
+    #[cold]
+    pub(super) fn stale_found(&self, now: u64) {
+        self.sweep_stale(self.ring.tail(), now);
+        self.wake_filler();
+    }
+
+    /// The ID of a batch's run starting at `base`, unless it is stale at the clock (read at most
+    /// once per claim, into `now`): then the ring's stale prefix is swept and `None` returned,
+    /// and the caller discards the rest of its claim and claims again.
+    fn fresh(&self, base: Option<u64>, now: &mut Option<u64>) -> Option<u64> {
+        let base = base?;
+        let now = *now.get_or_insert_with(|| self.take_clock());
+        if self.is_stale(base, now) {
+            self.stale_found(now);
+            return None;
+        }
+        Some(base)
+    }
+
+    /// The ID of claimed `index`, outside this thread's cached chunk: reads its chunk, checks it
+    /// against the clock (rule 6 at take time, once per chunk a thread reads), caches it for this
+    /// thread's next claims, and wakes the filler if the chunk asks to. `Ok(None)`: the chunk
+    /// was stale; `index` is discarded and the ring's stale prefix swept: claim again.
+    fn take_at(&self, index: u64) -> Result<Option<u64>, Miss> {
+        let (chunk, offset) = self.ring.split(index);
+        let (base, wake) = self.ring.read_chunk(chunk)?;
+        let now = self.take_clock();
+        if self.is_stale(base, now) {
+            self.discard(index, index + 1);
+            self.stale_found(now);
+            return Ok(None);
+        }
+        let len = self.ring.chunk();
+        let first = chunk * len;
+        LAST_CHUNK.with(|c| c.set((self.id, first, len, base.wrapping_sub(first))));
+        if wake && offset == 0 {
+            self.wake_filler();
+        }
+        Ok(Some(base + offset))
     }
 
     /// Refuses a batch that the lead cap can never hold (it would wait forever).
@@ -281,7 +341,8 @@ impl CachedUidGenerator {
     /// Takes the next ID.
     ///
     /// The per-ID path is one `fetch_add` on the cursor and a compare with this thread's cached
-    /// chunk; once per chunk (up to 1,024 IDs) it also reads the chunk's descriptor from the ring.
+    /// chunk; once per chunk (up to 1,024 IDs) it also reads the chunk's descriptor from the ring
+    /// and the clock (a chunk `max_lag` behind it is dropped, never handed out: rule 6).
     /// No lock, no allocation, no syscall, no log line, no metrics call. When the ring is empty it
     /// waits for the filler (spinning, then yielding, then sleeping 50 µs at a time) rather than
     /// failing; IDs taken by one thread are strictly increasing.
@@ -316,28 +377,24 @@ impl CachedUidGenerator {
     }
 
     /// [`next_id`](Self::next_id) for a claim outside this thread's cached chunk (once per
-    /// chunk, or after a claim by another generator on this thread): reads the ring, caches the
-    /// chunk, wakes the filler at the threshold, waits on an empty ring.
+    /// chunk, or after a claim by another generator on this thread): reads the ring, checks the
+    /// chunk against the clock, caches it, wakes the filler at the threshold, waits on an empty
+    /// ring.
     #[inline(never)]
     fn next_id_new_chunk(&self, mut index: u64) -> Result<u64, Error> {
         let s = &*self.shared;
         loop {
-            let (chunk, offset) = s.ring.split(index);
-            match s.ring.read_chunk(chunk) {
-                Ok((base, wake)) => {
-                    let chunk_len = s.ring.chunk();
-                    let first = chunk * chunk_len;
-                    LAST_CHUNK.with(|c| c.set((s.id, first, chunk_len, base.wrapping_sub(first))));
-                    if wake && offset == 0 {
-                        s.wake_filler();
-                    }
-                    return Ok(base + offset);
-                }
-                Err(_) => match s.take_slow(index, index + 1, None)? {
-                    Some(id) => return Ok(id),
+            match s.take_at(index) {
+                Ok(Some(id)) => return Ok(id),
+                // Stale: discarded and swept; claim another.
+                Ok(None) => {}
+                Err(Miss::NotReady) => match s.take_slow(index, index + 1, None)? {
+                    // Written now: read it (and check it) again.
+                    Some(_) => continue,
                     // Lapped: this index is skipped, never handed out; claim another.
                     None => s.discard(index, index + 1),
                 },
+                Err(Miss::Lapped) => s.discard(index, index + 1),
             }
             index = s.ring.claim(1);
         }
@@ -378,6 +435,12 @@ impl CachedUidGenerator {
     /// theirs, in turn); `None` otherwise (on an empty ring the filler has been woken). Never
     /// blocks.
     ///
+    /// Meant for one ID at a time from a handler (a request, a message): it reads the clock once
+    /// per call (no syscall where the system has a vDSO clock, as Linux does) and never hands
+    /// out an ID `max_lag` behind it, also right after the process was paused. For many IDs on
+    /// one thread, [`next_id`](Self::next_id) and [`LocalTaker`](crate::LocalTaker) read it once
+    /// per chunk.
+    ///
     /// ```
     /// use ringflake::{CachedUidGenerator, Layout};
     /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?;
@@ -396,16 +459,24 @@ impl CachedUidGenerator {
                 s.wake_filler();
                 return None;
             }
-            if s.ring.claim_at(c, 1) {
-                match s.ring.read(c) {
-                    Ok((id, wake)) => {
-                        if wake {
-                            s.wake_filler();
-                        }
-                        return Some(id);
+            if !s.ring.claim_at(c, 1) {
+                continue;
+            }
+            match s.ring.read(c) {
+                Ok((id, wake)) => {
+                    // Rule 6 at take time, for the one ID this take claims.
+                    let now = s.take_clock();
+                    if s.is_stale(id, now) {
+                        s.discard(c, c + 1);
+                        s.stale_found(now);
+                        continue;
                     }
-                    Err(_) => s.discard(c, c + 1), // lapped in between: claim another
+                    if wake {
+                        s.wake_filler();
+                    }
+                    return Some(id);
                 }
+                Err(_) => s.discard(c, c + 1), // lapped in between: claim another
             }
         }
     }
@@ -448,12 +519,15 @@ impl CachedUidGenerator {
             // so a larger claim would be lapped while it is still being copied out.
             let n = ((out.len() - filled) as u64).min(k);
             let mut claim = Claim::new(s.ring.claim(n), n);
+            // The clock, read once for the claim when its first run is ready.
+            let mut now = None;
             // A chunk at a time: one validated read of its base, then a plain loop.
             while let Some((index, run)) = claim.next_run(k) {
                 let base = match s.read_ready(index) {
                     Some(id) => Some(id),
                     None => s.take_slow(index, claim.end, None)?,
                 };
+                let base = s.fresh(base, &mut now);
                 if !claim.copy(s, base, run, out, &mut filled) {
                     break;
                 }
@@ -519,14 +593,17 @@ impl CachedUidGenerator {
             let n = s.await_ready(n, &mut waited).await?;
             let mut index = batch.claim(n);
             let end = index + n;
+            // The clock, read once for the claim when its first run is ready.
+            let mut now = None;
             while index < end {
                 let run = s.ring.run_len(index, end);
                 let base = match s.read_ready(index) {
                     Some(id) => Some(id),
                     None => s.await_index(index).await?,
                 };
-                let Some(base) = base else {
-                    // Lapped: the rest of this claim is discarded; claim again for it.
+                // Lapped, or stale (rule 6 at take time: the ring's stale IDs are swept): the rest
+                // of this claim is discarded; claim again for it.
+                let Some(base) = s.fresh(base, &mut now) else {
                     batch.lapped(index);
                     break;
                 };

@@ -51,12 +51,16 @@ pub trait WorkerIdAssigner {
         self.assign_worker_id(layout).map(Assignment::fixed)
     }
 
-    /// An owned copy of this assigner that a generator keeps, to take another worker id later:
-    /// a [`CachedUidGenerator`](crate::CachedUidGenerator) whose lease is lost for good (its
-    /// row taken over by another node, or gone) takes a new worker id from it by itself and
-    /// serves again. The default has none: a fixed id has no other, and a generator without one
-    /// stays unavailable once its lease is lost for good, saying so.
-    /// [`DatabaseAssigner`](crate::DatabaseAssigner) has one (a new row is another id).
+    /// An owned copy of this assigner that a generator keeps, to take another worker id without
+    /// the application: at build, once, if the id assigned is reserved beyond the lead cap (its
+    /// floor, the state file's reach for it or the table's, lies past `now + max_lead + max_lag`, so it
+    /// could serve nothing until the clock gets there); and later, when a
+    /// [`CachedUidGenerator`](crate::CachedUidGenerator)'s lease is lost for good (its row taken
+    /// over by another node, or gone), it takes a new worker id from it by itself and serves
+    /// again. The default has none: a fixed id has no other; the generator then starts with the
+    /// id it was given (and waits for the clock), and stays unavailable once its lease is lost
+    /// for good, saying so. [`DatabaseAssigner`](crate::DatabaseAssigner) has one (a new row is
+    /// another id).
     ///
     /// ```
     /// use ringflake::{DatabaseAssigner, FixedWorkerId, Layout, WorkerIdAssigner};

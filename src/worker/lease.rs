@@ -335,20 +335,21 @@ impl KeeperShared {
         let Some(renew) = renew.as_mut() else {
             return;
         };
+        // Read before asking: the source may hand the new lease over (and its id) as it answers.
+        let old_worker_id = self.worker();
         match renew() {
             Ok(worker_id) => {
                 tracing::info!(
-                    old_worker_id = self.worker(),
+                    old_worker_id,
                     worker_id,
                     "new worker id {worker_id} taken from the source after the lease of worker \
-                     id {} was lost for good",
-                    self.worker(),
+                     id {old_worker_id} was lost for good",
                 );
                 self.renewed.store(true, Ordering::Release);
             }
             Err(error) => {
                 tracing::warn!(
-                    old_worker_id = self.worker(),
+                    old_worker_id,
                     %error,
                     "no new worker id yet: the source will be asked again"
                 );

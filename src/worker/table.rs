@@ -526,7 +526,10 @@ impl DatabaseAssigner {
         }
         // Everything the predecessor issued is below what the state file records; without the
         // file, nothing says where its IDs ended.
-        let Some(reach) = crate::reach::ReachFile::new(state).read()? else {
+        let Some(reach) = crate::reach::ReachFile::new(state)
+            .read()?
+            .of(gone.worker_id)
+        else {
             return Ok(None);
         };
         let rows = self.retrying(deadline, || self.table.list())?;

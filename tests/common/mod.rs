@@ -345,6 +345,12 @@ pub fn json_int(body: &str, name: &str) -> Option<i64> {
     rest[..end].parse().ok()
 }
 
+/// The string field `name` of a flat JSON object (its raw text up to the next `"`).
+pub fn json_str<'a>(body: &'a str, name: &str) -> Option<&'a str> {
+    let rest = body.split(&format!("\"{name}\":\"")).nth(1)?;
+    rest.split('"').next()
+}
+
 /// Polls `done` every 10 ms until it holds; fails, naming `what`, after `limit`.
 pub fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
@@ -352,6 +358,33 @@ pub fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
         assert!(start.elapsed() < limit, "{what}: not within {limit:?}");
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// The JSON objects among `output`'s lines (standard error's log lines of `--log-format json`;
+/// standard output's start-up lines are text). Every line that starts with `{` must parse.
+pub fn events(output: &str) -> Vec<serde_json::Value> {
+    output
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+/// A string field of an event ("" if absent).
+pub fn text<'a>(event: &'a serde_json::Value, field: &str) -> &'a str {
+    event
+        .get(field)
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("")
+}
+
+/// Sends signal `name` (`STOP`, `CONT`, `TERM`, ...) to process `pid` with kill(1).
+pub fn signal(pid: u32, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{name} {pid}: {status}");
 }
 
 /// The error of a database boot that must fail at once (not retried: retrying cannot mend it),

@@ -160,6 +160,7 @@ fn boot_generators(a: &ServeArgs, plans: Vec<config::Plan>) -> Result<Booted, St
             generator.worker_id(),
             plan.lead,
         ));
+        lines.push_str(&startup::reserve_lines(&generator));
         let first = start.len();
         if plan.name == config::DEFAULT {
             start.push_str(&lines);

@@ -1,11 +1,12 @@
 //! The lines `serve` prints at start, for people: what the layout and the lead cap trade off,
-//! what the state file protects, who may take IDs and where the metrics are.
+//! what the state file protects, a worker id given back or one that cannot serve yet, who may
+//! take IDs and where the metrics are.
 
 use super::model::auth::{Auth, exposure_warning};
 use super::model::routes::MAX_COUNT;
 use crate::args::Lead;
 use crate::text::{epoch_text, thousands};
-use ringflake::{Layout, LeadPolicy};
+use ringflake::{CachedUidGenerator, GivenBack, Health, Layout, LeadPolicy};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -139,6 +140,44 @@ pub fn state_line(state: Option<&Path>, worker_id: u64, lead: Lead) -> String {
     }
 }
 
+/// The start-up lines on a worker id given back at start (reserved beyond the lead cap: the id,
+/// its reserved second, how far ahead), and on a generator that cannot serve from the start (the
+/// reason, and until when).
+pub fn reserve_lines(generator: &CachedUidGenerator) -> String {
+    let mut lines = String::new();
+    if let Some(back) = generator.given_back() {
+        lines.push_str(&given_back_line(&back, generator.worker_id()));
+    }
+    let health = generator.stats().health(generator.layout());
+    if !health.is_available() {
+        lines.push_str(&unavailable_line(&health));
+    }
+    lines
+}
+
+/// A worker id given back, and the one taken instead.
+fn given_back_line(back: &GivenBack, kept: u64) -> String {
+    format!(
+        "ringflake: worker id {} given back: its IDs may already reach {} (unix second {}), {} s \
+         ahead of the clock, beyond the lead cap; took worker id {kept} instead\n",
+        back.worker_id,
+        rfc3339(back.reserved_until),
+        back.reserved_until,
+        thousands(back.ahead_seconds()),
+    )
+}
+
+/// A generator that cannot serve yet, and why.
+fn unavailable_line(health: &Health) -> String {
+    format!("ringflake: cannot serve: {health}; /healthz answers 503 until then\n")
+}
+
+/// A unix second in RFC 3339, UTC.
+fn rfc3339(second: i64) -> String {
+    jiff::Timestamp::from_second(second)
+        .map_or_else(|_| format!("unix second {second}"), |t| t.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,6 +260,36 @@ mod tests {
                 "a restart of worker id 5 before the clock passes the last second this run \
                  borrowed can repeat its IDs"
             ),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn a_worker_id_given_back_or_reserved_ahead() {
+        let back = GivenBack {
+            worker_id: 1,
+            reserved_until: 1_800_086_400,
+            now: 1_800_000_000,
+        };
+        assert_eq!(
+            given_back_line(&back, 2),
+            "ringflake: worker id 1 given back: its IDs may already reach 2027-01-16T08:00:00Z \
+             (unix second 1800086400), 86,400 s ahead of the clock, beyond the lead cap; took \
+             worker id 2 instead\n"
+        );
+        let health = Health::ReservedAhead {
+            worker_id: 7,
+            reserved_until: 1_800_086_400,
+            serves_at: 1_800_086_391,
+            now: 1_800_000_000,
+        };
+        let line = unavailable_line(&health);
+        assert!(
+            line.starts_with("ringflake: cannot serve: worker id 7 reserved ahead of the clock"),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("in 86391 s; /healthz answers 503 until then\n"),
             "{line}"
         );
     }

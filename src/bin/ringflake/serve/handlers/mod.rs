@@ -3,10 +3,12 @@
 //! their own modules; gRPC calls in [`grpc`].
 //!
 //! Client mistakes get a 4xx with
-//! `{"error":"…"}` saying what was wrong; a generator that cannot issue (time bits exhausted,
-//! lease expired, filler down) gets a 503 with the same shape, and so does a take that waits
-//! longer than `--max-wait` ([`App::max_wait`]) at the lead cap (with `Retry-After`). Takes that
-//! wait are served first come, first served (the library's queue, see
+//! `{"error":"…"}` saying what was wrong; a generator that cannot issue gets a 503 with the same
+//! shape naming why, as its [`Health`](ringflake::Health) says (time bits exhausted, lease lost,
+//! filler down, worker id reserved ahead of the clock, state file failing), with `Retry-After`
+//! when the end is known; a take that waits longer than `--max-wait` ([`App::max_wait`]) at the
+//! lead cap under demand above the rate gets a 503 with `Retry-After` too. Takes that wait are
+//! served first come, first served (the library's queue, see
 //! [`ringflake::CachedUidGenerator::next_ids_async`]).
 //!
 //! With a token file, the ID and parse routes answer 401 without a valid bearer token. A bad value is shown in an error bounded and
@@ -60,9 +62,34 @@ fn error(status: StatusCode, message: &str) -> Reply {
     respond(status, JSON, json_error(message))
 }
 
-/// A generator error: the service cannot issue now (503), never the client's fault.
-fn unavailable(e: &Error) -> Reply {
-    error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string())
+/// A take of `app`'s generator failed with `e`, or waited [`App::max_wait`] in vain (`None`): 503,
+/// never the client's fault. A take's own error says why (time bits exhausted, lease expired,
+/// state file), except at the lead cap: then, if the generator's health says it cannot serve
+/// (its worker id reserved ahead of the clock), the answer names that reason and asks to retry
+/// when it ends; else the generator is at its lead cap under demand above its rate.
+fn unavailable(app: &App, e: Option<&Error>) -> Reply {
+    if let Some(e) = e
+        && !matches!(e, Error::LeadLimitReached { .. })
+    {
+        return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
+    }
+    let health = app.generator.stats().health(&app.layout);
+    if health.is_available() {
+        return match e {
+            Some(e) => error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+            None => still_waiting(app),
+        };
+    }
+    let mut r = error(StatusCode::SERVICE_UNAVAILABLE, &health.to_string());
+    if let Some(until) = health.until() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        if let Ok(v) = HeaderValue::from_str(&until.saturating_sub(now).max(1).to_string()) {
+            r.headers_mut().insert(RETRY_AFTER, v);
+        }
+    }
+    r
 }
 
 /// What a client without a token is told to send (RFC 6750).
@@ -174,8 +201,18 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
 }
 
 /// Runs a take for at most [`App::max_wait`]; `None` if it waited longer (it is dropped, which
-/// the async takes allow: a take dropped while it waits has taken nothing).
+/// the async takes allow: a take dropped while it waits has taken nothing), or if it cannot be
+/// served at once while the generator's health says it cannot serve (a worker id reserved ahead
+/// of the clock for an hour is not waited for: [`unavailable`] then names the reason at once).
 async fn bounded<T>(app: &App, take: impl Future<Output = T>) -> Option<T> {
+    tokio::pin!(take);
+    // The take is polled once first: one that completes at once never looks at the health.
+    if let Ok(done) = tokio::time::timeout(std::time::Duration::ZERO, &mut take).await {
+        return Some(done);
+    }
+    if !app.generator.stats().health(&app.layout).is_available() {
+        return None;
+    }
     tokio::time::timeout(app.max_wait, take).await.ok()
 }
 
@@ -228,8 +265,8 @@ async fn id(app: &App) -> Reply {
             let _ = write!(s, "{id}");
             respond(StatusCode::OK, TEXT, s)
         }
-        Some(Err(e)) => unavailable(&e),
-        None => still_waiting(app),
+        Some(Err(e)) => unavailable(app, Some(&e)),
+        None => unavailable(app, None),
     }
 }
 
@@ -341,8 +378,8 @@ async fn ids(app: &App, route: &Route, query: &[(&str, &str)], take: bool) -> Re
             respond(StatusCode::OK, JSON, body)
         }
         Some(Err(Error::BatchTooLarge { count, max })) => too_many(app, count, max),
-        Some(Err(e)) => unavailable(&e),
-        None => still_waiting(app),
+        Some(Err(e)) => unavailable(app, Some(&e)),
+        None => unavailable(app, None),
     }
 }
 
@@ -373,30 +410,49 @@ fn metrics(app: &App) -> Reply {
 }
 
 /// `/healthz`: the default generator's state; and with several generators, any other that cannot
-/// serve makes the service unhealthy too, its reason prefixed with its name.
+/// serve makes the service unavailable too, its reason prefixed with its name. 503 while
+/// unavailable (`reason` says why, `until` when it ends if known); 200 while serving, idle, held
+/// at the lead cap or with its lease at risk (`state` says which, `detail` what it means, `until`
+/// when it ends if known).
 fn healthz(app: &App) -> Reply {
     let s = app.generator.stats();
+    let health = s.health(&app.layout);
     let mut body = String::with_capacity(256);
     let others = || {
         app.generators.iter().skip(1).find_map(|g| {
             let health = g.app.generator.stats().health(&g.app.layout);
-            (!health.is_available()).then(|| format!("generator {}: {health}", g.name))
+            (!health.is_available()).then(|| (format!("generator {}: {health}", g.name), health))
         })
     };
-    let health = s.health(&app.layout);
-    let reason = (!health.is_available()).then(|| health.to_string());
-    match reason.or_else(others) {
-        Some(reason) => {
+    let own = (!health.is_available()).then(|| (health.to_string(), health));
+    let until = |h: ringflake::Health| h.until().map_or("null".into(), |u| u.to_string());
+    match own.or_else(others) {
+        Some((reason, why)) => {
             body.push_str("{\"status\":\"unavailable\",\"reason\":");
             json_string(&mut body, &reason);
-            let _ = write!(body, ",\"worker_id\":{}}}", s.worker_id);
+            let _ = write!(
+                body,
+                ",\"state\":\"unavailable\",\"until\":{},\"worker_id\":{}}}",
+                until(why),
+                s.worker_id
+            );
             respond(StatusCode::SERVICE_UNAVAILABLE, JSON, body)
         }
         None => {
             let _ = write!(
                 body,
-                "{{\"status\":\"ok\",\"worker_id\":{},\"available\":{},\"capacity\":{},\"lead_seconds\":{},\"lag_seconds\":{},\"remaining_seconds\":{},\"issued\":{}}}",
+                "{{\"status\":\"ok\",\"worker_id\":{},\"state\":\"{}\",",
                 s.worker_id,
+                health.state()
+            );
+            if health != ringflake::Health::Serving {
+                body.push_str("\"detail\":");
+                json_string(&mut body, &health.to_string());
+                let _ = write!(body, ",\"until\":{},", until(health));
+            }
+            let _ = write!(
+                body,
+                "\"available\":{},\"capacity\":{},\"lead_seconds\":{},\"lag_seconds\":{},\"remaining_seconds\":{},\"issued\":{}}}",
                 s.available,
                 s.capacity,
                 s.lead_seconds,

@@ -1,5 +1,7 @@
-//! The status page at `/` and its JSON at `/status`: per generator, the worker id, the ring's fill
-//! level, lead and lag, the IDs issued per second over the last [`SAMPLES`] seconds (a chart from
+//! The status page at `/` and its JSON at `/status`: per generator, its health (the state the
+//! library judges, `serving`, `idle`, `held at the lead cap`, `lease at risk` or `unavailable`,
+//! and what it means), the worker id, the ring's fill level, lead and lag, the unused IDs (expired
+//! apart from discarded), the IDs issued per second over the last [`SAMPLES`] seconds (a chart from
 //! the samples of the [sampler](crate::serve::model::sampler), kept in memory, bounded), the time bits left and the date
 //! they run out, the lease and the filler.
 //!
@@ -51,6 +53,7 @@ struct View {
     name: String,
     healthy: bool,
     reason: Option<String>,
+    health: ringflake::Health,
     stats: ringflake::Stats,
     fill: f64,
     rates: Vec<f64>,
@@ -82,11 +85,14 @@ fn view(g: &Named) -> View {
     };
     let mut text = Vec::new();
     let mut put = |k, v: String, state| text.push((k, v, state));
-    put(
-        "health",
-        health.to_string(),
-        if reason.is_some() { "bad" } else { "ok" },
-    );
+    // The state's name in the card's badge, and what it means in its own row.
+    let health_state = match health {
+        _ if !health.is_available() => "bad",
+        ringflake::Health::HeldAtLeadCap { .. } | ringflake::Health::LeaseAtRisk { .. } => "warn",
+        _ => "ok",
+    };
+    put("health", health.state().to_string(), health_state);
+    put("detail", health.to_string(), health_state);
     put("worker", s.worker_id.to_string(), "ok");
     put("source", g.source.clone(), "ok");
     put(
@@ -140,6 +146,17 @@ fn view(g: &Named) -> View {
         "ok",
     );
     put("issued", thousands(s.issued), "ok");
+    // What nobody took expires (idle capacity, not a fault); what takes claimed and did not hand
+    // out is discarded (stale blocks given back, takes that failed).
+    put(
+        "unused",
+        format!(
+            "{} expired unused, {} discarded by takes",
+            thousands(s.expired),
+            thousands(s.discarded.saturating_sub(s.expired))
+        ),
+        "ok",
+    );
     let left_share = if lifetime == 0 {
         0.0
     } else {
@@ -160,13 +177,24 @@ fn view(g: &Named) -> View {
             "ok"
         },
     );
+    let now = unix_ms() / 1000;
     let (lease, lease_state) = match (s.lease_until, s.lease_lost) {
-        (Some(until), true) => (format!("LOST (IDs stop at {})", utc(until)), "bad"),
+        (Some(until), true) if until < now => {
+            (format!("LOST (IDs stopped at {})", utc(until)), "bad")
+        }
+        (Some(until), true) => (
+            format!(
+                "AT RISK: extensions fail; held until {} (+{} s)",
+                utc(until),
+                until.saturating_sub(now)
+            ),
+            "warn",
+        ),
         (Some(until), false) => (
             format!(
                 "held until {} (+{} s)",
                 utc(until),
-                until.saturating_sub(unix_ms() / 1000)
+                until.saturating_sub(now)
             ),
             "ok",
         ),
@@ -189,6 +217,7 @@ fn view(g: &Named) -> View {
         name: g.name.clone(),
         healthy: reason.is_none(),
         reason,
+        health,
         stats: s,
         fill,
         rates,
@@ -250,13 +279,22 @@ pub fn json(generators: &Generators) -> String {
             Some(r) => json_string(&mut out, r),
             None => out.push_str("null"),
         }
+        out.push_str(",\"state\":");
+        json_string(&mut out, v.health.state());
+        out.push_str(",\"detail\":");
+        json_string(&mut out, &v.health.to_string());
+        let _ = write!(
+            out,
+            ",\"until\":{}",
+            v.health.until().map_or("null".into(), |u| u.to_string())
+        );
         let layout = g.app.layout;
         let _ = write!(
             out,
             ",\"worker_id\":{},\"time_bits\":{},\"worker_bits\":{},\"seq_bits\":{},\"epoch_seconds\":{},\
              \"capacity\":{},\"available\":{},\"fill\":{:.4},\"lead_seconds\":{},\"max_lead_seconds\":{},\
-             \"lag_seconds\":{},\"issued\":{},\"discarded\":{},\"take_waits\":{},\
-             \"waiting_takes\":{},\"waiting_ids\":{},\"heals\":{},\
+             \"lag_seconds\":{},\"issued\":{},\"discarded\":{},\"expired\":{},\"take_waits\":{},\
+             \"idle_seconds\":{},\"waiting_takes\":{},\"waiting_ids\":{},\"heals\":{},\
              \"remaining_seconds\":{},\"lifetime_seconds\":{},\"runs_out\":\"{}\",\
              \"lease_until\":{},\"lease_lost\":{},\"filler_up\":{},\"rates\":[",
             s.worker_id,
@@ -272,7 +310,9 @@ pub fn json(generators: &Generators) -> String {
             s.lag_seconds,
             s.issued,
             s.discarded,
+            s.expired,
             s.take_waits,
+            s.idle_seconds,
             s.waiting_takes,
             s.waiting_ids,
             s.heals,
@@ -317,7 +357,8 @@ fn html(s: &str) -> String {
 }
 
 /// The rows of a card: label and key.
-const ROWS: [(&str, &str); 11] = [
+const ROWS: [(&str, &str); 13] = [
+    ("Health", "detail"),
     ("Worker id", "worker"),
     ("Worker source", "source"),
     ("Layout", "layout"),
@@ -325,6 +366,7 @@ const ROWS: [(&str, &str); 11] = [
     ("Lead", "lead"),
     ("Lag", "lag"),
     ("Issued", "issued"),
+    ("Unused IDs", "unused"),
     ("Time bits left", "remaining"),
     ("Lease", "lease"),
     ("Filler", "filler"),
