@@ -245,30 +245,7 @@ fn retry_later(message: String, seconds: u64) -> Status {
 /// `grpc-retry-pushback-ms`: what the queue left behind needs at the cap's rate (`2^seq_bits`
 /// IDs a second), at least a second, as the HTTP routes' `Retry-After`.
 fn still_waiting(app: &App) -> Status {
-    let stats = app.generator.stats();
-    let rate = app.layout.max_sequence() + 1;
-    let retry = stats.waiting_ids.div_ceil(rate).max(1);
-    let queue = match stats.waiting_takes {
-        0 => String::new(),
-        n => format!(
-            "; {n} call{} queued ahead for {} IDs",
-            if n == 1 { "" } else { "s" },
-            stats.waiting_ids
-        ),
-    };
-    let message = match app.generator.max_lead() {
-        Some(lead) => format!(
-            "no IDs within {} s: the generator is at its lead cap (max-lead {} s ahead of the \
-             clock, {rate} IDs a second){queue}; retry in {retry} s",
-            app.max_wait.as_secs(),
-            lead.as_secs()
-        ),
-        None => format!(
-            "no IDs within {} s: the generator is waiting for its worker lease or its state \
-             file{queue}; retry in {retry} s",
-            app.max_wait.as_secs()
-        ),
-    };
+    let (message, retry) = app.still_waiting("call");
     retry_later(message, retry)
 }
 

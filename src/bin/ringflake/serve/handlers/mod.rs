@@ -219,32 +219,7 @@ async fn bounded<T>(app: &App, take: impl Future<Output = T>) -> Option<T> {
 /// The answer to a take that waited [`App::max_wait`] in vain: 503, with a `Retry-After` of the
 /// seconds the queue left behind needs at the cap's rate (`2^seq_bits` IDs a second), at least 1.
 fn still_waiting(app: &App) -> Reply {
-    let stats = app.generator.stats();
-    let rate = app.layout.max_sequence() + 1;
-    let retry = stats.waiting_ids.div_ceil(rate).max(1);
-    let queue = match stats.waiting_takes {
-        0 => String::new(),
-        n => format!(
-            "; {n} request{} queued ahead for {} IDs",
-            if n == 1 { "" } else { "s" },
-            stats.waiting_ids
-        ),
-    };
-    let message = match app.generator.max_lead() {
-        Some(lead) => format!(
-            "no IDs within {} s: the generator is at its lead cap (max-lead {} s ahead of the \
-             clock, {rate} IDs a second){queue}; retry in {retry} s",
-            app.max_wait.as_secs(),
-            lead.as_secs()
-        ),
-        // Without a cap the filler is never held back by the clock, only by its lease or its
-        // state file.
-        None => format!(
-            "no IDs within {} s: the generator is waiting for its worker lease or its state \
-             file{queue}; retry in {retry} s",
-            app.max_wait.as_secs()
-        ),
-    };
+    let (message, retry) = app.still_waiting("request");
     let mut r = error(StatusCode::SERVICE_UNAVAILABLE, &message);
     if let Ok(value) = HeaderValue::from_str(&retry.to_string()) {
         r.headers_mut().insert(RETRY_AFTER, value);

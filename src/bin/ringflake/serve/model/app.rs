@@ -40,6 +40,39 @@ pub struct App {
 }
 
 impl App {
+    /// What a take that waited `--max-wait` in vain is told, and the seconds to wait before
+    /// retrying: what the queue left behind needs at the cap's rate (`2^seq_bits` IDs a second),
+    /// at least 1. `asker` names the waiters ahead ("request" over HTTP, "call" over gRPC).
+    pub fn still_waiting(&self, asker: &str) -> (String, u64) {
+        let stats = self.generator.stats();
+        let rate = self.layout.max_sequence() + 1;
+        let retry = stats.waiting_ids.div_ceil(rate).max(1);
+        let queue = match stats.waiting_takes {
+            0 => String::new(),
+            n => format!(
+                "; {n} {asker}{} queued ahead for {} IDs",
+                if n == 1 { "" } else { "s" },
+                stats.waiting_ids
+            ),
+        };
+        let message = match self.generator.max_lead() {
+            Some(lead) => format!(
+                "no IDs within {} s: the generator is at its lead cap (max-lead {} s ahead of the \
+                 clock, {rate} IDs a second){queue}; retry in {retry} s",
+                self.max_wait.as_secs(),
+                lead.as_secs()
+            ),
+            // Without a cap the filler is never held back by the clock, only by its lease or its
+            // state file.
+            None => format!(
+                "no IDs within {} s: the generator is waiting for its worker lease or its state \
+                 file{queue}; retry in {retry} s",
+                self.max_wait.as_secs()
+            ),
+        };
+        (message, retry)
+    }
+
     /// The `App` of generator `name`.
     pub fn named(&self, name: &str) -> Option<&App> {
         self.generators.get(name).map(|named| &named.app)
