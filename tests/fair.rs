@@ -32,6 +32,18 @@ fn poll<T>(f: &mut Pin<Box<dyn Future<Output = T> + '_>>) -> Poll<T> {
 
 type Take<'g, T> = Pin<Box<dyn Future<Output = T> + 'g>>;
 
+/// A generator on the manual clock with no background filler and no borrowing (`max_lead` 0,
+/// waiting): every second beyond the clock's is the cap's, and the test decides every step.
+fn at_the_cap(clock: &ManualClock) -> CachedUidGenerator {
+    CachedUidGenerator::builder(small())
+        .worker_id(1)
+        .clock(clock.clone())
+        .background_filler(false)
+        .max_lead(Duration::from_secs(0), LeadPolicy::Wait)
+        .build()
+        .expect("generator")
+}
+
 /// Waiting takes are served in the order they arrived, whatever order they are polled in: a
 /// batch, a single async take and a blocking batch (on its own thread) queue behind a head that
 /// is still waiting for the clock; a newcomer's `try_next_id` gets nothing while they wait; a
@@ -40,13 +52,7 @@ type Take<'g, T> = Pin<Box<dyn Future<Output = T> + 'g>>;
 #[test]
 fn no_waiter_is_overtaken() {
     let clock = ManualClock::from_seconds(T0);
-    let g = CachedUidGenerator::builder(small())
-        .worker_id(1)
-        .clock(clock.clone())
-        .background_filler(false)
-        .max_lead(Duration::from_secs(0), LeadPolicy::Wait)
-        .build()
-        .expect("generator");
+    let g = at_the_cap(&clock);
     // The only second the cap allows, all but 100 IDs of it.
     let mut first = vec![0u64; 8092];
     g.next_ids(&mut first).expect("first batch");
@@ -144,13 +150,7 @@ fn no_waiter_is_overtaken() {
 #[test]
 fn a_head_that_gives_up_takes_nothing() {
     let clock = ManualClock::from_seconds(T0);
-    let g = CachedUidGenerator::builder(small())
-        .worker_id(1)
-        .clock(clock.clone())
-        .background_filler(false)
-        .max_lead(Duration::from_secs(0), LeadPolicy::Wait)
-        .build()
-        .expect("generator");
+    let g = at_the_cap(&clock);
     let mut first = vec![0u64; 8000];
     g.next_ids(&mut first).expect("first batch");
     let before = g.stats();
