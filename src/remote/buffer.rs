@@ -7,6 +7,12 @@
 //! gives up), and a claimed index is always written. The ID's second is checked against the clock
 //! second the fetcher last published (no clock read per ID): an ID more than `max_lag` behind it
 //! is dropped and counted, never handed out.
+//!
+//! A block claimed at once ([`Buffer::take_block`]) is read as a range when it can be: the
+//! fetcher publishes where the current stretch of strictly increasing IDs began, and in such a
+//! stretch `n` IDs whose first and last differ by `n - 1` are the consecutive IDs between them.
+//! A service hands out runs of consecutive IDs (one second's sequence numbers), so a thread
+//! reads two slots per block instead of every ID's.
 
 use crate::ring::Ring;
 use crossbeam_utils::CachePadded;
@@ -15,6 +21,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// IDs a thread claims at once ([`take_block`](Buffer::take_block) for the thread-local blocks
 /// of `super::held`).
 pub(crate) const BLOCK: usize = 128;
+
+/// What [`Buffer::take_block`] claimed.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Block {
+    /// Nothing: the buffer is empty.
+    Empty,
+    /// The consecutive IDs `first..first + len`.
+    Range { first: u64, len: u64 },
+    /// IDs that are not one range, copied into the caller's array: how many.
+    Ids(usize),
+}
 
 /// The buffer, and how to read an ID's second.
 pub(crate) struct Buffer {
@@ -25,6 +42,11 @@ pub(crate) struct Buffer {
     max_lag: u64,
     /// IDs dropped as stale (by takes and by the fetcher's sweep).
     dropped: CachePadded<AtomicU64>,
+    /// The index where the current stretch of strictly increasing IDs began (written by the
+    /// fetcher before it publishes the tail past it, so a take that saw the tail sees it too).
+    rising_from: CachePadded<AtomicU64>,
+    /// The last ID the fetcher wrote (the fetcher only).
+    last_pushed: AtomicU64,
 }
 
 impl Buffer {
@@ -36,13 +58,28 @@ impl Buffer {
             shift,
             max_lag,
             dropped: CachePadded::new(AtomicU64::new(0)),
+            rising_from: CachePadded::new(AtomicU64::new(0)),
+            last_pushed: AtomicU64::new(0),
         }
+    }
+
+    /// The clock second (as published by the fetcher) after which `id` is stale: it may be
+    /// handed out while [`seen`](Self::seen) is at most this.
+    #[inline]
+    pub(crate) fn limit(&self, id: u64) -> u64 {
+        (id >> self.shift).saturating_add(self.max_lag)
+    }
+
+    /// The clock second the fetcher last published.
+    #[inline]
+    pub(crate) fn seen(&self) -> u64 {
+        self.ring.seen()
     }
 
     /// Whether `id` lies more than `max_lag` behind the clock second the fetcher last published.
     #[inline]
     fn stale(&self, id: u64) -> bool {
-        (id >> self.shift).saturating_add(self.max_lag) < self.ring.seen()
+        self.limit(id) < self.ring.seen()
     }
 
     /// Whether `id` may be handed out: no more than `max_lag` behind the clock second the fetcher
@@ -52,20 +89,30 @@ impl Buffer {
         !self.stale(id)
     }
 
-    /// Claims up to `out.len()` buffered IDs with one compare-and-swap on the head (again if
-    /// another thread moved it first) and copies them into `out`; how many. IDs lost to a lap
-    /// (this thread slept between its claim and its reads while the ring went round) are
-    /// skipped and counted as dropped. 0: the buffer is empty.
-    pub(crate) fn take_block(&self, out: &mut [u64]) -> usize {
+    /// Claims up to [`BLOCK`] buffered IDs with one compare-and-swap on the head (again if
+    /// another thread moved it first). When the claimed IDs are consecutive (they lie in one
+    /// stretch of strictly increasing IDs, and the last is the first plus the count minus one)
+    /// only those two slots are read and the block is a [`Block::Range`]; otherwise every ID is
+    /// copied into `out`. IDs lost to a lap (this thread slept between its claim and its reads
+    /// while the ring went round) are skipped and counted as dropped.
+    pub(crate) fn take_block(&self, out: &mut [u64; BLOCK]) -> Block {
         loop {
             let at = self.ring.cursor();
             let tail = self.ring.tail();
             if at >= tail {
-                return 0;
+                return Block::Empty;
             }
-            let n = (tail - at).min(out.len() as u64);
+            let n = (tail - at).min(BLOCK as u64);
             if !self.ring.claim_at(at, n) {
                 continue;
+            }
+            // After the tail's acquire load: at least as new as the tail that covered the claim.
+            if self.rising_from.load(Ordering::Relaxed) <= at
+                && let (Ok((first, _)), Ok((last, _))) =
+                    (self.ring.read(at), self.ring.read(at + n - 1))
+                && last.wrapping_sub(first) == n - 1
+            {
+                return Block::Range { first, len: n };
             }
             let mut got = 0;
             for index in at..at + n {
@@ -78,7 +125,7 @@ impl Buffer {
                 }
             }
             if got > 0 {
-                return got;
+                return Block::Ids(got);
             }
         }
     }
@@ -179,13 +226,21 @@ impl Buffer {
         let mut written = 0;
         // The head only grows: a limit from an older read is the stricter.
         let limit = self.ring.cursor() + self.ring.capacity().saturating_sub(self.margin());
+        let mut last = self.last_pushed.load(Ordering::Relaxed);
         for &id in ids {
             if tail >= limit || !self.ring.put(tail, id, false) {
                 break;
             }
+            if id <= last {
+                // A new stretch of increasing IDs (the service restarted, say): published with
+                // the tail below, before any take can claim this index.
+                self.rising_from.store(tail, Ordering::Relaxed);
+            }
+            last = id;
             tail += 1;
             written += 1;
         }
+        self.last_pushed.store(last, Ordering::Relaxed);
         self.ring.publish_tail(tail);
         self.count_dropped(ids.len() as u64 - written);
         written

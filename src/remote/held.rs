@@ -1,7 +1,9 @@
 //! Each thread's block of IDs taken from a client's buffer: `RemoteGenerator::next_id`
-//! claims [`BLOCK`] IDs with one compare-and-swap and hands
-//! them out from a thread-local array, so that per ID there is no write to shared memory (as the
-//! in-process [`LocalTaker`](crate::LocalTaker) does).
+//! claims up to [`BLOCK`] IDs with one compare-and-swap and hands
+//! them out from a thread-local record, so that per ID there is no write to shared memory (as the
+//! in-process [`LocalTaker`](crate::LocalTaker) does). A block of consecutive IDs (the usual
+//! case: a service hands out runs of one second's sequence numbers) is held as a range, and an
+//! ID is one increment; any other block as a copied array.
 //!
 //! A block belongs to one client, named by a number no other client in the process has (not its
 //! address, which a later client may reuse): a thread that takes from another client, or whose
@@ -9,14 +11,20 @@
 //! never handed out twice. Every ID is checked against `max_lag` when handed out, not when
 //! claimed, so a block that waits in a thread never yields a stale ID.
 
-use super::buffer::{BLOCK, Buffer};
+use super::buffer::{BLOCK, Block, Buffer};
 use std::cell::Cell;
 
 /// One thread's block.
 pub(crate) struct Held {
     /// The client the block came from (0: none).
     owner: Cell<u64>,
-    next: Cell<usize>,
+    /// A range block: IDs `next..end`, handed out while the buffer's clock second is at most
+    /// `limit` (the first ID's: the others are newer).
+    next: Cell<u64>,
+    end: Cell<u64>,
+    limit: Cell<u64>,
+    /// An array block: `ids[at..len]`.
+    at: Cell<usize>,
     len: Cell<usize>,
     ids: [Cell<u64>; BLOCK],
 }
@@ -26,6 +34,9 @@ thread_local! {
         Held {
             owner: Cell::new(0),
             next: Cell::new(0),
+            end: Cell::new(0),
+            limit: Cell::new(0),
+            at: Cell::new(0),
             len: Cell::new(0),
             ids: [const { Cell::new(0) }; BLOCK],
         }
@@ -38,43 +49,76 @@ impl Held {
     #[inline]
     fn take(&self, owner: u64, buffer: &Buffer) -> Option<u64> {
         if self.owner.get() == owner {
-            let (mut next, len) = (self.next.get(), self.len.get());
-            while next < len {
-                let id = self.ids[next].get();
-                next += 1;
-                if buffer.fresh(id) {
-                    self.next.set(next);
-                    return Some(id);
+            let next = self.next.get();
+            if next < self.end.get() {
+                if buffer.seen() <= self.limit.get() {
+                    self.next.set(next + 1);
+                    return Some(next);
                 }
-                buffer.count_dropped(1);
+                buffer.count_dropped(self.end.get() - next);
+                self.end.set(next);
+            }
+            if let Some(id) = self.take_array(buffer) {
+                return Some(id);
             }
         }
         self.refill(owner, buffer)
     }
 
+    /// The next fresh ID of an array block, if any is left.
+    #[inline]
+    fn take_array(&self, buffer: &Buffer) -> Option<u64> {
+        let (mut at, len) = (self.at.get(), self.len.get());
+        while at < len {
+            let id = self.ids[at].get();
+            at += 1;
+            if buffer.fresh(id) {
+                self.at.set(at);
+                return Some(id);
+            }
+            buffer.count_dropped(1);
+        }
+        self.at.set(at);
+        None
+    }
+
     #[cold]
     fn refill(&self, owner: u64, buffer: &Buffer) -> Option<u64> {
+        // Whatever the thread held of another client is dropped (not counted: that client may
+        // be gone); its IDs are never handed out.
+        self.end.set(self.next.get());
+        self.at.set(self.len.get());
+        self.owner.set(owner);
         let mut block = [0u64; BLOCK];
         loop {
-            let n = buffer.take_block(&mut block);
-            if n == 0 {
-                self.len.set(0);
-                self.next.set(0);
-                return None;
+            match buffer.take_block(&mut block) {
+                Block::Empty => return None,
+                Block::Range { first, len } => {
+                    self.limit.set(buffer.limit(first));
+                    self.next.set(first);
+                    self.end.set(first + len);
+                }
+                Block::Ids(n) => {
+                    for (cell, &id) in self.ids.iter().zip(&block[..n]) {
+                        cell.set(id);
+                    }
+                    self.at.set(0);
+                    self.len.set(n);
+                }
             }
-            for (cell, &id) in self.ids.iter().zip(&block[..n]) {
-                cell.set(id);
+            // The IDs were fresh when claimed; each is looked at again as it goes out.
+            let next = self.next.get();
+            if next < self.end.get() {
+                if buffer.seen() <= self.limit.get() {
+                    self.next.set(next + 1);
+                    return Some(next);
+                }
+                buffer.count_dropped(self.end.get() - next);
+                self.end.set(next);
             }
-            self.owner.set(owner);
-            self.len.set(n);
-            self.next.set(0);
-            // The IDs were fresh when claimed; one more look for the first.
-            let first = block[0];
-            if buffer.fresh(first) {
-                self.next.set(1);
-                return Some(first);
+            if let Some(id) = self.take_array(buffer) {
+                return Some(id);
             }
-            buffer.count_dropped(n as u64);
         }
     }
 }
@@ -118,5 +162,109 @@ mod tests {
         a.publish_seen(106); // the rest of the block (second 100) is stale now
         assert_eq!(take(201, &a), Some(104 << 10));
         assert_eq!(a.dropped(), 9);
+    }
+
+    #[test]
+    fn a_range_block_goes_stale_as_a_whole() {
+        let a = Buffer::new(1 << 10, 10, 5);
+        a.push(&(100u64 << 10..(100 << 10) + 200).collect::<Vec<_>>());
+        assert_eq!(take(301, &a), Some(100 << 10));
+        assert_eq!(take(301, &a), Some(100 << 10 | 1));
+        a.publish_seen(105); // 5 s behind: still handed out
+        assert_eq!(take(301, &a), Some(100 << 10 | 2));
+        a.publish_seen(106); // the rest of the range, and of the buffer, is stale
+        assert_eq!(take(301, &a), None);
+        assert_eq!(a.dropped(), 197);
+    }
+
+    #[test]
+    fn ids_that_are_not_a_range_are_handed_out_one_by_one() {
+        let a = Buffer::new(1 << 10, 10, 5);
+        // Increasing but with gaps, then a new stretch (the service restarted) below the last.
+        let mut ids: Vec<u64> = (0..50).map(|i| 100 << 10 | (2 * i)).collect();
+        ids.extend((0..100).map(|i| 100 << 10 | i));
+        a.push(&ids);
+        let mut got = Vec::new();
+        while let Some(id) = take(401, &a) {
+            got.push(id);
+        }
+        assert_eq!(got, ids);
+        assert_eq!(a.dropped(), 0);
+    }
+
+    #[test]
+    fn a_block_whose_ends_look_like_a_range_is_not_taken_for_one() {
+        // First and last differ by the count minus one, but X + 1 never came from the service
+        // (another client may hold it): only a stretch of increasing IDs may be read as a range.
+        let a = Buffer::new(1 << 10, 10, 5);
+        let x = 100u64 << 10;
+        a.push(&[x, x + 100, x + 2]);
+        let got: Vec<u64> = std::iter::from_fn(|| take(501, &a)).collect();
+        assert_eq!(got, [x, x + 100, x + 2]);
+    }
+
+    #[test]
+    fn threads_hand_out_each_pushed_id_once() {
+        // Runs of consecutive IDs of varied lengths, a gap now and then, and a new stretch
+        // below the last ID (a restarted service) every so often; three threads take.
+        let b = Buffer::new(1 << 12, 10, 1 << 40);
+        let total: u64 = if cfg!(miri) { 500 } else { 200_000 };
+        let mut pushed = Vec::with_capacity(total as usize);
+        // Two regions of IDs (two runs of a service, say): switching from the high one to the
+        // low one starts a new stretch below the last ID pushed.
+        let mut next = [1u64 << 20, 1u64 << 40];
+        let mut region = 0;
+        let mut i = 0u64;
+        while (pushed.len() as u64) < total {
+            i += 1;
+            let run = 1 + (i * 7919) % 300;
+            if i.is_multiple_of(17) {
+                region = 1 - region;
+            }
+            let at = next[region];
+            pushed.extend(at..at + run);
+            next[region] += run + (i % 3);
+        }
+        pushed.truncate(total as usize);
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let taken: Vec<Vec<u64>> = std::thread::scope(|s| {
+            let takers: Vec<_> = (0..3)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut got = Vec::new();
+                        loop {
+                            let finished = done.load(std::sync::atomic::Ordering::Acquire);
+                            match take(601, &b) {
+                                Some(id) => got.push(id),
+                                None if finished => return got,
+                                None => std::hint::spin_loop(),
+                            }
+                        }
+                    })
+                })
+                .collect();
+            let mut rest = &pushed[..];
+            while !rest.is_empty() {
+                let n = (rest.len() as u64).min(b.room()).min(250) as usize;
+                assert_eq!(b.push(&rest[..n]), n as u64);
+                rest = &rest[n..];
+            }
+            done.store(true, std::sync::atomic::Ordering::Release);
+            takers.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        let mut all: Vec<u64> = taken.into_iter().flatten().collect();
+        let handed = all.len() as u64;
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len() as u64, handed, "an ID was handed out twice");
+        let mut expected = pushed.clone();
+        expected.sort_unstable();
+        // Every ID handed out was pushed; the rest were lost to laps and counted.
+        let mut it = expected.iter();
+        assert!(
+            all.iter().all(|id| it.any(|e| e == id)),
+            "an ID never pushed"
+        );
+        assert_eq!(handed + b.dropped(), total);
     }
 }

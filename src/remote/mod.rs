@@ -348,8 +348,9 @@ fn refusal(endpoint: &str, status: &tonic::Status) -> Error {
 /// The fetcher streams IDs (`IdService.Stream`) ahead of demand: when fewer than half of 250 ms
 /// of the measured demand are buffered, it asks for the difference, so the batch size follows
 /// the consumption rate. [`next_id`](Self::next_id) takes from the buffer: per ID, no lock, no
-/// allocation, no syscall, no write to shared memory (each thread claims 128 IDs at a time with
-/// one compare-and-swap). IDs more than `max_lag` behind the clock are dropped, never handed out.
+/// allocation, no syscall, no write to shared memory (each thread claims up to 128 IDs at a time
+/// with one compare-and-swap, usually a range of consecutive IDs). IDs more than `max_lag` behind
+/// the clock are dropped, never handed out.
 ///
 /// # When the service is unreachable
 ///
@@ -418,9 +419,9 @@ impl RemoteGenerator {
     /// [`RemoteBuilder::wait`]) while the service is up, or fails at once while it is down.
     ///
     /// The hot path has no lock, no allocation, no syscall, no log line and no metrics call, and
-    /// no write to shared memory: each thread claims 128 IDs at a time from the buffer with one
-    /// compare-and-swap and hands them out from a thread-local block, each checked against
-    /// `max_lag` as it goes out. IDs one thread takes with `next_id` and `try_next_id` are
+    /// no write to shared memory: each thread claims up to 128 IDs at a time from the buffer with
+    /// one compare-and-swap and hands them out from a thread-local block (a range when they are
+    /// consecutive, as a service's runs are), each checked against `max_lag` as it goes out. IDs one thread takes with `next_id` and `try_next_id` are
     /// strictly increasing while they come from one run of the service; the rest of a block is
     /// dropped when the thread takes from another `RemoteGenerator`, and lost when the thread
     /// exits (never handed out twice).
