@@ -328,14 +328,14 @@ fn remote(c: &mut Criterion) {
     group.bench_function("next_id", |b| {
         b.iter_custom(|iters| {
             // Warm takes only: each timed batch of at most 2^18 IDs starts with the buffer
-            // holding it and 2^20 more, so that the fetcher (which refills below half of its
-            // target, 2^21 IDs at this demand) starts no refill during the batch: the takes do not
-            // compete for the machine's two cores with a fetch and the server beside it. When the
-            // buffer runs low it is drained untimed below the refill mark, which also keeps the
-            // measured demand (and so the target) up, and waited for.
-            // At least 2^20 takes a call, however few criterion asks for (its warm-up starts at
-            // one), scaled to what it asked: the waits between batches are not counted, and a
-            // single take would time the clock, not the take.
+            // holding it and 2^20 more, above the fetcher's refill mark (half its target, at most
+            // a quarter of the capacity: 2^20), so no refill starts during the batch and the
+            // takes do not share the two cores with a fetch and the service. Between batches,
+            // a buffer below that is emptied untimed (which wakes the fetcher and keeps the
+            // measured demand, and so the refill, at its largest) and the refill waited for to
+            // its end. The waits are
+            // not counted; at least 2^20 takes a call, however few criterion asks for, so that
+            // a call times takes, not the clock.
             let mut timed = Duration::ZERO;
             let taken = iters.max(1 << 20);
             let mut left = taken;
@@ -348,16 +348,18 @@ fn remote(c: &mut Criterion) {
                         "the buffer does not fill: {:?}",
                         client.stats()
                     );
-                    while client.stats().buffered > (1 << 20) - (1 << 16) {
-                        for _ in 0..1 << 14 {
-                            black_box(client.try_next_id());
-                        }
-                    }
+                    while client.try_next_id().is_some() {}
+                    black_box(client.next_id().expect("next_id"));
+                    // Until the refill is over: enough buffered, and no more arriving.
                     let filling = Instant::now();
-                    while client.stats().buffered < n + (1 << 20)
-                        && filling.elapsed() < Duration::from_millis(200)
-                    {
-                        std::thread::sleep(Duration::from_millis(1));
+                    let mut before = u64::MAX;
+                    while filling.elapsed() < Duration::from_millis(500) {
+                        std::thread::sleep(Duration::from_millis(2));
+                        let now = client.stats().buffered;
+                        if now >= n + (1 << 20) && now == before {
+                            break;
+                        }
+                        before = now;
                     }
                 }
                 let start = Instant::now();
