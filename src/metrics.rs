@@ -79,11 +79,14 @@ const PADDINGS: &str = "ringflake_paddings_total";
 const IDS_DISCARDED: &str = "ringflake_ids_discarded_total";
 const IDS_EXPIRED: &str = "ringflake_ids_expired_total";
 const TAKE_WAITS: &str = "ringflake_take_waits_total";
+const WAITING_TAKES: &str = "ringflake_waiting_takes";
+const WAITING_IDS: &str = "ringflake_waiting_ids";
 const TIME_LEAD: &str = "ringflake_time_lead_seconds";
 const TIME_LAG: &str = "ringflake_time_lag_seconds";
 const TIME_REMAINING: &str = "ringflake_time_remaining_seconds";
 const WORKER_ID: &str = "ringflake_worker_id";
 const WORKER_IDS_REMAINING: &str = "ringflake_worker_ids_remaining";
+const WORKER_HEALS: &str = "ringflake_worker_heals_total";
 const FILLER_UP: &str = "ringflake_filler_up";
 const LEASE_FAILURES: &str = "ringflake_lease_extension_failures_total";
 const LEASE_EXPIRY: &str = "ringflake_lease_expiry_timestamp_seconds";
@@ -134,6 +137,16 @@ fn describe() {
         "Takes that found the ring empty and had to wait for the filler, in takes."
     );
     describe_gauge!(
+        WAITING_TAKES,
+        Unit::Count,
+        "Takes waiting in the queue now (batches, async takes, and takes that arrived while others waited), served first come, first served, in takes. Above 0 for long: held at the lead cap."
+    );
+    describe_gauge!(
+        WAITING_IDS,
+        Unit::Count,
+        "IDs the waiting takes still wait for (the queue ahead of a take that arrives now), in IDs. At the lead cap 2^seq_bits of them become ready per second."
+    );
+    describe_gauge!(
         TIME_LEAD,
         Unit::Seconds,
         "How far the newest ID in the ring is ahead of the clock (borrowed future seconds), in seconds; 0 if not ahead."
@@ -157,6 +170,11 @@ fn describe() {
         WORKER_IDS_REMAINING,
         Unit::Count,
         "Worker ids still free for new nodes, as the worker id assigner reports, in worker ids."
+    );
+    describe_counter!(
+        WORKER_HEALS,
+        Unit::Count,
+        "Times the generator took a new worker id by itself after losing its lease for good (its row taken over by another node, or gone), in heals. The generator serves on under the new id."
     );
     describe_gauge!(
         FILLER_UP,
@@ -209,10 +227,13 @@ pub struct GeneratorMetrics {
     discarded: Counter,
     expired: Counter,
     take_waits: Counter,
+    waiting_takes: Gauge,
+    waiting_ids: Gauge,
     lead: Gauge,
     lag: Gauge,
     remaining: Gauge,
     worker_id: Gauge,
+    heals: Counter,
     filler_up: Gauge,
     lease_failures: Counter,
     /// Registered on the first known value only: a series that is not known is omitted, not 0.
@@ -253,10 +274,13 @@ impl GeneratorMetrics {
             discarded: counter!(IDS_DISCARDED, &label()),
             expired: counter!(IDS_EXPIRED, &label()),
             take_waits: counter!(TAKE_WAITS, &label()),
+            waiting_takes: gauge!(WAITING_TAKES, &label()),
+            waiting_ids: gauge!(WAITING_IDS, &label()),
             lead: gauge!(TIME_LEAD, &label()),
             lag: gauge!(TIME_LAG, &label()),
             remaining: gauge!(TIME_REMAINING, &label()),
             worker_id: gauge!(WORKER_ID, &label()),
+            heals: counter!(WORKER_HEALS, &label()),
             filler_up: gauge!(FILLER_UP, &label()),
             lease_failures: counter!(LEASE_FAILURES, &label()),
             worker_ids_remaining: OnceLock::new(),
@@ -311,10 +335,13 @@ impl GeneratorMetrics {
         self.discarded.absolute(stats.discarded);
         self.expired.absolute(stats.expired);
         self.take_waits.absolute(stats.take_waits);
+        self.waiting_takes.set(stats.waiting_takes as f64);
+        self.waiting_ids.set(stats.waiting_ids as f64);
         self.lead.set(stats.lead_seconds as f64);
         self.lag.set(stats.lag_seconds as f64);
         self.remaining.set(stats.remaining_seconds as f64);
         self.worker_id.set(stats.worker_id as f64);
+        self.heals.absolute(stats.heals);
         self.filler_up.set(if stats.filler_up { 1.0 } else { 0.0 });
         self.lease_failures.absolute(stats.lease_extension_failures);
         if let Some(until) = stats.lease_until {
@@ -539,16 +566,19 @@ impl ReporterBuilder {
 /// | `ringflake_ids_discarded_total` | counter | IDs | IDs dropped unused: stale (older than `max_lag`) or abandoned by a failed take; includes the expired ones |
 /// | `ringflake_ids_expired_total` | counter | IDs | of those, the IDs that expired in the ring unclaimed (each second's unused IDs at light load): idle capacity, not a fault |
 /// | `ringflake_take_waits_total` | counter | takes | takes that found the ring empty and waited |
+/// | `ringflake_waiting_takes` | gauge | takes | takes waiting in the first-come, first-served queue now; above 0 for long: held at the lead cap |
+/// | `ringflake_waiting_ids` | gauge | IDs | IDs those takes still wait for: the queue ahead of a take that arrives now |
 /// | `ringflake_time_lead_seconds` | gauge | seconds | how far the newest ID is ahead of the clock (borrowed seconds) |
 /// | `ringflake_time_lag_seconds` | gauge | seconds | how far the oldest ready ID is behind the clock |
 /// | `ringflake_time_remaining_seconds` | gauge | seconds | until the layout's time bits run out, borrowed seconds counted as used |
 /// | `ringflake_worker_id` | gauge | none (an id) | the generator's worker id |
 /// | `ringflake_worker_ids_remaining` | gauge | worker ids | worker ids still free; only if the application reports it ([`worker_ids_remaining`](ReporterBuilder::worker_ids_remaining)) |
+/// | `ringflake_worker_heals_total` | counter | heals | times the generator took a new worker id by itself after losing its lease for good |
 /// | `ringflake_filler_up` | gauge | 0 or 1 | 1 while the filler thread runs, 0 if it stopped |
 /// | `ringflake_lease_extension_failures_total` | counter | attempts | attempts to extend the worker lease that failed; always 0 without a lease |
 /// | `ringflake_lease_expiry_timestamp_seconds` | gauge | seconds (unix time) | when the worker lease runs out unless extended; only for generators with a lease |
 ///
-/// A sample (one `stats()` and fifteen handle updates, sixteen with a lease) takes about 0.2 µs; nothing on the take
+/// A sample (one `stats()` and eighteen handle updates, nineteen with a lease) takes about 0.2 µs; nothing on the take
 /// path calls metrics. The filler can set the same series itself after its rounds
 /// ([`CachedBuilder::record_stats`](crate::CachedBuilder::record_stats) with a
 /// [`GeneratorMetrics`]), so that `ringflake_filler_up` drops to 0 the moment it stops.

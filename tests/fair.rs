@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{Client, Serve, get, json_ids, json_int};
+use common::{Client, Serve, get, json_ids, json_int, metric};
 use ringflake::{CachedUidGenerator, Layout, LeadPolicy, ManualClock};
 use std::collections::HashSet;
 use std::future::Future;
@@ -202,6 +202,9 @@ fn sixteen_clients_share_the_cap() {
     let stop = AtomicBool::new(false);
     let started = Instant::now();
     let (seen, refused) = std::thread::scope(|s| {
+        // Stops the clients however this closure ends: a failed wait below panics, and the scope
+        // would otherwise wait for clients that never stop.
+        let _stop_clients = StopOnDrop(&stop);
         let clients: Vec<_> = (0..16)
             .map(|_| {
                 s.spawn(|| {
@@ -228,6 +231,12 @@ fn sixteen_clients_share_the_cap() {
         // Once the queue is long, a batch larger than the cap holds is refused at once.
         common::wait_until("a queue", Duration::from_secs(20), || {
             json_int(&get(addr, "/status").body, "waiting_takes").unwrap_or(0) >= 8
+        });
+        // The queue is in /metrics too (sampled every second), with the IDs it waits for.
+        common::wait_until("the queue in /metrics", Duration::from_secs(10), || {
+            let scrape = get(addr, "/metrics").body;
+            metric(&scrape, "ringflake_waiting_takes").unwrap_or(0.0) >= 2.0
+                && metric(&scrape, "ringflake_waiting_ids").unwrap_or(0.0) >= 5_000.0
         });
         let asked = Instant::now();
         let refused = get(addr, "/ids?count=90113");
@@ -264,6 +273,15 @@ fn sixteen_clients_share_the_cap() {
     assert!(body.contains("count 90113 is more than"), "{body}");
     assert!(took < Duration::from_secs(2), "refused after {took:?}");
     eprintln!("{summary}");
+}
+
+/// Sets its flag when dropped (also when the thread unwinds from a failed assertion).
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
 }
 
 /// A waiter whose client disconnects takes nothing: the service cannot make an ID for half a
@@ -712,6 +730,18 @@ fn a_frozen_node_whose_id_was_taken_serves_again_under_a_new_one() {
     let status = get(a.addr(), "/status").body;
     assert_eq!(json_int(&status, "worker_id"), Some(2), "{status}");
     assert_eq!(json_int(&status, "heals"), Some(1), "{status}");
+    // The heal in /metrics (sampled every second), for RingflakeWorkerHealed.
+    common::wait_until("the heal in /metrics", Duration::from_secs(10), || {
+        let scrape = get(a.addr(), "/metrics").body;
+        metric(&scrape, "ringflake_worker_heals_total") == Some(1.0)
+            && metric(&scrape, "ringflake_worker_id") == Some(2.0)
+    });
+    let b_scrape = get(b.addr(), "/metrics").body;
+    assert_eq!(
+        metric(&b_scrape, "ringflake_worker_heals_total"),
+        Some(0.0),
+        "{b_scrape}"
+    );
     let n = all.len();
     all.sort_unstable();
     all.dedup();

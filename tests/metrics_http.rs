@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Every series the reporter exports, with its Prometheus type.
-const SERIES: [(&str, &str); 16] = [
+const SERIES: [(&str, &str); 19] = [
     ("ringflake_ring_capacity", "gauge"),
     ("ringflake_ring_available", "gauge"),
     ("ringflake_ring_fill_ratio", "gauge"),
@@ -30,11 +30,14 @@ const SERIES: [(&str, &str); 16] = [
     ("ringflake_ids_discarded_total", "counter"),
     ("ringflake_ids_expired_total", "counter"),
     ("ringflake_take_waits_total", "counter"),
+    ("ringflake_waiting_takes", "gauge"),
+    ("ringflake_waiting_ids", "gauge"),
     ("ringflake_time_lead_seconds", "gauge"),
     ("ringflake_time_lag_seconds", "gauge"),
     ("ringflake_time_remaining_seconds", "gauge"),
     ("ringflake_worker_id", "gauge"),
     ("ringflake_worker_ids_remaining", "gauge"),
+    ("ringflake_worker_heals_total", "counter"),
     ("ringflake_filler_up", "gauge"),
     ("ringflake_lease_extension_failures_total", "counter"),
     ("ringflake_lease_expiry_timestamp_seconds", "gauge"),
@@ -382,6 +385,7 @@ fn exporter_tracks_generators_over_http() {
                 "in takes",
                 "in worker ids",
                 "in attempts",
+                "in heals",
                 "unit"
             ]
             .iter()
@@ -547,9 +551,9 @@ fn handles_are_registered_once() {
         }
         reporter
     });
-    // 14 series at start (no lease here: no expiry series), ringflake_worker_ids_remaining at
+    // 17 series at start (no lease here: no expiry series), ringflake_worker_ids_remaining at
     // its first value; none per sample.
-    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 15);
+    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 18);
     drop(reporter);
 }
 
@@ -577,7 +581,7 @@ fn the_lease_expiry_is_registered_once() {
         }
         reporter
     });
-    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 15);
+    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 18);
     drop(reporter);
 }
 

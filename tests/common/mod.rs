@@ -345,6 +345,19 @@ pub fn json_int(body: &str, name: &str) -> Option<i64> {
     rest[..end].parse().ok()
 }
 
+/// The value of series `name` in a Prometheus scrape (`/metrics`), for the one generator there is
+/// or the first listed.
+pub fn metric(scrape: &str, name: &str) -> Option<f64> {
+    scrape
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .find_map(|l| {
+            let (series, value) = l.rsplit_once(' ')?;
+            let base = series.split('{').next()?;
+            (base == name).then(|| value.parse().ok())?
+        })
+}
+
 /// The string field `name` of a flat JSON object (its raw text up to the next `"`).
 pub fn json_str<'a>(body: &'a str, name: &str) -> Option<&'a str> {
     let rest = body.split(&format!("\"{name}\":\"")).nth(1)?;
