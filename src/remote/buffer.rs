@@ -247,6 +247,37 @@ impl Buffer {
     }
 }
 
+/// Three threads call `take` while `fill` pushes (on the calling thread), until the buffer is
+/// empty after `fill` returned: each thread's IDs in the order it took them.
+#[cfg(test)]
+pub(crate) fn take_in_three_threads(
+    take: impl Fn() -> Option<u64> + Sync,
+    fill: impl FnOnce(),
+) -> Vec<Vec<u64>> {
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let takers: Vec<_> = (0..3)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut got = Vec::new();
+                    loop {
+                        // Read `done` first: after it, an empty buffer stays empty.
+                        let finished = done.load(Ordering::Acquire);
+                        match take() {
+                            Some(id) => got.push(id),
+                            None if finished => return got,
+                            None => std::hint::spin_loop(),
+                        }
+                    }
+                })
+            })
+            .collect();
+        fill();
+        done.store(true, Ordering::Release);
+        takers.into_iter().map(|t| t.join().unwrap()).collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -309,36 +340,20 @@ mod tests {
     fn mpmc() {
         let b = Buffer::new(1 << 12, 10, 1_000);
         let total = if cfg!(miri) { 300 } else { 150_000 };
-        let done = std::sync::atomic::AtomicBool::new(false);
-        let taken: Vec<Vec<u64>> = std::thread::scope(|s| {
-            let takers: Vec<_> = (0..3)
-                .map(|_| {
-                    s.spawn(|| {
-                        let mut got = Vec::new();
-                        loop {
-                            // Read `done` first: after it, an empty buffer stays empty.
-                            let finished = done.load(Ordering::Acquire);
-                            match b.take() {
-                                Some(id) => got.push(id),
-                                None if finished => return got,
-                                None => std::hint::spin_loop(),
-                            }
-                        }
-                    })
-                })
-                .collect();
-            let mut next = 1u64 << 10;
-            let mut left = total;
-            while left > 0 {
-                let n = left.min(b.room()).min(100);
-                let ids: Vec<u64> = (next..next + n).collect();
-                assert_eq!(b.push(&ids), n);
-                next += n;
-                left -= n;
-            }
-            done.store(true, Ordering::Release);
-            takers.into_iter().map(|t| t.join().unwrap()).collect()
-        });
+        let taken = take_in_three_threads(
+            || b.take(),
+            || {
+                let mut next = 1u64 << 10;
+                let mut left = total;
+                while left > 0 {
+                    let n = left.min(b.room()).min(100);
+                    let ids: Vec<u64> = (next..next + n).collect();
+                    assert_eq!(b.push(&ids), n);
+                    next += n;
+                    left -= n;
+                }
+            },
+        );
         for ids in &taken {
             assert!(ids.windows(2).all(|w| w[0] < w[1]), "per-thread order");
         }

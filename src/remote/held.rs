@@ -49,20 +49,31 @@ impl Held {
     #[inline]
     fn take(&self, owner: u64, buffer: &Buffer) -> Option<u64> {
         if self.owner.get() == owner {
-            let next = self.next.get();
-            if next < self.end.get() {
-                if buffer.seen() <= self.limit.get() {
-                    self.next.set(next + 1);
-                    return Some(next);
-                }
-                buffer.count_dropped(self.end.get() - next);
-                self.end.set(next);
+            if let Some(id) = self.take_range(buffer) {
+                return Some(id);
             }
             if let Some(id) = self.take_array(buffer) {
                 return Some(id);
             }
         }
         self.refill(owner, buffer)
+    }
+
+    /// The next ID of a range block, if any is left and the range is fresh; a stale range is
+    /// dropped whole (its first ID is its oldest).
+    #[inline]
+    fn take_range(&self, buffer: &Buffer) -> Option<u64> {
+        let (next, end) = (self.next.get(), self.end.get());
+        if next >= end {
+            return None;
+        }
+        if buffer.seen() <= self.limit.get() {
+            self.next.set(next + 1);
+            return Some(next);
+        }
+        buffer.count_dropped(end - next);
+        self.end.set(next);
+        None
     }
 
     /// The next fresh ID of an array block, if any is left.
@@ -107,14 +118,8 @@ impl Held {
                 }
             }
             // The IDs were fresh when claimed; each is looked at again as it goes out.
-            let next = self.next.get();
-            if next < self.end.get() {
-                if buffer.seen() <= self.limit.get() {
-                    self.next.set(next + 1);
-                    return Some(next);
-                }
-                buffer.count_dropped(self.end.get() - next);
-                self.end.set(next);
+            if let Some(id) = self.take_range(buffer) {
+                return Some(id);
             }
             if let Some(id) = self.take_array(buffer) {
                 return Some(id);
@@ -226,32 +231,17 @@ mod tests {
             next[region] += run + (i % 3);
         }
         pushed.truncate(total as usize);
-        let done = std::sync::atomic::AtomicBool::new(false);
-        let taken: Vec<Vec<u64>> = std::thread::scope(|s| {
-            let takers: Vec<_> = (0..3)
-                .map(|_| {
-                    s.spawn(|| {
-                        let mut got = Vec::new();
-                        loop {
-                            let finished = done.load(std::sync::atomic::Ordering::Acquire);
-                            match take(601, &b) {
-                                Some(id) => got.push(id),
-                                None if finished => return got,
-                                None => std::hint::spin_loop(),
-                            }
-                        }
-                    })
-                })
-                .collect();
-            let mut rest = &pushed[..];
-            while !rest.is_empty() {
-                let n = (rest.len() as u64).min(b.room()).min(250) as usize;
-                assert_eq!(b.push(&rest[..n]), n as u64);
-                rest = &rest[n..];
-            }
-            done.store(true, std::sync::atomic::Ordering::Release);
-            takers.into_iter().map(|t| t.join().unwrap()).collect()
-        });
+        let taken = super::super::buffer::take_in_three_threads(
+            || take(601, &b),
+            || {
+                let mut rest = &pushed[..];
+                while !rest.is_empty() {
+                    let n = (rest.len() as u64).min(b.room()).min(250) as usize;
+                    assert_eq!(b.push(&rest[..n]), n as u64);
+                    rest = &rest[n..];
+                }
+            },
+        );
         let mut all: Vec<u64> = taken.into_iter().flatten().collect();
         let handed = all.len() as u64;
         all.sort_unstable();
