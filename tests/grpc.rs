@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Serve, get, json_int};
+use common::{Serve, get, json_int, tls_data};
 use ringflake::grpc::id_service_client::IdServiceClient;
 use ringflake::grpc::{NextRequest, StreamRequest};
 use std::collections::HashSet;
@@ -13,10 +13,6 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
-
-fn tls_data(name: &str) -> String {
-    format!("{}/tests/data/tls/{name}", env!("CARGO_MANIFEST_DIR"))
-}
 
 const TOKEN: &str = "grpc-test-token-0123456789abcdef";
 

@@ -6,16 +6,12 @@
 
 mod common;
 
-use common::Serve;
+use common::{LAYOUT_30_20_13, Serve, tls_data};
 use ringflake::{Error, RemoteGenerator};
 use std::collections::HashSet;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-
-fn tls_data(name: &str) -> String {
-    format!("{}/tests/data/tls/{name}", env!("CARGO_MANIFEST_DIR"))
-}
 
 /// The client's IDs while the service is killed and restarted: served from the buffer, then
 /// `RemoteUnavailable`, then served again once the service is back, with no help. Two clients
@@ -140,22 +136,14 @@ fn a_service_replaced_by_one_with_a_lower_worker_id() {
     // 8,192 IDs a second, 30 s of borrowing: the first service runs seconds ahead of the clock.
     let layout = ringflake::Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).unwrap();
     let flags = |worker: &str| {
-        [
-            "--time-bits",
-            "30",
-            "--worker-bits",
-            "20",
-            "--seq-bits",
-            "13",
-            "--max-lead",
-            "30",
-            "--worker-id",
-            worker,
-        ]
-        .map(str::to_string)
+        let mut flags: Vec<String> = LAYOUT_30_20_13.map(str::to_string).to_vec();
+        flags.extend(["--max-lead", "30", "--worker-id", worker].map(str::to_string));
+        flags
     };
     let (first_dir, second_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let mut first = Serve::start(first_dir.path(), &flags("5").each_ref().map(String::as_str));
+    let first_flags = flags("5");
+    let first_flags: Vec<&str> = first_flags.iter().map(String::as_str).collect();
+    let mut first = Serve::start(first_dir.path(), &first_flags);
     let addr = first.addr();
     let client = RemoteGenerator::builder(format!("http://{addr}"))
         .capacity(1 << 16)

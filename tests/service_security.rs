@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{Serve, ringflake, wait_until};
+use common::{Serve, ringflake, tls_data, wait_until};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -401,10 +401,6 @@ fn metrics_need_an_address_of_their_own() {
         err.contains("--metrics-listen 127.0.0.1:18089 is --listen's address"),
         "{err}"
     );
-}
-
-fn tls_data(name: &str) -> String {
-    format!("{}/tests/data/tls/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
 /// A TLS client that trusts the test CA only and speaks HTTP/1.1 (ALPN `http/1.1`).

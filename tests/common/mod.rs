@@ -345,6 +345,12 @@ pub fn json_int(body: &str, name: &str) -> Option<i64> {
     rest[..end].parse().ok()
 }
 
+/// The path of a file of the test TLS set-up (`tests/data/tls/`: a CA, a server certificate
+/// for `localhost`/`127.0.0.1` and its key).
+pub fn tls_data(name: &str) -> String {
+    format!("{}/tests/data/tls/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
 /// The value of series `name` in a Prometheus scrape (`/metrics`), for the one generator there is
 /// or the first listed.
 pub fn metric(scrape: &str, name: &str) -> Option<f64> {
