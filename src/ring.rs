@@ -225,6 +225,18 @@ impl Ring {
         self.tail.load(Ordering::Acquire)
     }
 
+    /// The published tail, extended over the chunks after it that are written already, up to
+    /// `limit`: the filler publishes the tail once per second's worth of chunks, and takes read
+    /// a chunk as soon as it is written, so a snapshot that must not miss IDs already handed out
+    /// looks past the published tail. At most `(limit - tail) / K` slot reads; off the take path.
+    pub(crate) fn written_tail(&self, limit: u64) -> u64 {
+        let mut tail = self.tail();
+        while tail < limit && self.read_chunk(tail >> self.chunk_bits).is_ok() {
+            tail += self.chunk();
+        }
+        tail
+    }
+
     pub(crate) fn publish_tail(&self, tail: u64) {
         self.tail.store(tail, Ordering::Release);
     }
@@ -554,6 +566,30 @@ mod tests {
         ring.claim(1);
         assert!(ring.put(2, 30, false), "chunks 0 and 1 fully claimed");
         assert!(!ring.put(3, 40, false));
+    }
+
+    #[test]
+    fn written_tail_looks_past_the_published_tail() {
+        let ring = Ring::new(16, 1); // 8 chunks of 2
+        assert!(ring.put(0, 10, false));
+        ring.publish_tail(2);
+        assert!(ring.put(1, 20, false));
+        assert!(ring.put(2, 30, false)); // written, not published: takes may read them
+        assert_eq!(ring.tail(), 2);
+        assert_eq!(ring.written_tail(16), 6);
+        assert_eq!(ring.written_tail(4), 4, "not past the limit");
+        assert_eq!(ring.written_tail(1), 2, "never below the published tail");
+        // A slot of an earlier lap is not this chunk's: not written.
+        let lapped = Ring::new(4, 1); // 2 chunks of 2
+        assert!(lapped.put(0, 10, false));
+        assert!(lapped.put(1, 20, false));
+        lapped.publish_tail(4);
+        lapped.claim(4);
+        assert_eq!(
+            lapped.written_tail(8),
+            4,
+            "chunk 2's slot still holds chunk 0"
+        );
     }
 
     #[test]

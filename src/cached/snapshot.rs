@@ -165,7 +165,8 @@ impl Shared {
             // The cursor first (acquire), then the takers' blocks: a block claimed before the
             // cursor was read is seen held, or its taker is seen publishing it (look again).
             let cursor = s.ring.cursor_acquire();
-            let tail = s.ring.tail();
+            // Chunks written but not yet published count as written: takes may have read them.
+            let tail = s.ring.written_tail(cursor);
             match log.held_below(cursor.min(tail)) {
                 Some(held) => {
                     log.settle(tail);
