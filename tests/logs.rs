@@ -524,7 +524,8 @@ fn a_filler_panic_is_an_error_with_its_message() {
 /// PostgreSQL stopped under a running `serve --log-format json` (a relay between the two is
 /// stopped: connections closed, the port refused): a WARN line that names the lease and carries
 /// the driver's connection error; the server back: INFO lease regained; the row taken over by
-/// another node: ERROR.
+/// another node: ERROR, then the generator heals under a new worker id, and a stop releases that
+/// one, never the lost one.
 #[cfg(feature = "postgres")]
 #[test]
 #[ignore = "needs RINGFLAKE_POSTGRES_URL (a throw-away PostgreSQL: bash .ci/run starts one)"]
@@ -607,9 +608,20 @@ fn postgres_outage_and_takeover_are_logged() {
         text(&taken, "error").contains("worker id 1 in postgres://"),
         "{taken}"
     );
+    // The generator heals by itself: a new row from the source, serving again under it. Waited
+    // for, so that the stop below releases worker id 2 (and never worker id 1, not this node's).
+    let healed = await_event(&serve, "WARN", "serving again with a new worker id");
+    assert_eq!(healed["old_worker_id"], 1, "{healed}");
+    let new_id = healed["worker_id"].as_u64().expect("the new worker id");
+    assert_ne!(new_id, 1, "{healed}");
     let out = stop(&mut serve);
     assert!(
-        !out.contains("lease released") && !out.contains("lease of worker id 1 released"),
+        !out.contains("lease released: worker id 1 ")
+            && !out.contains("lease of worker id 1 released"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("lease released: worker id {new_id} ")),
         "{out}"
     );
 }
