@@ -287,9 +287,11 @@ impl Drop for StopOnDrop<'_> {
 /// A waiter whose client disconnects takes nothing: the service cannot make an ID for half a
 /// minute (its state file records a second 40 s ahead, as after the clock was set back, and
 /// `--max-lag 60` makes that a wait at the lead cap, not a generator that cannot serve, which
-/// would be answered at once), so requests queue; one client hangs up while queued, the others are answered 503 after `--max-wait` with
-/// a `Retry-After` counted from the queue left ahead of them (20,000 IDs at 8,192 a second: 3 s;
-/// nothing: 1 s). `issued` never moves and the queue empties.
+/// would be answered at once), so requests queue; one client hangs up while queued, the others
+/// are answered 503 after `--max-wait` with a `Retry-After` counted from the queue they leave
+/// behind (the first leaves 20,000 IDs at 8,192 a second: 3 s; the last nothing: 1 s). `issued`
+/// never moves and the queue empties. The last waiter arrives at least 2 s after the first, so
+/// the first's answer is made while the last still waits, however slow the machine.
 #[test]
 fn a_waiter_that_disconnects_takes_nothing() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -304,7 +306,7 @@ fn a_waiter_that_disconnects_takes_nothing() {
         "--state-file",
         "ahead.state",
         "--max-wait",
-        "3",
+        "6",
         "--max-lag",
         "60",
     ]);
@@ -330,6 +332,7 @@ fn a_waiter_that_disconnects_takes_nothing() {
         )
     };
     std::thread::scope(|s| {
+        let first_at = Instant::now();
         let first = s.spawn(waits("/ids?count=3000"));
         queued(3000);
         // The second asks for 5,000 and hangs up while it waits.
@@ -340,6 +343,7 @@ fn a_waiter_that_disconnects_takes_nothing() {
         )
         .expect("request");
         queued(8000);
+        std::thread::sleep(Duration::from_secs(2).saturating_sub(first_at.elapsed()));
         let third = s.spawn(waits("/ids?count=20000"));
         queued(28000);
         drop(leaves);
@@ -349,10 +353,10 @@ fn a_waiter_that_disconnects_takes_nothing() {
             let (r, took) = waiter.join().expect("waiter");
             assert_eq!(r.status, 503, "{}", r.body);
             assert!(
-                took >= Duration::from_millis(2900),
+                took >= Duration::from_millis(5900),
                 "answered after {took:?}"
             );
-            assert!(r.body.contains("no IDs within 3 s"), "{}", r.body);
+            assert!(r.body.contains("no IDs within 6 s"), "{}", r.body);
             assert_eq!(r.header("retry-after"), Some(retry), "{}", r.body);
         }
     });

@@ -71,6 +71,28 @@ fn stop(serve: &mut Serve) -> String {
     serve.output()
 }
 
+/// After a heal from worker id `lost` to `new`, what a stop said (`out`): `new`'s lease released,
+/// `lost`'s never (its row is another node's now).
+fn assert_released_after_heal(out: &str, lost: u64, new: u64) {
+    let messages: Vec<String> = events(out)
+        .iter()
+        .map(|e| text(e, "message").to_owned())
+        .collect();
+    assert!(
+        !messages.iter().any(|m| {
+            m.starts_with(&format!("lease released: worker id {lost} "))
+                || m.ends_with(&format!("lease of worker id {lost} released"))
+        }),
+        "worker id {lost}'s lease released: {out}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.starts_with(&format!("lease released: worker id {new} "))),
+        "worker id {new}'s lease not released: {out}"
+    );
+}
+
 /// The `LEASE_UNTIL` of every row of the SQLite worker table in `dir`.
 fn sqlite(dir: &Path) -> rusqlite::Connection {
     rusqlite::Connection::open(dir.join("ringflake.db")).expect("open the worker table")
@@ -291,19 +313,7 @@ fn a_lease_taken_over_is_an_error() {
         .filter(|e| text(e, "message").starts_with("lease taken over"))
         .count();
     assert_eq!(errors, 1, "{out}");
-    assert!(
-        !all.iter().any(|e| {
-            let m = text(e, "message");
-            m.starts_with("lease released: worker id 1 ")
-                || m.ends_with("lease of worker id 1 released")
-        }),
-        "{out}"
-    );
-    assert!(
-        all.iter()
-            .any(|e| text(e, "message").starts_with("lease released: worker id 2 ")),
-        "{out}"
-    );
+    assert_released_after_heal(&out, 1, 2);
     let thief: String = sqlite(dir.path())
         .query_row("SELECT HOST_NAME FROM WORKER_NODE WHERE ID = 1", [], |r| {
             r.get(0)
@@ -615,13 +625,5 @@ fn postgres_outage_and_takeover_are_logged() {
     let new_id = healed["worker_id"].as_u64().expect("the new worker id");
     assert_ne!(new_id, 1, "{healed}");
     let out = stop(&mut serve);
-    assert!(
-        !out.contains("lease released: worker id 1 ")
-            && !out.contains("lease of worker id 1 released"),
-        "{out}"
-    );
-    assert!(
-        out.contains(&format!("lease released: worker id {new_id} ")),
-        "{out}"
-    );
+    assert_released_after_heal(&out, 1, new_id);
 }
