@@ -363,3 +363,56 @@ fn monotonic_restart_after_sigkill() {
         ids[0]
     );
 }
+
+/// Leases are written once per third of their window, not once a second: a 6 s window over 9.5 s
+/// of a running generator is extended 3 times (when what it covers falls below 4 s), where the
+/// keeper used to write it every second (9 times). Every `UPDATE` of the lease is counted by a
+/// trigger in the SQLite file.
+#[test]
+fn lease_is_written_once_per_third_of_its_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(include_str!("../schema/sqlite.sql"))
+        .unwrap();
+    conn.execute_batch(
+        "CREATE TABLE LEASE_WRITES (N INTEGER NOT NULL);
+         INSERT INTO LEASE_WRITES VALUES (0);
+         CREATE TRIGGER COUNT_LEASE_WRITES AFTER UPDATE OF LEASE_UNTIL ON WORKER_NODE
+         BEGIN UPDATE LEASE_WRITES SET N = N + 1; END;",
+    )
+    .unwrap();
+    let writes = || -> i64 {
+        conn.query_row("SELECT N FROM LEASE_WRITES", [], |r| r.get(0))
+            .unwrap()
+    };
+    let assigner = DatabaseAssigner::sqlite(&db)
+        .unwrap()
+        .lease_window(Duration::from_secs(6));
+    let g = CachedUidGenerator::builder(Layout::default())
+        .worker_id_from(&assigner)
+        .build()
+        .unwrap();
+    let before = writes();
+    let start = std::time::Instant::now();
+    let mut last = g.next_id().unwrap();
+    while start.elapsed() < Duration::from_millis(9_500) {
+        let id = g.next_id().unwrap();
+        assert!(id > last);
+        last = id;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let n = writes() - before;
+    let lease = assigner.list().unwrap()[0].lease_until;
+    let now = SystemClock.now_seconds();
+    drop(g);
+    assert!(
+        (2..=4).contains(&n),
+        "{n} lease writes in 9.5 s with a 6 s window: expected 3 (one a second would be 9)"
+    );
+    assert!(
+        lease - now >= 2,
+        "the lease still covers {} s: at least 2/3 of the window less the keeper's second",
+        lease - now
+    );
+}
