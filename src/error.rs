@@ -170,6 +170,27 @@ pub enum Error {
         /// Why the lease could not be extended.
         reason: String,
     },
+    /// This node's clock disagrees with its worker table's database's clock by more than the
+    /// bound (the lead cap, at least 10 s): nothing is served until the two agree again. The
+    /// database's clock is read every few seconds; see `docs/workers.md`, "The database as a
+    /// second clock".
+    ///
+    /// ```
+    /// use ringflake::Error;
+    ///
+    /// let err = Error::ClockSkew { skew_millis: -60_250, max_millis: 10_000 };
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "clock skew: this node's clock is 60.250 s behind the database's, beyond the bound \
+    ///      of 10 s: no ID is served until the two agree (fix the node's time synchronisation)"
+    /// );
+    /// ```
+    ClockSkew {
+        /// This node's clock minus the database's, in milliseconds (negative: behind).
+        skew_millis: i64,
+        /// The bound, in milliseconds.
+        max_millis: u64,
+    },
     /// A thread ringflake needs could not be started: the operating system refused it (too many
     /// threads, no memory). Its error is the [`source`](std::error::Error::source).
     ///
@@ -347,6 +368,23 @@ impl fmt::Display for Error {
                 f,
                 "worker lease expired at {}: {reason}",
                 crate::clock::rfc3339(*until)
+            ),
+            Error::ClockSkew {
+                skew_millis,
+                max_millis,
+            } => write!(
+                f,
+                "clock skew: this node's clock is {}.{:03} s {} the database's, beyond the bound \
+                 of {} s: no ID is served until the two agree (fix the node's time \
+                 synchronisation)",
+                skew_millis.unsigned_abs() / 1000,
+                skew_millis.unsigned_abs() % 1000,
+                if *skew_millis >= 0 {
+                    "ahead of"
+                } else {
+                    "behind"
+                },
+                max_millis / 1000
             ),
             Error::AboveUnreachable {
                 id,

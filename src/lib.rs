@@ -268,7 +268,9 @@ pub use worker::rows::WorkerRow;
 #[cfg(feature = "sqlite")]
 pub use worker::sqlite::DEFAULT_SQLITE_PATH;
 pub use worker::table::DatabaseAssigner;
-pub use worker::{Assignment, FixedWorkerId, Lease, StatefulSetOrdinal, WorkerIdAssigner};
+pub use worker::{
+    Assignment, DatabaseTime, FixedWorkerId, Lease, StatefulSetOrdinal, WorkerIdAssigner,
+};
 
 /// The Rust blocks of the README and of `docs/*.md` are compiled and run as doc tests: each page is
 /// the documentation of a hidden item, compiled only by `cargo test` (rustdoc's `doctest` cfg)

@@ -90,6 +90,7 @@ const WORKER_HEALS: &str = "ringflake_worker_heals_total";
 const FILLER_UP: &str = "ringflake_filler_up";
 const LEASE_FAILURES: &str = "ringflake_lease_extension_failures_total";
 const LEASE_EXPIRY: &str = "ringflake_lease_expiry_timestamp_seconds";
+const CLOCK_SKEW: &str = "ringflake_clock_skew_seconds";
 
 /// Sends every series' type, unit and `# HELP` text to the current recorder. Idempotent.
 ///
@@ -190,6 +191,11 @@ fn describe() {
         Unit::Seconds,
         "When the worker lease runs out unless extended, as a unix time in seconds: no ID past it is issued. Only for generators with a lease."
     );
+    describe_gauge!(
+        CLOCK_SKEW,
+        Unit::Seconds,
+        "This node's clock minus its worker table's database's clock, in seconds, round-trip corrected (positive: ahead), read every 5 s. Beyond the lead cap (at least 10 s) nothing is served. Only for generators with a lease in PostgreSQL or MariaDB/MySQL."
+    );
 }
 
 /// The series of one generator, registered once with the recorder that is current when
@@ -241,6 +247,8 @@ pub struct GeneratorMetrics {
     /// Registered by the first snapshot with a lease (a reporter's first sample, on the thread
     /// that starts it): a generator without one has no series.
     lease_expiry: OnceLock<Gauge>,
+    /// Registered by the first snapshot with a reading of the database's clock.
+    clock_skew: OnceLock<Gauge>,
 }
 
 impl fmt::Debug for GeneratorMetrics {
@@ -285,6 +293,7 @@ impl GeneratorMetrics {
             lease_failures: counter!(LEASE_FAILURES, &label()),
             worker_ids_remaining: OnceLock::new(),
             lease_expiry: OnceLock::new(),
+            clock_skew: OnceLock::new(),
         }
     }
 
@@ -348,6 +357,11 @@ impl GeneratorMetrics {
             self.lease_expiry
                 .get_or_init(|| gauge!(LEASE_EXPIRY, LABEL => self.name.clone()))
                 .set(until as f64);
+        }
+        if let Some(skew) = stats.clock_skew_millis {
+            self.clock_skew
+                .get_or_init(|| gauge!(CLOCK_SKEW, LABEL => self.name.clone()))
+                .set(skew as f64 / 1000.0);
         }
     }
 
@@ -577,8 +591,10 @@ impl ReporterBuilder {
 /// | `ringflake_filler_up` | gauge | 0 or 1 | 1 while the filler thread runs, 0 if it stopped |
 /// | `ringflake_lease_extension_failures_total` | counter | attempts | attempts to extend the worker lease that failed; always 0 without a lease |
 /// | `ringflake_lease_expiry_timestamp_seconds` | gauge | seconds (unix time) | when the worker lease runs out unless extended; only for generators with a lease |
+/// | `ringflake_clock_skew_seconds` | gauge | seconds | this node's clock minus the worker table's database's, round-trip corrected (positive: ahead); beyond the lead cap (at least 10 s) nothing is served; only with a lease in PostgreSQL or MariaDB/MySQL |
 ///
-/// A sample (one `stats()` and eighteen handle updates, nineteen with a lease) takes about 0.2 µs; nothing on the take
+/// A sample (one `stats()` and eighteen handle updates, nineteen with a lease, twenty with a
+/// lease in a server database) takes about 0.2 µs; nothing on the take
 /// path calls metrics. The filler can set the same series itself after its rounds
 /// ([`CachedBuilder::record_stats`](crate::CachedBuilder::record_stats) with a
 /// [`GeneratorMetrics`]), so that `ringflake_filler_up` drops to 0 the moment it stops.

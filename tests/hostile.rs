@@ -723,3 +723,128 @@ fn clock_steps_under_libfaketime() {
     b.assert_none(&format!("{summary}the restart said:\n{output}"));
     eprintln!("{summary}");
 }
+
+/// The database as a second clock: `serve` on PostgreSQL under libfaketime, its clock 60 s behind
+/// the database's from the start: it boots, but serves nothing (`/id` and `/healthz` 503, naming
+/// the skew; an ERROR event; `/status` and `ringflake_clock_skew_seconds` show about -60 s). Its
+/// clock stepped to 8 s behind (beyond `max_lag`, 1 s, within the bound of 10 s): it
+/// serves again, with a WARN event. Its clock right again: an INFO event, the skew about 0.
+#[cfg(feature = "postgres")]
+#[test]
+#[ignore = "needs libfaketime and RINGFLAKE_POSTGRES_URL (a throw-away PostgreSQL): bash .ci/run \
+            provides both"]
+fn a_node_whose_clock_disagrees_with_the_database_stops_until_it_agrees() {
+    use common::{events, metric, text};
+    let url = match std::env::var("RINGFLAKE_POSTGRES_URL") {
+        Ok(url) if !url.trim().is_empty() => url,
+        _ => panic!(
+            "RINGFLAKE_POSTGRES_URL is not set: this test needs a throw-away PostgreSQL; bash \
+             .ci/run starts one and sets it"
+        ),
+    };
+    let lib = libfaketime().unwrap_or_else(|| {
+        panic!("no libfaketime.so.1 under /usr/lib/*/faketime/: install Debian's faketime package")
+    });
+    let dir = tempfile::tempdir().expect("temp dir");
+    let offset_file = dir.path().join("faketime.offset");
+    set_offset(&offset_file, "-60s");
+    let flags = ["--log-format", "json", "--postgres", &url, "--create-table"];
+    let serve = serve_faked(dir.path(), &lib, &offset_file, &flags);
+    let addr = serve.addr();
+    let status = || get(addr, "/status").body;
+    let skew_ms = || json_int(&status(), "clock_skew_ms");
+    // Waits (bounded) until `/status` shows a skew within `tolerance_ms` of `expected_ms`.
+    let wait_for_skew = |expected_ms: i64, tolerance_ms: i64| {
+        let start = Instant::now();
+        loop {
+            let skew = skew_ms();
+            if skew.is_some_and(|s| (s - expected_ms).abs() <= tolerance_ms) {
+                return skew.unwrap_or_default();
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "no skew of about {expected_ms} ms within 20 s: {}\n{}",
+                status(),
+                serve.output()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    let event = |level: &str, message: &str| {
+        let start = Instant::now();
+        loop {
+            if let Some(e) = events(&serve.output())
+                .into_iter()
+                .find(|e| text(e, "level") == level && text(e, "message").contains(message))
+            {
+                return e;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "no {level} event with {message:?} within 20 s:\n{}",
+                serve.output()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+
+    // 60 s behind, from the boot on: read before the first ID, nothing served.
+    let skew = wait_for_skew(-60_000, 2_000);
+    let s = status();
+    assert!(s.contains("\"clock_skewed\":true"), "{s}");
+    assert_eq!(json_int(&s, "max_clock_skew_ms"), Some(10_000), "{s}");
+    let id = get(addr, "/id");
+    assert_eq!(id.status, 503, "{}", id.body);
+    assert!(
+        id.body.contains("clock skew: this node's clock is"),
+        "{}",
+        id.body
+    );
+    assert!(id.body.contains("behind the database's"), "{}", id.body);
+    let health = get(addr, "/healthz");
+    assert_eq!(health.status, 503, "{}", health.body);
+    assert!(health.body.contains("clock skewed"), "{}", health.body);
+    let scrape = get(addr, "/metrics").body;
+    let series = metric(&scrape, "ringflake_clock_skew_seconds").expect("the skew series");
+    assert!(
+        (series * 1000.0 - skew as f64).abs() < 6_000.0,
+        "{series} vs {skew} ms"
+    );
+    let stopped = event("ERROR", "no ID is served until it agrees again");
+    eprintln!("60 s behind: {stopped}\n/id: {}", id.body);
+    assert!(
+        stopped["skew_ms"]
+            .as_i64()
+            .is_some_and(|s| (s + 60_000).abs() < 2_000),
+        "{stopped}"
+    );
+    let page = get(addr, "/").body;
+    assert!(page.contains("SKEWED: "), "the status page shows it");
+
+    // 8 s behind: beyond max_lag (1 s), within the bound (10 s): served, with a warning.
+    set_offset(&offset_file, "-8s");
+    wait_for_skew(-8_000, 1_500);
+    let warned = event("WARN", "more than max_lag");
+    eprintln!("8 s behind: {warned}");
+    assert!(
+        warned["skew_ms"]
+            .as_i64()
+            .is_some_and(|s| (s + 8_000).abs() < 1_500),
+        "{warned}"
+    );
+    let start = Instant::now();
+    while get(addr, "/id").status != 200 {
+        assert!(start.elapsed() < Duration::from_secs(5), "{}", status());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(get(addr, "/healthz").status, 200);
+    assert!(status().contains("\"clock_skewed\":false"));
+
+    // Right again.
+    set_offset(&offset_file, "+0s");
+    wait_for_skew(0, 1_000);
+    let agreed = event("INFO", "agrees with the database's again");
+    eprintln!("right again: {agreed}");
+    assert_eq!(get(addr, "/id").status, 200);
+    drop(serve);
+}

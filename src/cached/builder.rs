@@ -363,6 +363,10 @@ impl CachedBuilder {
             },
             self.above,
         )?;
+        if let Some(k) = &keeper {
+            // The database as a second clock: read before the first ID is made.
+            k.watch_database_clock(self.max_lag, max_lead.map(|(lead, _)| lead));
+        }
         let capacity = 1u64 << (layout.seq_bits() + self.boost_power);
         // Chunks of up to 1024 IDs, and at least two chunks in the ring.
         let chunk_bits = layout

@@ -19,6 +19,8 @@ pub(super) enum Round {
     LeaseCapped,
     /// The state file cannot be written: try again next tick.
     StateCapped,
+    /// This node's clock disagrees with the worker table's database's: try again next tick.
+    ClockSkewed,
     /// The ring holds enough, and the next second is ahead of the clock (rule 3).
     Enough,
 }
@@ -55,6 +57,20 @@ impl Shared {
         let full_wake = (self.ring.cursor() + cap - self.threshold).max(st.tail) / k;
         let mut wrote = false;
         let outcome = 'round: loop {
+            // Only while this node's clock agrees with the worker table's database's (see
+            // `worker::db_clock`): else nothing is written, and the ring's ready IDs, made on
+            // this clock, are dropped (as a heal drops the old worker id's).
+            if let Some(keeper) = &self.keeper
+                && keeper.clock_refusal().is_some()
+            {
+                loop {
+                    let c = self.ring.cursor();
+                    if c >= st.tail || self.claim_discarded(c, st.tail - c, false) {
+                        break;
+                    }
+                }
+                break Round::ClockSkewed;
+            }
             if st.next_delta > max_delta {
                 // Rule 7: no ID beyond the time bits, ever.
                 self.counters.exhausted.store(true, Ordering::Release);
@@ -251,7 +267,11 @@ fn filler_loop(shared: &Shared) {
                 Duration::from_millis(ms as u64).min(shared.tick)
             }
             Round::LeaseCapped => Duration::from_millis(10),
-            Round::Full | Round::Exhausted | Round::StateCapped | Round::Enough => shared.tick,
+            Round::Full
+            | Round::Exhausted
+            | Round::StateCapped
+            | Round::ClockSkewed
+            | Round::Enough => shared.tick,
         };
         std::thread::park_timeout(timeout);
     }

@@ -142,6 +142,9 @@ impl Shared {
         {
             return Some(k.expired());
         }
+        if let Some(e) = self.keeper.as_ref().and_then(|k| k.clock_refusal()) {
+            return Some(e);
+        }
         if let Some(r) = &self.reach
             && c.state_capped.load(Ordering::Acquire)
             && let Some(e) = lock(&r.error).clone()

@@ -225,6 +225,12 @@ impl Shared {
                 .saturating_sub(c.demand_second.load(Ordering::Relaxed))
                 .max(0) as u64,
             state_file_failing: c.state_capped.load(Ordering::Relaxed),
+            clock_skew_millis: s.keeper.as_ref().and_then(|k| k.clock_skew_millis()),
+            max_clock_skew_millis: s.keeper.as_ref().and_then(|k| k.max_clock_skew_millis()),
+            clock_skewed: s
+                .keeper
+                .as_ref()
+                .is_some_and(|k| k.clock_refusal().is_some()),
         }
     }
 }

@@ -157,6 +157,16 @@ pub struct Stats {
     /// Whether the state file could not be written the last time the filler needed it: no ID
     /// past the second it records is made until it can be.
     pub state_file_failing: bool,
+    /// This node's clock minus its worker table's database's, in milliseconds, round-trip
+    /// corrected (positive: this node is ahead), at the last reading (every 5 s); `None`
+    /// without a server database (a fixed worker id, SQLite) or before the first reading.
+    pub clock_skew_millis: Option<i64>,
+    /// The skew beyond which nothing is served (the lead cap, at least 10 s), in
+    /// milliseconds, where the database's clock is read.
+    pub max_clock_skew_millis: Option<u64>,
+    /// Whether the last reading of the database's clock was beyond the bound: nothing is
+    /// served until the two clocks agree again ([`Health::ClockSkewed`]).
+    pub clock_skewed: bool,
 }
 
 /// How long without a take before a generator counts as idle ([`Health::Idle`]).
@@ -258,6 +268,14 @@ pub enum Health {
     },
     /// The state file cannot be written: no ID past the second it records is made.
     StateFileFailing,
+    /// This node's clock disagrees with its worker table's database's clock by more than the
+    /// bound: nothing is served until the two agree again ([`Error::ClockSkew`](crate::Error::ClockSkew)).
+    ClockSkewed {
+        /// This node's clock minus the database's, in milliseconds (negative: behind).
+        skew_millis: i64,
+        /// The bound, in milliseconds.
+        max_millis: u64,
+    },
 }
 
 impl Health {
@@ -380,6 +398,22 @@ impl fmt::Display for Health {
                 "state file failing: it cannot be written, and no ID past the second it records \
                  is made until it can (the log names the error)",
             ),
+            Health::ClockSkewed {
+                skew_millis,
+                max_millis,
+            } => write!(
+                f,
+                "clock skewed: this node's clock is {}.{:03} s {} the worker table's database's, \
+                 beyond the bound of {} s; nothing is served until the two agree",
+                skew_millis.unsigned_abs() / 1000,
+                skew_millis.unsigned_abs() % 1000,
+                if skew_millis >= 0 {
+                    "ahead of"
+                } else {
+                    "behind"
+                },
+                max_millis / 1000
+            ),
         }
     }
 }
@@ -412,6 +446,11 @@ impl Stats {
         } else if self.remaining_seconds == 0 {
             Health::LifetimeExhausted {
                 last_valid_second: layout.last_valid_second(),
+            }
+        } else if self.clock_skewed {
+            Health::ClockSkewed {
+                skew_millis: self.clock_skew_millis.unwrap_or(0),
+                max_millis: self.max_clock_skew_millis.unwrap_or(0),
             }
         } else if self.lease_lost && lease_passed {
             Health::LeaseLost {
@@ -486,6 +525,9 @@ mod tests {
             held_until: None,
             idle_seconds: 0,
             state_file_failing: false,
+            clock_skew_millis: None,
+            max_clock_skew_millis: None,
+            clock_skewed: false,
         }
     }
 

@@ -108,6 +108,27 @@ pub trait Lease: Send + Sync + fmt::Debug + 'static {
         DEFAULT_WINDOW_SECS
     }
 
+    /// The clock of the database that keeps the lease, read in one round trip (a read, never
+    /// a write), by which the keeper judges this node's clock every few seconds; `None` (the
+    /// default) where there is no clock apart from this node's (SQLite, a lease in memory).
+    ///
+    /// # Errors
+    ///
+    /// The database cannot be reached: the keeper keeps its last reading.
+    ///
+    /// ```
+    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let a = DatabaseAssigner::sqlite(dir.path().join("w.db"))?.assign(&Layout::default())?;
+    /// let lease = a.lease.as_ref().expect("recycling keeps a lease");
+    /// assert_eq!(lease.database_clock()?, None); // SQLite runs on this node's clock
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    fn database_clock(&self) -> Result<Option<crate::DatabaseTime>, Error> {
+        Ok(None)
+    }
+
     /// Where the lease is kept, without any password, for log lines: `sqlite file
     /// ringflake.db`, `postgres://user@host:5432/ids`. The default says only `lease`.
     ///
@@ -227,6 +248,9 @@ pub(crate) struct KeeperShared {
     max_lead: Option<u64>,
     renew: Duration,
     thread: Mutex<Option<std::thread::Thread>>,
+    /// The database's clock as this node judges it, once the generator asks for it
+    /// ([`Keeper::watch_database_clock`]).
+    db_clock: std::sync::OnceLock<super::db_clock::ClockWatch>,
     /// The span current when the generator was built (the application's name for it, if it
     /// gave one): the keeper's log lines are emitted inside it.
     span: tracing::Span,
@@ -401,6 +425,38 @@ impl KeeperShared {
                 );
             }
         }
+    }
+
+    /// Reads the database's clock when a reading is due (every few seconds), if the generator
+    /// watches it.
+    fn probe_clock(&self) {
+        let Some(watch) = self.db_clock.get() else {
+            return;
+        };
+        if !watch.due() {
+            return;
+        }
+        let read = lock(&self.lease).as_ref().map(|l| l.database_clock());
+        if let Some(read) = read {
+            watch.record(read, &*self.clock, self.worker(), &self.describe());
+        }
+    }
+
+    /// This node's clock minus the database's at the last reading, in milliseconds.
+    pub(crate) fn clock_skew_millis(&self) -> Option<i64> {
+        self.db_clock.get().and_then(|w| w.skew_millis())
+    }
+
+    /// The skew beyond which nothing is served, in milliseconds, where the clock is watched.
+    pub(crate) fn max_clock_skew_millis(&self) -> Option<u64> {
+        self.db_clock
+            .get()
+            .map(|w| u64::try_from(w.max_skew().as_millis()).unwrap_or(u64::MAX))
+    }
+
+    /// Why nothing may be served, while this node's clock disagrees with the database's.
+    pub(crate) fn clock_refusal(&self) -> Option<Error> {
+        self.db_clock.get().and_then(|w| w.refusal())
     }
 
     /// The generator reached the horizon: extend now, and further.
@@ -600,6 +656,7 @@ impl Keeper {
             max_lead,
             renew,
             thread: Mutex::new(None),
+            db_clock: std::sync::OnceLock::new(),
             span: tracing::Span::current(),
         });
         let s = Arc::clone(&shared);
@@ -609,6 +666,7 @@ impl Keeper {
                 let _span = s.span.clone().entered();
                 while !s.shutdown.load(Ordering::Acquire) {
                     s.extend_once();
+                    s.probe_clock();
                     std::thread::park_timeout(s.renew);
                 }
             })
@@ -619,6 +677,19 @@ impl Keeper {
             handle: Mutex::new(Some(handle)),
             released: AtomicBool::new(false),
         })
+    }
+
+    /// Judges this node's clock by the lease's database's from now on
+    /// ([`Lease::database_clock`], every few seconds): a warning beyond `max_lag`, nothing served
+    /// beyond the bound ([`db_clock::stop_above`](super::db_clock::stop_above) of `max_lead`).
+    /// The first reading is taken at once, before the generator serves.
+    pub(crate) fn watch_database_clock(&self, max_lag: Duration, max_lead: Option<u64>) {
+        let _ = self
+            .shared
+            .db_clock
+            .set(super::db_clock::ClockWatch::new(max_lag, max_lead));
+        let _span = self.shared.span.enter();
+        self.shared.probe_clock();
     }
 
     /// Stops the keeper thread and gives the lease back, recording the newest second the

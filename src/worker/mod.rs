@@ -12,12 +12,15 @@
 //!   (connecting, reconnecting, probing the table, timeouts, error hints) and `secrets`
 //!   (passwords kept out of messages);
 //! - `lease`: the [`Lease`] trait and the generator's thread that keeps one extended;
+//! - `db_clock`: the database as a second clock (the skew between this node's clock and the
+//!   database's, read every few seconds, and what it means);
 //! - `owner`: the owner file of a state directory (an OS lock held for the run, and the row its
 //!   holder holds), by which a restart takes its predecessor's row back.
 //!
 //! [`DatabaseAssigner`]: table::DatabaseAssigner
 
 pub(crate) mod assigner;
+pub(crate) mod db_clock;
 pub(crate) mod fixed;
 pub(crate) mod lease;
 #[cfg(feature = "mysql")]
@@ -39,5 +42,6 @@ pub(crate) mod sqlite;
 pub(crate) mod table;
 
 pub use assigner::{Assignment, WorkerIdAssigner};
+pub use db_clock::DatabaseTime;
 pub use fixed::{FixedWorkerId, StatefulSetOrdinal};
 pub use lease::Lease;

@@ -5,6 +5,7 @@
 //! Only what is MariaDB's own: the URL, the driver calls, the error codes and the statements;
 //! connecting, reconnecting and messages are `server`'s.
 
+use super::db_clock::DatabaseTime;
 use super::node::NodeInfo;
 use super::rows::{WorkerRow, WorkerTable};
 use super::secrets::url_passwords;
@@ -335,6 +336,22 @@ impl WorkerTable for MysqlTable {
                 (lease_until, id, expected),
             )?;
             Ok(c.affected_rows() == 1)
+        })
+    }
+
+    fn clock(&self) -> Result<Option<DatabaseTime>, Error> {
+        // UTC_TIMESTAMP(6): the statement's start in UTC, whatever the session's time zone.
+        // The text protocol: one round trip, measured around it.
+        self.with_conn("cannot read the database's clock", |c| {
+            let sent = std::time::Instant::now();
+            let micros: Option<i64> = c.query_first(
+                "SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))",
+            )?;
+            let round_trip = sent.elapsed();
+            Ok(micros.map(|unix_micros| DatabaseTime {
+                unix_micros,
+                round_trip,
+            }))
         })
     }
 

@@ -8,6 +8,7 @@
 //! thread; called from inside a Tokio runtime (a generator built in `async fn main`), they run
 //! on a short-lived helper thread instead of panicking.
 
+use super::db_clock::DatabaseTime;
 use super::node::NodeInfo;
 use super::rows::{WorkerRow, WorkerTable};
 use super::secrets::url_passwords;
@@ -654,6 +655,25 @@ impl WorkerTable for PostgresTable {
             )
             .await
             .map(|n| n == 1)
+        })
+    }
+
+    fn clock(&self) -> Result<Option<DatabaseTime>, Error> {
+        // clock_timestamp(): the time when read (now() is the transaction's start). Typed, no
+        // parameters: one round trip, measured around it.
+        self.with_client("cannot read the database's clock", |c| async move {
+            let sent = std::time::Instant::now();
+            let rows = c
+                .query_typed(
+                    "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::int8",
+                    &[],
+                )
+                .await?;
+            let round_trip = sent.elapsed();
+            Ok(rows.first().map(|r| DatabaseTime {
+                unix_micros: r.get(0),
+                round_trip,
+            }))
         })
     }
 

@@ -139,6 +139,10 @@ impl Lease for RowLease {
         self.window
     }
 
+    fn database_clock(&self) -> Result<Option<super::db_clock::DatabaseTime>, Error> {
+        self.table.clock()
+    }
+
     fn describe(&self) -> String {
         self.table.describe()
     }

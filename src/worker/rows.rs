@@ -87,6 +87,11 @@ pub(crate) trait WorkerTable: TableSetup + Send + Sync + 'static {
     fn set_lease(&self, id: u64, expected: i64, lease_until: i64) -> Result<bool, Error>;
     /// Every row, by id.
     fn list(&self) -> Result<Vec<WorkerRow>, Error>;
+    /// The database's own clock, read in one round trip (a read, never a write); `None` for a
+    /// database without a clock of its own (SQLite runs on this node's clock).
+    fn clock(&self) -> Result<Option<super::db_clock::DatabaseTime>, Error> {
+        Ok(None)
+    }
 }
 
 impl fmt::Debug for dyn WorkerTable {

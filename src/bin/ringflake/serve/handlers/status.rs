@@ -201,6 +201,26 @@ fn view(g: &Named) -> View {
         (None, _) => ("none (no lease: fixed id or --no-recycle)".into(), "ok"),
     };
     put("lease", lease, lease_state);
+    let (clock, clock_state) = match (s.clock_skew_millis, s.max_clock_skew_millis) {
+        (Some(skew), Some(max)) => {
+            let side = if skew >= 0 { "ahead" } else { "behind" };
+            let shown = format!(
+                "{}.{:03} s {side} (bound {} s)",
+                skew.unsigned_abs() / 1000,
+                skew.unsigned_abs() % 1000,
+                max / 1000
+            );
+            if s.clock_skewed {
+                (format!("SKEWED: {shown}; nothing served"), "bad")
+            } else if skew.unsigned_abs() > s.max_lag_seconds.saturating_mul(1000) {
+                (format!("{shown}, beyond max-lag"), "warn")
+            } else {
+                (shown, "ok")
+            }
+        }
+        _ => ("not read (no server database)".into(), "ok"),
+    };
+    put("clock", clock, clock_state);
     put(
         "filler",
         if s.filler_up { "up" } else { "DOWN" }.into(),
@@ -296,7 +316,8 @@ pub fn json(generators: &Generators) -> String {
              \"lag_seconds\":{},\"issued\":{},\"discarded\":{},\"expired\":{},\"take_waits\":{},\
              \"idle_seconds\":{},\"waiting_takes\":{},\"waiting_ids\":{},\"heals\":{},\
              \"remaining_seconds\":{},\"lifetime_seconds\":{},\"runs_out\":\"{}\",\
-             \"lease_until\":{},\"lease_lost\":{},\"filler_up\":{},\"rates\":[",
+             \"lease_until\":{},\"lease_lost\":{},\"clock_skew_ms\":{},\"max_clock_skew_ms\":{},\
+             \"clock_skewed\":{},\"filler_up\":{},\"rates\":[",
             s.worker_id,
             layout.time_bits(),
             layout.worker_bits(),
@@ -321,6 +342,10 @@ pub fn json(generators: &Generators) -> String {
             v.last_valid,
             s.lease_until.map_or("null".into(), |u| u.to_string()),
             s.lease_lost,
+            s.clock_skew_millis.map_or("null".into(), |m| m.to_string()),
+            s.max_clock_skew_millis
+                .map_or("null".into(), |m| m.to_string()),
+            s.clock_skewed,
             s.filler_up,
         );
         for (j, r) in v.rates.iter().enumerate() {
@@ -357,7 +382,7 @@ fn html(s: &str) -> String {
 }
 
 /// The rows of a card: label and key.
-const ROWS: [(&str, &str); 13] = [
+const ROWS: [(&str, &str); 14] = [
     ("Health", "detail"),
     ("Worker id", "worker"),
     ("Worker source", "source"),
@@ -369,6 +394,7 @@ const ROWS: [(&str, &str); 13] = [
     ("Unused IDs", "unused"),
     ("Time bits left", "remaining"),
     ("Lease", "lease"),
+    ("Clock vs database", "clock"),
     ("Filler", "filler"),
     ("State file", "state"),
 ];
