@@ -22,7 +22,9 @@ mod common;
 use common::postgres_client;
 use common::split_params;
 
-use ringflake::{CachedUidGenerator, DatabaseAssigner, Error, Layout, WorkerIdAssigner};
+use ringflake::{
+    CachedUidGenerator, Clock, DatabaseAssigner, Error, Layout, SystemClock, WorkerIdAssigner,
+};
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -940,6 +942,36 @@ fn inside_a_tokio_runtime<S: Server>() {
     assert_eq!(parsed.worker_id, rows[0].id, "{parsed:?}");
 }
 
+/// The database's clock is read in one round trip and agrees with this machine's (the server runs
+/// here, on the same clock): the skew is the round trip's uncertainty, not more; a generator on
+/// it shows the skew in its stats, and serves.
+fn database_clock_agrees<S: Server>() {
+    let (_guard, url) = fresh::<S>();
+    let assigner = S::assigner(&url, true).unwrap().recycle(true);
+    let a = assigner.assign(&Layout::default()).unwrap();
+    let lease = a.lease.as_ref().expect("a lease");
+    let t = lease
+        .database_clock()
+        .unwrap()
+        .expect("a server database has a clock");
+    let now_ms = SystemClock.now_millis();
+    let skew = t.skew_micros(now_ms);
+    assert!(t.round_trip < Duration::from_secs(2), "{t:?}");
+    let bound = t.round_trip.as_micros() as i64 / 2 + 20_000;
+    assert!(skew.abs() <= bound, "skew {skew} µs, {t:?}");
+    drop(a);
+    let generator = CachedUidGenerator::builder(small_layout())
+        .worker_id_from(&assigner)
+        .build()
+        .unwrap();
+    generator.next_id().unwrap();
+    let stats = generator.stats();
+    let skew = stats.clock_skew_millis.expect("read at boot");
+    assert!(skew.abs() < 1_000, "{stats:?}");
+    assert_eq!(stats.max_clock_skew_millis, Some(10_000), "{stats:?}");
+    assert!(!stats.clock_skewed, "{stats:?}");
+}
+
 macro_rules! server_tests {
     ($feature:literal, $module:ident, $server:ty, $needs:literal, $unreachable:literal) => {
         #[cfg(feature = $feature)]
@@ -957,6 +989,7 @@ macro_rules! server_tests {
                 hung_server_costs_one_timeout => hung_server(),
                 lost_reply_to_an_extension_is_recovered => lost_reply(),
                 works_inside_a_tokio_runtime => inside_a_tokio_runtime(),
+                database_clock_agrees_with_this_machine => database_clock_agrees(),
                 workers_command_never_creates_the_table => workers_command_reads_only(),
             );
             // No server needed (a closed port on this machine): always run.
