@@ -64,6 +64,7 @@ const OTHER_VARIABLES: &[(&str, &str)] = &[
     ("RINGFLAKE_METRICS_ADDR", "examples/prometheus.rs"),
     ("RINGFLAKE_RUN_SECS", "examples/prometheus.rs"),
     ("RINGFLAKE_BLESS", "tests/grpc_codegen.rs"),
+    ("RINGFLAKE_POSTGRES_URL", "scripts/fleet.sh"),
 ];
 
 /// One flag of a subcommand, as its `--help` shows it.
