@@ -158,6 +158,11 @@ impl DefaultBuilder {
             },
             self.above,
         )?;
+        if let Some(k) = &keeper {
+            // The database as a second clock, as for the cached generator (which has a max_lag
+            // of its own; this one warns beyond the default).
+            k.watch_database_clock(crate::DEFAULT_MAX_LAG, Some(0));
+        }
         Ok(DefaultUidGenerator {
             keeper,
             layout: self.layout,
@@ -262,6 +267,9 @@ impl DefaultUidGenerator {
         }
         st.started = true;
         if let Some(k) = &self.keeper {
+            if let Some(refused) = k.clock_refusal() {
+                return Err(refused);
+            }
             let second = self.layout.epoch_seconds() + st.last_delta as i64;
             k.note_used(second);
             let mut waited = 0;

@@ -317,7 +317,10 @@ fn exporter_tracks_generators_over_http() {
         let dir = tempfile::tempdir().expect("temp dir");
         let assigner = ringflake::DatabaseAssigner::sqlite(dir.path().join("w.db"))
             .expect("a SQLite worker table")
-            .timeout(Duration::from_millis(200));
+            .timeout(Duration::from_millis(200))
+            // Written once per third of the window: a short one, so that extensions are due
+            // (and fail, below) within seconds.
+            .lease_window(Duration::from_secs(3));
         let leased = Arc::new(
             CachedUidGenerator::builder(layout)
                 .worker_id_from(&assigner)
@@ -338,7 +341,8 @@ fn exporter_tracks_generators_over_http() {
             0.0
         );
         assert!(!text.contains(&format!("{LEASE_EXPIRY}{{generator=\"live\"}}")));
-        // Another connection holds the table's write lock: extensions fail (about one a second),
+        // Another connection holds the table's write lock: extensions fail (once due, about one
+        // a second),
         // are counted, and the error is SQLite's.
         let holder = rusqlite::Connection::open(dir.path().join("w.db")).expect("open");
         holder
