@@ -277,7 +277,8 @@ fn a_release_failing_at_shutdown_is_not_reported_as_released() {
 #[test]
 fn a_lease_taken_over_is_an_error() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut serve = Serve::start(dir.path(), &["--log-format", "json"]);
+    // A short window: the lease is written (and the takeover found) every 2 s, not every 101 s.
+    let mut serve = Serve::start(dir.path(), &["--log-format", "json", "--lease-window", "3"]);
     assert_eq!(get(serve.addr(), "/id").status, 200);
     // What a recycler on another node does: the row is its own now.
     let moved = sqlite(dir.path())
