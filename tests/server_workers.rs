@@ -972,6 +972,50 @@ fn database_clock_agrees<S: Server>() {
     assert!(!stats.clock_skewed, "{stats:?}");
 }
 
+/// With the default 300 s window the lease is written every 101 s, yet a database that stops
+/// answering is found within seconds: the clock read every 5 s fails, and the lease is tried at
+/// once (a failed extension, counted, the lease at risk); once it answers again the lease is
+/// written and holds again.
+fn outage_found_by_the_clock_read<S: Server>() {
+    let (_guard, url) = fresh::<S>();
+    let (proxy, proxied) = behind_proxy::<S>(&url);
+    let assigner = S::assigner(&proxied, false)
+        .unwrap()
+        .recycle(true)
+        .timeout(Duration::from_secs(1));
+    let generator = CachedUidGenerator::builder(small_layout())
+        .worker_id_from(&assigner)
+        .build()
+        .unwrap();
+    generator.next_id().unwrap();
+    let written = row_lease::<S>(&url, generator.worker_id()).expect("the row");
+    let wait = |what: &str, done: &dyn Fn(&ringflake::Stats) -> bool| {
+        let started = Instant::now();
+        loop {
+            let stats = generator.stats();
+            if done(&stats) {
+                return started.elapsed();
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "{what}: not within 20 s: {stats:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    proxy.freeze();
+    let found = wait("a failed extension", &|s| {
+        s.lease_extension_failures > 0 && s.lease_lost
+    });
+    eprintln!("outage found after {found:?}");
+    proxy.thaw();
+    wait("the lease written again", &|s| !s.lease_lost);
+    assert!(
+        row_lease::<S>(&url, generator.worker_id()).is_some_and(|l| l > written),
+        "the lease was written again"
+    );
+}
+
 macro_rules! server_tests {
     ($feature:literal, $module:ident, $server:ty, $needs:literal, $unreachable:literal) => {
         #[cfg(feature = $feature)]
@@ -990,6 +1034,7 @@ macro_rules! server_tests {
                 lost_reply_to_an_extension_is_recovered => lost_reply(),
                 works_inside_a_tokio_runtime => inside_a_tokio_runtime(),
                 database_clock_agrees_with_this_machine => database_clock_agrees(),
+                an_outage_is_found_by_the_clock_read => outage_found_by_the_clock_read(),
                 workers_command_never_creates_the_table => workers_command_reads_only(),
             );
             // No server needed (a closed port on this machine): always run.

@@ -160,12 +160,15 @@ const REPEAT_WARNING_SECS: i64 = 30;
 /// `now` is the clock, `used` the newest second the generator has used (it may be ahead of the
 /// clock: borrowed seconds), `horizon` the lease last written (and confirmed) to the table,
 /// `window` the lease window and `hits` how many times the generator reached the horizon since
-/// the last extension (each doubles the reach, up to 12).
+/// the last extension (each doubles the reach, up to 12); `force` asks for a write now whatever
+/// the hysteresis (the last write failed, or the database did not answer the keeper's read of
+/// its clock: whether the lease can still be written is found out at once, and said).
 ///
 /// # Hysteresis
 ///
 /// The lease is written only when what it still covers beyond `max(now, used)` has fallen below
-/// two thirds of the window, or when the generator has reached it (`hits > 0`); it is then moved
+/// two thirds of the window, or when the generator has reached it (`hits > 0`), or when forced;
+/// it is then moved
 /// a full window (times `2^hits`) past `max(now, used)`. In steady state that is one write per
 /// third of a window (a little more: the remaining lease must fall *below* two thirds), i.e.
 /// every 101 s with the default 300 s window, not one per check. Uniqueness never depends on
@@ -181,12 +184,13 @@ pub(crate) fn extension_target(
     window: i64,
     hits: u32,
     max_lead: Option<u64>,
+    force: bool,
 ) -> Option<i64> {
     let window = window.max(1);
     let base = now.max(used);
     let remaining = horizon.saturating_sub(base);
     // Below two thirds of the window, in integers: remaining < 2 * window / 3.
-    let due = hits > 0 || remaining.saturating_mul(3) < window.saturating_mul(2);
+    let due = force || hits > 0 || remaining.saturating_mul(3) < window.saturating_mul(2);
     if !due {
         return None;
     }
@@ -251,6 +255,8 @@ pub(crate) struct KeeperShared {
     /// The database's clock as this node judges it, once the generator asks for it
     /// ([`Keeper::watch_database_clock`]).
     db_clock: std::sync::OnceLock<super::db_clock::ClockWatch>,
+    /// A read of the database failed: the next look writes the lease whatever the hysteresis.
+    recheck: AtomicBool,
     /// The span current when the generator was built (the application's name for it, if it
     /// gave one): the keeper's log lines are emitted inside it.
     span: tracing::Span,
@@ -438,6 +444,11 @@ impl KeeperShared {
         }
         let read = lock(&self.lease).as_ref().map(|l| l.database_clock());
         if let Some(read) = read {
+            if read.is_err() {
+                // The database did not answer: try the lease now rather than when it is due, so
+                // that an outage is said (and counted) within seconds, not a third of a window.
+                self.recheck.store(true, Ordering::Release);
+            }
             watch.record(read, &*self.clock, self.worker(), &self.describe());
         }
     }
@@ -479,6 +490,7 @@ impl KeeperShared {
             self.window.load(Ordering::Relaxed),
             hits,
             self.max_lead,
+            self.recheck.swap(false, Ordering::AcqRel) || self.is_lost(),
         );
         if let Some(target) = target {
             let extended = lock(&self.lease).as_ref().map(|l| l.extend(target));
@@ -657,6 +669,7 @@ impl Keeper {
             renew,
             thread: Mutex::new(None),
             db_clock: std::sync::OnceLock::new(),
+            recheck: AtomicBool::new(false),
             span: tracing::Span::current(),
         });
         let s = Arc::clone(&shared);
@@ -807,28 +820,36 @@ mod tests {
     fn extension_is_due_below_two_thirds_of_the_window() {
         let now = 1_800_000_000;
         // 200 s left: not due; 199 s left: due, to a full window past the clock.
-        assert_eq!(extension_target(now, now, now + 200, 300, 0, None), None);
         assert_eq!(
-            extension_target(now, now, now + 199, 300, 0, None),
+            extension_target(now, now, now + 200, 300, 0, None, false),
+            None
+        );
+        assert_eq!(
+            extension_target(now, now, now + 199, 300, 0, None, false),
             Some(now + 300)
         );
         // Borrowed seconds count: what the lease covers is measured from the newest used.
         assert_eq!(
-            extension_target(now, now + 150, now + 300, 300, 0, None),
+            extension_target(now, now + 150, now + 300, 300, 0, None, false),
             Some(now + 450)
         );
         // The generator reached the horizon: written at once, twice as far.
         assert_eq!(
-            extension_target(now, now + 300, now + 300, 300, 1, None),
+            extension_target(now, now + 300, now + 300, 300, 1, None, false),
             Some(now + 900)
+        );
+        // Forced (a failed write, a database that did not answer a read): at once.
+        assert_eq!(
+            extension_target(now, now, now + 250, 300, 0, None, true),
+            Some(now + 300)
         );
         // A lead cap bounds the reach; nothing to write when it would not move the horizon.
         assert_eq!(
-            extension_target(now, now + 10, now + 12, 2, 5, Some(10)),
+            extension_target(now, now + 10, now + 12, 2, 5, Some(10), false),
             None
         );
         assert_eq!(
-            extension_target(now, now + 10, now + 11, 2, 5, Some(10)),
+            extension_target(now, now + 10, now + 11, 2, 5, Some(10), false),
             Some(now + 12)
         );
     }
