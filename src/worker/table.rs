@@ -267,8 +267,10 @@ impl DatabaseAssigner {
         self
     }
 
-    /// How far beyond the newest used second a lease reaches (default 300 s). Longer survives
-    /// longer database outages; shorter lets a crashed node's id be recycled sooner.
+    /// How far beyond the newest used second a lease reaches (default 300 s). The lease is
+    /// written once per third of it (when what it still covers falls below two thirds). Longer
+    /// survives longer database outages and writes less often; shorter lets a crashed node's id
+    /// be recycled sooner.
     ///
     /// ```
     /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};

@@ -141,8 +141,9 @@ pub struct WorkerArgs {
     pub no_recycle: bool,
     #[arg(long, env = "RINGFLAKE_LEASE_WINDOW", value_name = "SECONDS",
           value_parser = clap::value_parser!(u64).range(1..=604800),
-          help = format!("How far beyond the newest second used the worker lease reaches; longer \
-                          rides out longer database outages, shorter lets a crashed node's id be \
+          help = format!("How far beyond the newest second used the worker lease reaches (written \
+                          to the table once per third of it); longer rides out longer database \
+                          outages and writes less often, shorter lets a crashed node's id be \
                           reused sooner [default: {}]", DatabaseAssigner::DEFAULT_LEASE_WINDOW.as_secs()))]
     pub lease_window: Option<u64>,
 }
