@@ -12,7 +12,8 @@
 //! of `docs/workers.md` ("A fleet on one table"). Settings, from the environment:
 //! `RF_FLEET_NODES` (300), `RF_FLEET_SECS` (75), `RF_FLEET_WINDOW` (lease window, s: 30),
 //! `RF_FLEET_RATE` (IDs a second per generator: 500), `RF_FLEET_LIFE` (longest run of one boot,
-//! s: 20), `RF_FLEET_SEED`.
+//! s: 20; at least `RF_FLEET_SECS`: no churn, every generator up for the whole run),
+//! `RF_FLEET_SEED`.
 #![cfg(feature = "postgres")]
 
 mod common;
@@ -355,7 +356,9 @@ fn a_fleet_under_churn_never_repeats_an_id() {
         &boot_errors[..boot_errors.len().min(5)]
     );
     assert_eq!(take_errors, 0, "takes failed");
-    assert!(kills > 0 && stops > 0 && workers.len() > nodes, "no churn");
+    if life < secs {
+        assert!(kills > 0 && stops > 0 && workers.len() > nodes, "no churn");
+    }
     // Once per third of the window, per live generator (a boot's own lease counts as written at
     // boot): well below a write a second each.
     assert!(

@@ -458,10 +458,12 @@ impl KeeperShared {
         self.db_clock.get().and_then(|w| w.skew_millis())
     }
 
-    /// The skew beyond which nothing is served, in milliseconds, where the clock is watched.
+    /// The skew beyond which nothing is served, in milliseconds, where the database's clock has
+    /// been read (not for a database without a clock of its own).
     pub(crate) fn max_clock_skew_millis(&self) -> Option<u64> {
         self.db_clock
             .get()
+            .filter(|w| w.skew_millis().is_some())
             .map(|w| u64::try_from(w.max_skew().as_millis()).unwrap_or(u64::MAX))
     }
 
