@@ -728,7 +728,8 @@ fn clock_steps_under_libfaketime() {
 /// the database's from the start: it boots, but serves nothing (`/id` and `/healthz` 503, naming
 /// the skew; an ERROR event; `/status` and `ringflake_clock_skew_seconds` show about -60 s). Its
 /// clock stepped to 8 s behind (beyond `max_lag`, 1 s, within the bound of 10 s): it
-/// serves again, with a WARN event. Its clock right again: an INFO event, the skew about 0.
+/// serves again, with a WARN event. Its clock right again: an INFO event, the skew about 0. Its
+/// clock then a minute ahead: it stops serving again at the next reading.
 #[cfg(feature = "postgres")]
 #[test]
 #[ignore = "needs libfaketime and RINGFLAKE_POSTGRES_URL (a throw-away PostgreSQL): bash .ci/run \
@@ -846,5 +847,25 @@ fn a_node_whose_clock_disagrees_with_the_database_stops_until_it_agrees() {
     let agreed = event("INFO", "agrees with the database's again");
     eprintln!("right again: {agreed}");
     assert_eq!(get(addr, "/id").status, 200);
+
+    // A serving node whose clock jumps a minute ahead: it stops at the next reading (within
+    // 5 s), its ready IDs dropped.
+    set_offset(&offset_file, "+60s");
+    wait_for_skew(60_000, 2_000);
+    let start = Instant::now();
+    let refused = loop {
+        let id = get(addr, "/id");
+        if id.status == 503 {
+            break id;
+        }
+        assert!(start.elapsed() < Duration::from_secs(3), "{}", status());
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        refused.body.contains("ahead of the database's"),
+        "{}",
+        refused.body
+    );
+    assert_eq!(get(addr, "/healthz").status, 503);
     drop(serve);
 }
