@@ -240,6 +240,7 @@ mod reach;
 #[cfg(feature = "client")]
 mod remote;
 mod ring;
+mod stale;
 mod worker;
 
 #[cfg(feature = "metrics")]

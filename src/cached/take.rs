@@ -115,10 +115,10 @@ impl Shared {
     }
 
     /// Rule 6 at take time: whether `id` is `max_lag` or more behind the clock's delta second
-    /// `now` (the filler's sweep drops the same IDs).
+    /// `now` ([`crate::stale`], the rule the filler's sweep applies too).
     #[inline]
     pub(super) fn is_stale(&self, id: u64, now: u64) -> bool {
-        (id >> self.layout.time_shift()).saturating_add(self.max_lag_secs) <= now
+        crate::stale::is_stale(id >> self.layout.time_shift(), self.max_lag_secs, now)
     }
 
     /// The clock's delta second, read by a take once per chunk or batch it claims (never per
