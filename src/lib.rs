@@ -233,6 +233,7 @@ mod error;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 mod layout;
+mod lock;
 #[cfg(feature = "metrics")]
 mod metrics;
 pub mod plan;

@@ -1,8 +1,9 @@
 //! The filler: the only writer of the ring, and the only place the time rules live.
 
-use super::shared::{Shared, lock};
+use super::shared::Shared;
 use super::stats::FILLER_RECORD_INTERVAL;
 use super::watch::{self, Watch};
+use crate::lock::lock;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 

@@ -71,8 +71,7 @@ pub(super) struct Waiting {
 
 impl Queue {
     fn state(&self) -> MutexGuard<'_, State> {
-        // Plain data, consistent between statements: poisoning is no reason to stop.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        crate::lock::lock(&self.state)
     }
 
     /// Whether no take waits. A take that finds it empty may take ready IDs without queueing: it

@@ -5,13 +5,14 @@
 use super::discards::Discards;
 use super::lead::LeadPolicy;
 use super::stats::StatsSink;
+use crate::lock::lock;
 use crate::reach::ReachFile;
 use crate::ring::Ring;
 use crate::worker::lease::Keeper;
 use crate::{Clock, Error, Layout};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::{JoinHandle, Thread};
 use std::time::Duration;
 
@@ -91,12 +92,6 @@ pub(super) struct Shared {
     pub(super) sink: Option<Box<dyn StatsSink>>,
     /// The worker id given back at start, if one was.
     pub(super) given_back: Option<crate::GivenBack>,
-}
-
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding these locks leaves consistent data (plain counters), so poisoning is
-    // not a reason to stop issuing IDs.
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Shared {

@@ -3,8 +3,9 @@
 //!
 //! [`Discards`]: super::discards::Discards
 
-use super::shared::{CachedUidGenerator, Shared, lock};
+use super::shared::{CachedUidGenerator, Shared};
 use super::stats::{Stats, StatsSource};
+use crate::lock::lock;
 use crate::ring::Held;
 use crossbeam_utils::CachePadded;
 use std::sync::Arc;
