@@ -435,6 +435,10 @@ pub struct PlanArgs {
     #[arg(long, env = "RINGFLAKE_ABOVE", value_name = "ID",
           value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
     pub above: Option<u64>,
+    /// The day to plan from, midnight in --tz: lifetimes, run-out dates and the default epoch
+    /// count from it (to plan ahead, or to get the same report on any day) [default: today]
+    #[arg(long, env = "RINGFLAKE_TODAY", value_name = "yyyy-MM-dd")]
+    pub today: Option<String>,
     #[command(flatten)]
     pub layout: LayoutArgs,
 }
