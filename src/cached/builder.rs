@@ -392,9 +392,7 @@ impl CachedBuilder {
                 cursor_seen: 0,
             }),
             #[cfg(feature = "tokio")]
-            async_waiters: std::sync::atomic::AtomicUsize::new(0),
-            #[cfg(feature = "tokio")]
-            notify: tokio::sync::Notify::new(),
+            async_waiters: Default::default(),
             renewal: match (&keeper, self.retake) {
                 (Some(keeper), Some(retaker)) => {
                     let renewal = Arc::new(Renewal::default());

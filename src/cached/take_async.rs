@@ -6,7 +6,7 @@
 use super::shared::{CachedUidGenerator, Shared};
 use crate::Error;
 use crate::ring::Miss;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The claims of a batch at the head of the queue, held (not counted as issued) while it runs:
 /// issued together when it completes, discarded together when it is given up (dropped) or
@@ -52,6 +52,28 @@ impl Drop for HeldBatch<'_> {
     fn drop(&mut self) {
         if !self.done {
             self.shared.settle_batch(&self.ranges, true);
+        }
+    }
+}
+
+/// The async takes waiting for the filler, and how they are woken: what [`Shared`] keeps for
+/// them (its `async_waiters`).
+#[derive(Debug, Default)]
+pub(super) struct AsyncWaiters {
+    /// Tasks parked in [`Shared::await_filler`].
+    count: AtomicUsize,
+    notify: tokio::sync::Notify,
+}
+
+impl AsyncWaiters {
+    /// Wakes every parked task (after a filler round or a state change): they look at the ring
+    /// again. Costs a fence and a load when none waits.
+    pub(super) fn wake_all(&self) {
+        // Pairs with the waiter's SeqCst increment: either it sees what this round wrote, or
+        // this load sees it waiting (a store-load order only SeqCst on both sides gives).
+        std::sync::atomic::fence(Ordering::SeqCst);
+        if self.count.load(Ordering::SeqCst) > 0 {
+            self.notify.notify_waiters();
         }
     }
 }
@@ -110,7 +132,7 @@ impl Shared {
     /// filler once. Cancel-safe: a dropped wait leaves no waiter counted.
     async fn await_filler<T>(&self, mut check: impl FnMut(&Self) -> Option<T>) -> T {
         /// Counts this task among the waiters while it exists.
-        struct Waiting<'a>(&'a std::sync::atomic::AtomicUsize);
+        struct Waiting<'a>(&'a AtomicUsize);
         impl Drop for Waiting<'_> {
             fn drop(&mut self) {
                 self.0.fetch_sub(1, Ordering::SeqCst);
@@ -118,10 +140,11 @@ impl Shared {
         }
         let mut woke = false;
         loop {
-            let notified = self.notify.notified();
+            let waiters = &self.async_waiters;
+            let notified = waiters.notify.notified();
             tokio::pin!(notified);
-            self.async_waiters.fetch_add(1, Ordering::SeqCst);
-            let _waiting = Waiting(&self.async_waiters);
+            waiters.count.fetch_add(1, Ordering::SeqCst);
+            let _waiting = Waiting(&waiters.count);
             notified.as_mut().enable();
             if let Some(answer) = check(self) {
                 return answer;
