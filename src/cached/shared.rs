@@ -85,7 +85,7 @@ pub(super) struct Shared {
     pub(super) queue: super::queue::Queue,
     /// Async takes waiting for the filler, and how they are woken.
     #[cfg(feature = "tokio")]
-    pub(super) async_waiters: super::take_async::AsyncWaiters,
+    pub(super) async_waiters: super::take_async::waiters::AsyncWaiters,
     /// Where the filler records its stats after its rounds.
     pub(super) sink: Option<Box<dyn StatsSink>>,
     /// The worker id given back at start, if one was.

@@ -3,6 +3,8 @@
 //! queue of [`super::queue`]. The sync takes they share their reads and checks with are in
 //! [`super::take`].
 
+pub(super) mod waiters;
+
 use super::shared::{CachedUidGenerator, Shared};
 use crate::Error;
 use crate::ring::Miss;
@@ -52,28 +54,6 @@ impl Drop for HeldBatch<'_> {
     fn drop(&mut self) {
         if !self.done {
             self.shared.settle_batch(&self.ranges, true);
-        }
-    }
-}
-
-/// The async takes waiting for the filler, and how they are woken: what [`Shared`] keeps for
-/// them (its `async_waiters`).
-#[derive(Debug, Default)]
-pub(super) struct AsyncWaiters {
-    /// Tasks parked in [`Shared::await_filler`].
-    count: AtomicUsize,
-    notify: tokio::sync::Notify,
-}
-
-impl AsyncWaiters {
-    /// Wakes every parked task (after a filler round or a state change): they look at the ring
-    /// again. Costs a fence and a load when none waits.
-    pub(super) fn wake_all(&self) {
-        // Pairs with the waiter's SeqCst increment: either it sees what this round wrote, or
-        // this load sees it waiting (a store-load order only SeqCst on both sides gives).
-        std::sync::atomic::fence(Ordering::SeqCst);
-        if self.count.load(Ordering::SeqCst) > 0 {
-            self.notify.notify_waiters();
         }
     }
 }
