@@ -164,6 +164,8 @@ pub(crate) struct KeeperShared {
     renewed: AtomicBool,
     /// Extension attempts that failed since the keeper started.
     failures: AtomicU64,
+    /// Times the worker table was found to have lost this node's write (see `lost_write`).
+    lost_writes: AtomicU64,
     /// The unix second of the first failure of the current run of failures; `i64::MIN` while
     /// extensions succeed.
     failing_since: AtomicI64,
@@ -430,7 +432,9 @@ impl KeeperShared {
         reported.streak += 1;
         let until = self.horizon();
         if taken_over {
-            if !was_taken_over {
+            if !was_taken_over && self.lost_write(&text, until) {
+                // Said by `lost_write`.
+            } else if !was_taken_over {
                 tracing::error!(
                     worker_id = self.worker(),
                     database = %self.describe(),
@@ -471,6 +475,33 @@ impl KeeperShared {
             );
             reported.warned = Some((now, text));
         }
+    }
+
+    /// Whether `error` (a lease lost for good) says the worker table lost this node's write
+    /// (see [`RowLease`](super::row_lease::RowLease)): then counted and said, as an ERROR, for
+    /// what it is: not a takeover, a database that forgot an acknowledged write.
+    fn lost_write(&self, error: &str, until: i64) -> bool {
+        if !error.contains(super::row_lease::LOST_WRITE) {
+            return false;
+        }
+        self.lost_writes.fetch_add(1, Ordering::Relaxed);
+        tracing::error!(
+            worker_id = self.worker(),
+            database = %self.describe(),
+            until = %crate::clock::rfc3339(until),
+            error = %error,
+            "lost write: the worker table forgot what this node wrote to worker id {}'s row (a \
+             failover to a standby that lacked it?); another node may hold worker id {} now: \
+             this node stops issuing under it at once and takes a new worker id",
+            self.worker(),
+            self.worker(),
+        );
+        true
+    }
+
+    /// Times the worker table was found to have lost this node's write.
+    pub(crate) fn lost_writes(&self) -> u64 {
+        self.lost_writes.load(Ordering::Relaxed)
     }
 
     /// Says once per run of failures when the lease has run out: from then on, no ID.
@@ -540,6 +571,7 @@ impl Keeper {
             renewer: Mutex::new(None),
             renewed: AtomicBool::new(false),
             failures: AtomicU64::new(0),
+            lost_writes: AtomicU64::new(0),
             failing_since: AtomicI64::new(i64::MIN),
             last_error: Mutex::new(None),
             reported: Mutex::new(Reported::default()),

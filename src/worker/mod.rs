@@ -11,6 +11,8 @@
 //! - `sqlite`, `mysql`, `postgres`: one database each; the two server clients share `server`
 //!   (connecting, reconnecting, probing the table, timeouts, error hints) and `secrets`
 //!   (passwords kept out of messages);
+//! - `durable`: claims the database cannot forget (every standby holds a write before an ID is
+//!   served under it);
 //! - `lease`: the [`Lease`] trait and the generator's thread that keeps one extended;
 //! - `owner`: the owner file of a state directory (an OS lock held for the run, and the row its
 //!   holder holds), by which a restart takes its predecessor's row back.
@@ -18,6 +20,7 @@
 //! [`DatabaseAssigner`]: table::DatabaseAssigner
 
 pub(crate) mod assigner;
+pub(crate) mod durable;
 pub(crate) mod fixed;
 pub(crate) mod lease;
 #[cfg(feature = "mysql")]

@@ -1,13 +1,18 @@
 //! A worker's lease kept in its row's `LEASE_UNTIL`: extended by compare-and-set, and recovered
 //! when an extension committed but its reply was lost.
 
+use super::durable::Commit;
 use super::lease::Lease;
 use super::node::NodeInfo;
 use super::owner::Owned;
-use super::rows::WorkerTable;
-use crate::Error;
+use super::rows::{WorkerRow, WorkerTable};
+use crate::{Clock, Error, SystemClock};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How a lost write's reason begins: the keeper tells it from a takeover by it.
+pub(crate) const LOST_WRITE: &str = "lost write:";
 
 /// A lease held in a row's `LEASE_UNTIL`, moved by compare-and-set so a node that lost its row
 /// to a recycler finds out instead of overwriting.
@@ -15,7 +20,15 @@ use std::sync::{Arc, Mutex};
 pub(super) struct RowLease {
     table: Arc<dyn WorkerTable>,
     id: u64,
+    /// The lease every standby holds: the one in force.
     until: AtomicI64,
+    /// The lease last written to the row (the compare-and-set's expected value): ahead of
+    /// `until` while the standbys do not hold it yet.
+    written: AtomicI64,
+    /// Whether a written lease is used only once every standby holds it.
+    confirm_writes: bool,
+    /// The last write not yet confirmed on every standby.
+    pending: Mutex<Option<Commit>>,
     window: i64,
     /// This boot's `HOST_NAME` and `PORT` where they name this boot alone (TYPE 2 rows).
     boot: Option<(String, String)>,
@@ -39,11 +52,15 @@ impl RowLease {
         window: i64,
         node: &NodeInfo,
         owned: Option<Owned>,
+        confirm_writes: bool,
     ) -> RowLease {
         RowLease {
             table,
             id,
             until: AtomicI64::new(until),
+            written: AtomicI64::new(until),
+            confirm_writes,
+            pending: Mutex::new(None),
             window,
             // TYPE 2 rows name the boot alone: PORT is `<millis>-<random>`. A container's
             // JPAAS host and port repeat across boots, so they prove nothing.
@@ -53,8 +70,9 @@ impl RowLease {
         }
     }
 
-    fn confirm(&self, until: i64) {
-        self.until.store(until, Ordering::SeqCst);
+    /// The row holds `until` now (the standbys may not yet).
+    fn wrote(&self, until: i64) {
+        self.written.store(until, Ordering::SeqCst);
         self.unconfirmed
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -67,6 +85,94 @@ impl RowLease {
             pending.remove(0);
         }
         pending.push(until);
+    }
+
+    /// How long a lease extension waits for its standbys: a tenth of the window, between 1 s
+    /// and 5 s (the keeper tries again about every second, and the lease in force holds for
+    /// most of the window meanwhile).
+    fn check_within(&self) -> Duration {
+        Duration::from_millis(
+            (self.window.max(1) as u64)
+                .saturating_mul(100)
+                .clamp(1000, 5000),
+        )
+    }
+
+    /// Makes the written lease the one in force once every standby holds it.
+    fn confirm_written(&self) -> Result<(), Error> {
+        let written = self.written.load(Ordering::SeqCst);
+        let fresh = self.table.take_commit();
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if fresh.is_some() {
+            // A newer commit on the same server covers an older one.
+            *pending = fresh;
+        }
+        if self.confirm_writes
+            && let Some(commit) = pending.as_ref()
+        {
+            let what = format!(
+                "worker id {}'s lease extension to {}",
+                self.id,
+                crate::clock::rfc3339(written)
+            );
+            super::durable::confirm(
+                &*self.table,
+                commit,
+                &what,
+                Instant::now() + self.check_within(),
+            )?;
+        }
+        *pending = None;
+        self.until.store(written, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// After a compare-and-set that found the row not as this node last wrote it: a lost write
+    /// if the row is gone, holds an older lease than this node wrote, or names another node
+    /// although this node's lease has not expired (no node recycles an unexpired lease); a
+    /// takeover otherwise (this node's lease had run out).
+    fn lost_or_taken(&self, written: i64) -> Error {
+        let row = match self.table.list() {
+            Ok(rows) => rows.into_iter().find(|r| r.id == self.id),
+            Err(e) => return e,
+        };
+        let until = self.until();
+        let now = SystemClock.now_seconds();
+        let ours = |r: &WorkerRow| {
+            self.boot
+                .as_ref()
+                .is_some_and(|(h, p)| &r.host_name == h && &r.port == p)
+        };
+        let detail = match &row {
+            None => "its row is gone".to_string(),
+            Some(r) if r.lease_until < written => format!(
+                "its row holds the lease {} ({}), older than the {} this node wrote",
+                r.lease_until,
+                crate::clock::rfc3339(r.lease_until),
+                crate::clock::rfc3339(written)
+            ),
+            Some(r) if !ours(r) && until > now => format!(
+                "its row names another node ({} port {}) although this node's lease runs until \
+                 {}, {} s from now, and no node may recycle an unexpired lease (unless that \
+                 node's clock is that far ahead)",
+                r.host_name,
+                r.port,
+                crate::clock::rfc3339(until),
+                until - now
+            ),
+            Some(_) => return self.taken_over(until),
+        };
+        Error::LeaseExpired {
+            until,
+            reason: format!(
+                "{LOST_WRITE} worker id {} in {}: {detail}: the database lost a write it had \
+                 acknowledged (a failover to a standby that lacked it?); this node stops using \
+                 worker id {}",
+                self.id,
+                self.table.describe(),
+                self.id
+            ),
+        }
     }
 
     /// The error for a row another node has taken over, while this node's lease was `until`.
@@ -110,23 +216,24 @@ impl Lease for RowLease {
     }
 
     fn extend(&self, until: i64) -> Result<(), Error> {
-        let expected = self.until();
+        let expected = self.written.load(Ordering::SeqCst);
+        if until <= expected {
+            // Written already (its standbys did not hold it yet).
+            return self.confirm_written();
+        }
         match self.table.set_lease(self.id, expected, until) {
             Ok(true) => {
-                self.confirm(until);
-                Ok(())
+                self.wrote(until);
+                self.confirm_written()
             }
             Ok(false) => match self.landed()? {
-                // An earlier extension landed: continue from it (once: `landed` is now empty).
+                // An earlier extension landed: continue from it (once: `landed` is now empty),
+                // rewritten so that a commit of this connection's server covers it.
                 Some(landed) => {
-                    self.confirm(landed);
-                    if landed >= until {
-                        Ok(())
-                    } else {
-                        self.extend(until)
-                    }
+                    self.wrote(landed);
+                    self.extend(until.max(landed + 1))
                 }
-                None => Err(self.taken_over(expected)),
+                None => Err(self.lost_or_taken(expected)),
             },
             Err(e) => {
                 self.remember(until);
@@ -144,7 +251,7 @@ impl Lease for RowLease {
     }
 
     fn release(&self, last_second: i64) -> Result<(), Error> {
-        let expected = self.until();
+        let expected = self.written.load(Ordering::SeqCst);
         if self
             .table
             .set_lease(self.id, expected, last_second.max(1))?

@@ -2,6 +2,7 @@
 //! connection settings ([`TableSetup`]) each database implements, and a row as read
 //! ([`WorkerRow`]). The algorithm over them is in `table`.
 
+use super::durable::Commit;
 use super::node::NodeInfo;
 use crate::Error;
 use std::fmt;
@@ -87,6 +88,24 @@ pub(crate) trait WorkerTable: TableSetup + Send + Sync + 'static {
     fn set_lease(&self, id: u64, expected: i64, lease_until: i64) -> Result<bool, Error>;
     /// Every row, by id.
     fn list(&self) -> Result<Vec<WorkerRow>, Error>;
+    /// The last write this thread made (`insert`, `claim`, `set_lease`), taken, for
+    /// [`standbys_lacking`](Self::standbys_lacking); `None` where a write cannot be lost in a
+    /// failover (SQLite: no standby).
+    fn take_commit(&self) -> Option<Commit> {
+        None
+    }
+    /// The standbys that do not hold `commit` yet, described for a message (`standby s1
+    /// (127.0.0.1, streaming, flushed 0/3000000 of 0/3000148)`); empty when every standby holds
+    /// it. Checked on the connection that made the write: a connection lost since fails the
+    /// check (a new one may lead to another server).
+    /// One check takes at most `within` (and the table's timeout).
+    fn standbys_lacking(&self, _commit: &Commit, _within: Duration) -> Result<Vec<String>, Error> {
+        Ok(Vec::new())
+    }
+    /// The setting that makes standbys synchronous, for messages.
+    fn synchronous_setting(&self) -> &'static str {
+        "synchronous replication"
+    }
 }
 
 impl fmt::Debug for dyn WorkerTable {

@@ -522,7 +522,7 @@ impl<D: Driver> Server<D> {
 
     /// The error for a failed call: `what` failed, why, a hint where the cause is known, never
     /// a password.
-    fn error(&self, e: &D::Error, what: &str) -> Error {
+    pub(crate) fn error(&self, e: &D::Error, what: &str) -> Error {
         let (message, transient) = match self.driver.classify(e) {
             Failure::NoAnswer(detail) => {
                 let message = no_answer(what, self.timeout());
