@@ -130,8 +130,14 @@ fn pump(mut from: TcpStream, mut to: TcpStream, paused: &AtomicBool, running: &A
     let mut buf = [0u8; 16 * 1024];
     loop {
         let n = match from.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
+            Ok(n) if n > 0 => n,
+            _ => {
+                // A hung connection passes nothing on, not even its end.
+                while paused.load(Ordering::SeqCst) && running.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                break;
+            }
         };
         while paused.load(Ordering::SeqCst) && running.load(Ordering::SeqCst) {
             std::thread::sleep(Duration::from_millis(5));
@@ -601,6 +607,7 @@ fn a_full_table_of_expired_rows_recycled_across_a_failover_serves_no_id_twice() 
     assert!(!out_a.contains("listening on http"), "A served: {out_a}");
 
     // The failover: P's host vanishes, S is promoted, the relay resets every connection.
+    let killed = Instant::now();
     pair.kill_primary();
     pair.promote();
     let switched = Instant::now();
@@ -617,7 +624,9 @@ fn a_full_table_of_expired_rows_recycled_across_a_failover_serves_no_id_twice() 
         text(e, "level") == "ERROR" && text(e, "message").starts_with("lost write")
     });
     eprintln!(
-        "A0 found the lost write {:?} after the switch: {lost}",
+        "A0 found the lost write {:?} after the primary's stop, {:?} after the switch \
+         (connections reset): {lost}",
+        killed.elapsed(),
         switched.elapsed()
     );
     assert_eq!(lost["worker_id"], 1, "{lost}");
@@ -625,6 +634,16 @@ fn a_full_table_of_expired_rows_recycled_across_a_failover_serves_no_id_twice() 
         text(e, "message").contains("serving again with a new worker id")
     });
     assert_eq!(healed["old_worker_id"], 1, "{healed}");
+    // Named on /status and as a series.
+    let status = get(addr_a0, "/status").body;
+    assert!(status.contains("\"lease_lost_writes\":1"), "{status}");
+    assert!(status.contains("1 LOST WRITE:"), "{status}");
+    let scrape = get(addr_a0, "/metrics").body;
+    assert_eq!(
+        common::metric(&scrape, "ringflake_lease_lost_writes_total"),
+        Some(1.0),
+        "{scrape}"
+    );
     std::thread::sleep(Duration::from_secs(1));
     let (ids_a0, ids_b) = (load_a0.finish(), load_b.finish());
     eprintln!("A0 {} IDs, B {} IDs", ids_a0.len(), ids_b.len());
@@ -633,4 +652,45 @@ fn a_full_table_of_expired_rows_recycled_across_a_failover_serves_no_id_twice() 
     // B's worker id is not A0's new one either.
     assert_ne!(healed["worker_id"], claimed["worker_id"]);
     assert_eq!(get(addr_b, "/id").status, 200);
+}
+
+/// The hung case: the old primary's host vanishes and A0's connection to it stays open and
+/// silent (no reset), while the relay sends new connections to the promoted standby. A0's lease
+/// call gives up after its own short timeout (3 s), not `--db-timeout` (30 s), reconnects, and
+/// finds its lease writes since the stall lost.
+#[test]
+#[ignore = "needs PostgreSQL binaries (RINGFLAKE_PG_BIN) and two free ports (RINGFLAKE_FAILOVER_PORT): bash .ci/run sets them"]
+fn a_serving_node_whose_connection_hangs_finds_the_lost_write_within_seconds() {
+    let _one = PAIR.lock().unwrap_or_else(|e| e.into_inner());
+    let pair = Pair::start();
+    let relay = Switch::start(pair.primary());
+    let dir = tempfile::tempdir().unwrap();
+    let mut a0 = launch(dir.path(), &node_args(relay.addr, &[]));
+    let addr = a0.ready(Duration::from_secs(60));
+    let load = Load::start(addr);
+    std::thread::sleep(Duration::from_secs(1));
+    pair.wal.pause();
+    std::thread::sleep(Duration::from_secs(2));
+    let killed = Instant::now();
+    pair.kill_primary();
+    relay.hang_and_switch(pair.standby());
+    pair.promote();
+    let promoted = killed.elapsed();
+    let lost = await_event(&a0, "A0's lost write", Duration::from_secs(30), |e| {
+        text(e, "level") == "ERROR" && text(e, "message").starts_with("lost write")
+    });
+    let found = killed.elapsed();
+    eprintln!(
+        "A0 found the lost write {found:?} after the primary's stop (connection hung; promoted \
+         after {promoted:?}): {lost}"
+    );
+    assert!(
+        found < Duration::from_secs(15),
+        "the lease call's own timeout is 3 s: found after {found:?}"
+    );
+    await_event(&a0, "A0's new worker id", Duration::from_secs(20), |e| {
+        text(e, "message").contains("serving again with a new worker id")
+    });
+    let ids = load.finish();
+    assert_eq!(duplicates(&[&ids]), 0);
 }

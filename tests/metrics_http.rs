@@ -40,6 +40,7 @@ const SERIES: [(&str, &str); 19] = [
     ("ringflake_worker_heals_total", "counter"),
     ("ringflake_filler_up", "gauge"),
     ("ringflake_lease_extension_failures_total", "counter"),
+    ("ringflake_lease_lost_writes_total", "counter"),
     ("ringflake_lease_expiry_timestamp_seconds", "gauge"),
 ];
 

@@ -60,6 +60,15 @@ pub(crate) fn confirm(
         let why = match table.standbys_lacking(commit, within) {
             Ok(lacking) if lacking.is_empty() => return Ok(()),
             Ok(lacking) => lacking.join("; "),
+            // The check can never answer (the write's connection is closed).
+            Err(
+                e @ Error::Database {
+                    transient: false, ..
+                },
+            ) => {
+                let why = format!("the standbys could not be checked: {e}");
+                return Err(refusal(table, what, &why, started.elapsed()));
+            }
             Err(e) => format!("the standbys could not be checked: {e}"),
         };
         let now = Instant::now();

@@ -376,8 +376,21 @@ impl PostgresTable {
     where
         Fut: Future<Output = Result<T, tokio_postgres::Error>> + Send,
     {
-        self.with_conn(what, |client| {
-            self.driver.block(self.timeout(), f(Arc::clone(client)))
+        self.with_client_within(what, self.timeout(), f)
+    }
+
+    /// [`with_client`](Self::with_client) within `timeout` instead of the table's.
+    fn with_client_within<T: Send, Fut>(
+        &self,
+        what: &str,
+        timeout: Duration,
+        f: impl FnOnce(Arc<Client>) -> Fut,
+    ) -> Result<T, Error>
+    where
+        Fut: Future<Output = Result<T, tokio_postgres::Error>> + Send,
+    {
+        self.with_conn_within(what, timeout, |client| {
+            self.driver.block(timeout, f(Arc::clone(client)))
         })
     }
 }
@@ -394,7 +407,20 @@ impl PostgresTable {
     where
         Fut: Future<Output = Result<T, tokio_postgres::Error>> + Send,
     {
-        let (out, client, lsn) = self.with_client(what, |c| {
+        self.write_within(what, self.timeout(), f)
+    }
+
+    /// [`write`](Self::write) within `timeout` instead of the table's.
+    fn write_within<T: Send, Fut>(
+        &self,
+        what: &str,
+        timeout: Duration,
+        f: impl FnOnce(Arc<Client>) -> Fut,
+    ) -> Result<T, Error>
+    where
+        Fut: Future<Output = Result<T, tokio_postgres::Error>> + Send,
+    {
+        let (out, client, lsn) = self.with_client_within(what, timeout, |c| {
             let write = f(Arc::clone(&c));
             async move {
                 let out = write.await?;
@@ -706,10 +732,21 @@ impl WorkerTable for PostgresTable {
     }
 
     fn set_lease(&self, id: u64, expected: i64, lease_until: i64) -> Result<bool, Error> {
+        self.set_lease_within(id, expected, lease_until, self.timeout())
+    }
+
+    fn set_lease_within(
+        &self,
+        id: u64,
+        expected: i64,
+        lease_until: i64,
+        within: Duration,
+    ) -> Result<bool, Error> {
         // Typed parameters: one round trip (no separate prepare), as the lease keeper runs it
         // every few seconds.
         use tokio_postgres::types::Type;
-        self.write("cannot update WORKER_NODE", |c| async move {
+        let within = within.min(self.timeout());
+        self.write_within("cannot update WORKER_NODE", within, |c| async move {
             c.execute_typed(
                 "UPDATE WORKER_NODE SET LEASE_UNTIL = $1, MODIFIED = NOW() \
                  WHERE ID = $2 AND LEASE_UNTIL = $3",
@@ -769,7 +806,8 @@ impl WorkerTable for PostgresTable {
                 message: "the connection that made the write is closed: whether the write \
                           reached the standbys cannot be known"
                     .into(),
-                transient: true,
+                // Asking again cannot tell either.
+                transient: false,
                 source: None,
             });
         }

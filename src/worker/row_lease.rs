@@ -40,6 +40,9 @@ pub(super) struct RowLease {
     _owned: Mutex<Option<Owned>>,
 }
 
+/// The longest one lease call may take with the default window (see `RowLease::check_within`).
+pub(crate) const LEASE_CHECK: Duration = Duration::from_secs(3);
+
 /// How many unconfirmed lease values a [`RowLease`] remembers (one attempt a second at most).
 const MAX_UNCONFIRMED: usize = 1024;
 
@@ -87,15 +90,17 @@ impl RowLease {
         pending.push(until);
     }
 
-    /// How long a lease extension waits for its standbys: a tenth of the window, between 1 s
-    /// and 5 s (the keeper tries again about every second, and the lease in force holds for
-    /// most of the window meanwhile).
+    /// How long one lease call (the compare-and-set, connecting included, and the wait for the
+    /// standbys) may take: [`LEASE_CHECK`], or a tenth of a shorter window (at least 1 s),
+    /// whatever `--db-timeout` says. A single-row update by primary key answers in milliseconds;
+    /// one that has not answered in 3 s is most likely on a connection to a host that vanished
+    /// (a failover), and waiting for the table's timeout (30 s by default) would leave this
+    /// node serving for that long without knowing whether its row is still its own. A timeout
+    /// that was only a slow database costs one reconnection: the keeper tries again a second
+    /// later, and the lease in force holds for most of the window meanwhile.
     fn check_within(&self) -> Duration {
-        Duration::from_millis(
-            (self.window.max(1) as u64)
-                .saturating_mul(100)
-                .clamp(1000, 5000),
-        )
+        Duration::from_millis((self.window.max(1) as u64).saturating_mul(100))
+            .clamp(Duration::from_secs(1), LEASE_CHECK)
     }
 
     /// Makes the written lease the one in force once every standby holds it.
@@ -221,7 +226,23 @@ impl Lease for RowLease {
             // Written already (its standbys did not hold it yet).
             return self.confirm_written();
         }
-        match self.table.set_lease(self.id, expected, until) {
+        let within = self.check_within();
+        let mut result = self
+            .table
+            .set_lease_within(self.id, expected, until, within);
+        if let Err(Error::Database {
+            transient: true, ..
+        }) = &result
+        {
+            // A broken or silent connection, dropped: reconnect and check the row at once, not a
+            // tick later (after a failover the new primary's row may say this node's write was
+            // lost while another node serves under the worker id).
+            self.remember(until);
+            result = self
+                .table
+                .set_lease_within(self.id, expected, until, within);
+        }
+        match result {
             Ok(true) => {
                 self.wrote(until);
                 self.confirm_written()

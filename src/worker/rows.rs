@@ -86,6 +86,17 @@ pub(crate) trait WorkerTable: TableSetup + Send + Sync + 'static {
     ) -> Result<bool, Error>;
     /// Moves row `id`'s lease from `expected` to `lease_until`; false if someone else moved it.
     fn set_lease(&self, id: u64, expected: i64, lease_until: i64) -> Result<bool, Error>;
+    /// [`set_lease`](Self::set_lease), connecting included, within `within` where the database
+    /// can bound one call apart from the others (PostgreSQL); else within the table's timeout.
+    fn set_lease_within(
+        &self,
+        id: u64,
+        expected: i64,
+        lease_until: i64,
+        _within: Duration,
+    ) -> Result<bool, Error> {
+        self.set_lease(id, expected, lease_until)
+    }
     /// Every row, by id.
     fn list(&self) -> Result<Vec<WorkerRow>, Error>;
     /// The last write this thread made (`insert`, `claim`, `set_lease`), taken, for

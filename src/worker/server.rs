@@ -466,9 +466,8 @@ impl<D: Driver> Server<D> {
         *self.timeout.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Opens a connection and checks (or creates) the table.
-    fn connect(&self) -> Result<D::Conn, Error> {
-        let timeout = self.timeout();
+    /// Opens a connection and checks (or creates) the table, each step within `timeout`.
+    fn connect(&self, timeout: Duration) -> Result<D::Conn, Error> {
         let tls = self.tls()?;
         let mut conn = self
             .driver
@@ -477,18 +476,19 @@ impl<D: Driver> Server<D> {
                 timeout,
                 &tls,
             )
-            .map_err(|e| self.error(&e, "cannot connect"))?;
+            .map_err(|e| self.error_within(&e, "cannot connect", timeout))?;
         if self.create_table.load(Ordering::Relaxed) {
             self.driver.create_table(&mut conn, timeout).map_err(|e| {
-                self.error(
+                self.error_within(
                     &e,
                     &format!("cannot create table WORKER_NODE from {}", D::SCHEMA_FILE),
+                    timeout,
                 )
             })?;
         }
         self.driver
             .execute(&mut conn, PROBE, timeout)
-            .map_err(|e| self.error(&e, "cannot read table WORKER_NODE"))?;
+            .map_err(|e| self.error_within(&e, "cannot read table WORKER_NODE", timeout))?;
         Ok(conn)
     }
 
@@ -500,13 +500,24 @@ impl<D: Driver> Server<D> {
         what: &str,
         f: impl FnOnce(&mut D::Conn) -> Result<T, D::Error>,
     ) -> Result<T, Error> {
+        self.with_conn_within(what, self.timeout(), f)
+    }
+
+    /// [`with_conn`](Self::with_conn), connecting within `timeout` (which `f` is to keep to as
+    /// well) instead of the table's timeout.
+    pub(crate) fn with_conn_within<T>(
+        &self,
+        what: &str,
+        timeout: Duration,
+        f: impl FnOnce(&mut D::Conn) -> Result<T, D::Error>,
+    ) -> Result<T, Error> {
         let mut guard = self.conn.lock().unwrap_or_else(|e| e.into_inner());
         let conn = match guard.take() {
             Some(conn) if !D::is_closed(&conn) => guard.insert(conn),
-            _ => guard.insert(self.connect()?),
+            _ => guard.insert(self.connect(timeout)?),
         };
         f(conn).map_err(|e| {
-            let err = self.error(&e, what);
+            let err = self.error_within(&e, what, timeout);
             if matches!(
                 err,
                 Error::Database {
@@ -523,9 +534,14 @@ impl<D: Driver> Server<D> {
     /// The error for a failed call: `what` failed, why, a hint where the cause is known, never
     /// a password.
     pub(crate) fn error(&self, e: &D::Error, what: &str) -> Error {
+        self.error_within(e, what, self.timeout())
+    }
+
+    /// [`error`](Self::error) for a call bounded by `timeout`.
+    pub(crate) fn error_within(&self, e: &D::Error, what: &str, timeout: Duration) -> Error {
         let (message, transient) = match self.driver.classify(e) {
             Failure::NoAnswer(detail) => {
-                let message = no_answer(what, self.timeout());
+                let message = no_answer(what, timeout);
                 match detail {
                     Some(detail) => (format!("{message} ({detail})"), true),
                     None => (message, true),

@@ -200,6 +200,17 @@ fn view(g: &Named) -> View {
         ),
         (None, _) => ("none (no lease: fixed id or --no-recycle)".into(), "ok"),
     };
+    let (lease, lease_state) = match s.lease_lost_writes {
+        0 => (lease, lease_state),
+        n => (
+            format!(
+                "{lease}; {n} LOST WRITE{}: the worker table forgot this node's write (a failover \
+                 to a standby that lacked it?), the worker id was replaced",
+                if n == 1 { "" } else { "S" }
+            ),
+            "bad",
+        ),
+    };
     put("lease", lease, lease_state);
     put(
         "filler",
@@ -296,7 +307,7 @@ pub fn json(generators: &Generators) -> String {
              \"lag_seconds\":{},\"issued\":{},\"discarded\":{},\"expired\":{},\"take_waits\":{},\
              \"idle_seconds\":{},\"waiting_takes\":{},\"waiting_ids\":{},\"heals\":{},\
              \"remaining_seconds\":{},\"lifetime_seconds\":{},\"runs_out\":\"{}\",\
-             \"lease_until\":{},\"lease_lost\":{},\"filler_up\":{},\"rates\":[",
+             \"lease_until\":{},\"lease_lost\":{},\"lease_lost_writes\":{},\"filler_up\":{},\"rates\":[",
             s.worker_id,
             layout.time_bits(),
             layout.worker_bits(),
@@ -321,6 +332,7 @@ pub fn json(generators: &Generators) -> String {
             v.last_valid,
             s.lease_until.map_or("null".into(), |u| u.to_string()),
             s.lease_lost,
+            s.lease_lost_writes,
             s.filler_up,
         );
         for (j, r) in v.rates.iter().enumerate() {
