@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Every series the reporter exports, with its Prometheus type.
-const SERIES: [(&str, &str); 19] = [
+const SERIES: [(&str, &str); 20] = [
     ("ringflake_ring_capacity", "gauge"),
     ("ringflake_ring_available", "gauge"),
     ("ringflake_ring_fill_ratio", "gauge"),
