@@ -387,6 +387,7 @@ fn exporter_tracks_generators_over_http() {
                 "in worker ids",
                 "in attempts",
                 "in heals",
+                "in lost writes",
                 "unit"
             ]
             .iter()
@@ -552,9 +553,9 @@ fn handles_are_registered_once() {
         }
         reporter
     });
-    // 17 series at start (no lease here: no expiry series), ringflake_worker_ids_remaining at
+    // 18 series at start (no lease here: no expiry series), ringflake_worker_ids_remaining at
     // its first value; none per sample.
-    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 18);
+    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 19);
     drop(reporter);
 }
 
@@ -582,7 +583,7 @@ fn the_lease_expiry_is_registered_once() {
         }
         reporter
     });
-    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 18);
+    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 19);
     drop(reporter);
 }
 

@@ -14,19 +14,9 @@
 //! [`DatabaseAssigner::accept_async_replication`](super::table::DatabaseAssigner::accept_async_replication)
 //! turns the wait off (the risk accepted).
 
-use super::rows::WorkerTable;
+use super::rows::{Commit, WorkerTable};
 use crate::Error;
 use std::time::{Duration, Instant};
-
-/// A write made on one connection, as its database describes it (PostgreSQL: the client and the
-/// WAL position after the commit): what [`WorkerTable::standbys_lacking`] checks.
-pub(crate) struct Commit(pub(crate) Box<dyn std::any::Any + Send>);
-
-impl std::fmt::Debug for Commit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.pad("Commit { .. }")
-    }
-}
 
 /// The flag that accepts the risk, named in every refusal.
 pub(crate) const ACCEPT_FLAG: &str = "--accept-async-replication (RINGFLAKE_ACCEPT_ASYNC_REPLICATION=true, DatabaseAssigner::accept_async_replication)";

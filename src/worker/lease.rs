@@ -126,6 +126,10 @@ pub trait Lease: Send + Sync + fmt::Debug + 'static {
     }
 }
 
+/// How the reason of a lease lost to a lost write begins (the lease's `extend` says it; see
+/// `RowLease`): the keeper tells a lost write from a takeover by it.
+pub(crate) const LOST_WRITE: &str = "lost write:";
+
 /// The default lease window: how far beyond the newest used second a lease reaches.
 pub(crate) const DEFAULT_WINDOW_SECS: i64 = 300;
 
@@ -478,10 +482,10 @@ impl KeeperShared {
     }
 
     /// Whether `error` (a lease lost for good) says the worker table lost this node's write
-    /// (see [`RowLease`](super::row_lease::RowLease)): then counted and said, as an ERROR, for
+    /// (see `RowLease`): then counted and said, as an ERROR, for
     /// what it is: not a takeover, a database that forgot an acknowledged write.
     fn lost_write(&self, error: &str, until: i64) -> bool {
-        if !error.contains(super::row_lease::LOST_WRITE) {
+        if !error.contains(LOST_WRITE) {
             return false;
         }
         self.lost_writes.fetch_add(1, Ordering::Relaxed);

@@ -5,9 +5,8 @@
 //! Only what is MariaDB's own: the URL, the driver calls, the error codes and the statements;
 //! connecting, reconnecting and messages are `server`'s.
 
-use super::durable::Commit;
 use super::node::NodeInfo;
-use super::rows::{TableSetup, WorkerRow, WorkerTable};
+use super::rows::{Commit, TableSetup, WorkerRow, WorkerTable};
 use super::secrets::url_passwords;
 use super::server::{
     Driver, Failure, Problem, Server, Tls, TlsMode, incomplete_url, invalid_url, take_params,
@@ -104,7 +103,8 @@ fn replicas_at_risk(c: &mut Conn) -> Result<Option<Vec<String>>, mysql::Error> {
                 listed.push(format!(
                     "replica server_id {} ({}:{}) without semi-synchronous replication",
                     id.unwrap_or(0),
-                    host.filter(|h| !h.is_empty()).unwrap_or_else(|| "no report_host".into()),
+                    host.filter(|h| !h.is_empty())
+                        .unwrap_or_else(|| "no report_host".into()),
                     port.unwrap_or(0)
                 ));
             }

@@ -8,9 +8,8 @@
 //! thread; called from inside a Tokio runtime (a generator built in `async fn main`), they run
 //! on a short-lived helper thread instead of panicking.
 
-use super::durable::Commit;
 use super::node::NodeInfo;
-use super::rows::{TableSetup, WorkerRow, WorkerTable};
+use super::rows::{Commit, TableSetup, WorkerRow, WorkerTable};
 use super::secrets::url_passwords;
 use super::server::{
     Driver, Failure, Problem, Server, Tls, TlsMode, incomplete_url, invalid_url, take_params,

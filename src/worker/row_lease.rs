@@ -1,18 +1,14 @@
 //! A worker's lease kept in its row's `LEASE_UNTIL`: extended by compare-and-set, and recovered
 //! when an extension committed but its reply was lost.
 
-use super::durable::Commit;
-use super::lease::Lease;
+use super::lease::{LOST_WRITE, Lease};
 use super::node::NodeInfo;
 use super::owner::Owned;
-use super::rows::{WorkerRow, WorkerTable};
+use super::rows::{Commit, WorkerRow, WorkerTable};
 use crate::{Clock, Error, SystemClock};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// How a lost write's reason begins: the keeper tells it from a takeover by it.
-pub(crate) const LOST_WRITE: &str = "lost write:";
 
 /// A lease held in a row's `LEASE_UNTIL`, moved by compare-and-set so a node that lost its row
 /// to a recycler finds out instead of overwriting.
@@ -134,8 +130,10 @@ impl RowLease {
 
     /// After a compare-and-set that found the row not as this node last wrote it: a lost write
     /// if the row is gone, holds an older lease than this node wrote, or names another node
-    /// although this node's lease has not expired (no node recycles an unexpired lease); a
-    /// takeover otherwise (this node's lease had run out).
+    /// while this node's lease has not expired with a lease no recycler that saw this node's
+    /// would have written (a recycler writes at least `written + 1 + window` with this window:
+    /// the row was claimed on a database that lacked this node's lease, e.g. a new row on a
+    /// promoted standby); a takeover otherwise.
     fn lost_or_taken(&self, written: i64) -> Error {
         let row = match self.table.list() {
             Ok(rows) => rows.into_iter().find(|r| r.id == self.id),
@@ -156,15 +154,21 @@ impl RowLease {
                 crate::clock::rfc3339(r.lease_until),
                 crate::clock::rfc3339(written)
             ),
-            Some(r) if !ours(r) && until > now => format!(
-                "its row names another node ({} port {}) although this node's lease runs until \
-                 {}, {} s from now, and no node may recycle an unexpired lease (unless that \
-                 node's clock is that far ahead)",
-                r.host_name,
-                r.port,
-                crate::clock::rfc3339(until),
-                until - now
-            ),
+            Some(r)
+                if !ours(r)
+                    && until > now
+                    && r.lease_until < written.saturating_add(1).saturating_add(self.window) =>
+            {
+                format!(
+                    "its row names another node ({} port {}) with a lease no node that saw \
+                     this node's would write, although this node's lease runs until {}, {} s \
+                     from now: the row was claimed where this node's lease was missing",
+                    r.host_name,
+                    r.port,
+                    crate::clock::rfc3339(until),
+                    until - now
+                )
+            }
             Some(_) => return self.taken_over(until),
         };
         Error::LeaseExpired {

@@ -2,7 +2,6 @@
 //! connection settings ([`TableSetup`]) each database implements, and a row as read
 //! ([`WorkerRow`]). The algorithm over them is in `table`.
 
-use super::durable::Commit;
 use super::node::NodeInfo;
 use crate::Error;
 use std::fmt;
@@ -37,6 +36,16 @@ pub struct WorkerRow {
     pub launch_date: String,
     /// `LEASE_UNTIL`: the last unix second its holder may issue (0: no lease, e.g. a Java node).
     pub lease_until: i64,
+}
+
+/// A write made on one connection, as its database describes it (PostgreSQL: the client and the
+/// WAL position after the commit): what [`WorkerTable::standbys_lacking`] checks.
+pub(crate) struct Commit(pub(crate) Box<dyn std::any::Any + Send>);
+
+impl fmt::Debug for Commit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad("Commit { .. }")
+    }
 }
 
 /// Where a table is and how calls to it are bounded: the part of a [`WorkerTable`] that is not a
