@@ -812,13 +812,21 @@ impl WorkerTable for PostgresTable {
         }
         let lsn = lsn.clone();
         let c = Arc::clone(client);
+        let within = within.min(self.timeout());
         self.driver
-            .block(within.min(self.timeout()), async move {
+            .block(within, async move {
                 c.query(STANDBYS_LACKING, &[&lsn])
                     .await
                     .map(|rows| rows.iter().map(|r| r.get::<_, String>(0)).collect())
             })
-            .map_err(|e| self.error(&e, "cannot read pg_stat_replication"))
+            .map_err(|e| {
+                if matches!(e, CallError::TimedOut) {
+                    // A connection gone silent (a host that vanished): the next write reconnects
+                    // rather than waiting on it again.
+                    self.drop_conn_if(|kept| Arc::ptr_eq(kept, client));
+                }
+                self.error_within(&e, "cannot read pg_stat_replication", within)
+            })
     }
 
     fn synchronous_setting(&self) -> &'static str {

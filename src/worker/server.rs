@@ -531,6 +531,16 @@ impl<D: Driver> Server<D> {
         })
     }
 
+    /// Drops the kept connection if `is_it` says it is the one a call made apart from
+    /// [`with_conn`](Self::with_conn) found silent: the next call reconnects instead of waiting
+    /// on it again.
+    pub(crate) fn drop_conn_if(&self, is_it: impl FnOnce(&D::Conn) -> bool) {
+        let mut guard = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        if guard.as_ref().is_some_and(is_it) {
+            *guard = None;
+        }
+    }
+
     /// The error for a failed call: `what` failed, why, a hint where the cause is known, never
     /// a password.
     pub(crate) fn error(&self, e: &D::Error, what: &str) -> Error {
