@@ -134,7 +134,8 @@ pub struct Stats {
     /// [`CachedUidGenerator::lease_error`](crate::CachedUidGenerator::lease_error)).
     pub lease_lost: bool,
     /// Whether the last attempt failed because another node took the worker id over: the lease
-    /// cannot come back, the generator stops at `lease_until` for good.
+    /// cannot come back: the generator stops issuing under this worker id at once (the IDs
+    /// still in its ring are discarded) and takes another if its source has one.
     pub lease_taken_over: bool,
     /// The unix second extensions began to fail, while they fail (`None` once one lands).
     pub lease_failing_since: Option<i64>,

@@ -445,7 +445,7 @@ impl KeeperShared {
                     until = %crate::clock::rfc3339(until),
                     error = %text,
                     "lease taken over by another node: worker id {} is not this node's any more; \
-                     no ID past {} will be issued",
+                     no further ID of it is issued (its lease ran until {})",
                     self.worker(),
                     crate::clock::rfc3339(until),
                 );
