@@ -541,6 +541,13 @@ fn a_claim_on_a_new_table_that_the_standby_lacks_is_never_served() {
     eprintln!("A refused after {:?}", started.elapsed());
     assert_refused(&out_a, 1);
     assert!(!out_a.contains("listening on http"), "A served: {out_a}");
+    // On connecting, A said what the primary's replication is.
+    assert!(
+        out_a.contains(
+            "worker table replication: a primary with 1 standby(s) streaming, 0 of them synchronous"
+        ),
+        "{out_a}"
+    );
 
     pair.kill_primary();
     pair.promote();

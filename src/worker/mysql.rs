@@ -226,6 +226,20 @@ impl Driver for Mysql {
         conn.query_drop(SCHEMA)
     }
 
+    fn replication(&self, conn: &mut Conn, _timeout: Duration) -> Option<String> {
+        Some(match replicas_at_risk(conn) {
+            Ok(None) => "no replica can lack a commit (binary log off, Galera, \
+                         semi-synchronous replication in force, or no replica listed)"
+                .into(),
+            Ok(Some(at_risk)) => format!(
+                "{}: each claim and lease extension is refused while that holds, unless \
+                 --accept-async-replication",
+                at_risk.join("; ")
+            ),
+            Err(e) => format!("the replication settings cannot be read: {e}"),
+        })
+    }
+
     fn execute(&self, conn: &mut Conn, sql: &str, _timeout: Duration) -> mysql::Result<()> {
         conn.query_drop(sql)
     }

@@ -523,6 +523,50 @@ impl Driver for Postgres {
         })
     }
 
+    fn replication(&self, client: &mut Arc<Client>, timeout: Duration) -> Option<String> {
+        let row = self
+            .block(timeout, async {
+                client
+                    .query_one(
+                        "SELECT pg_is_in_recovery(), \
+                                current_setting('synchronous_standby_names'), \
+                                current_setting('synchronous_commit'), \
+                                (SELECT count(*) FROM pg_stat_replication \
+                                  WHERE state IS DISTINCT FROM 'backup'), \
+                                (SELECT count(*) FROM pg_stat_replication \
+                                  WHERE sync_state IN ('sync', 'quorum')), \
+                                (SELECT count(*) FROM pg_replication_slots \
+                                  WHERE slot_type = 'physical' AND NOT active)",
+                        &[],
+                    )
+                    .await
+            })
+            .ok()?;
+        let (standby, names, commit): (bool, String, String) = (row.get(0), row.get(1), row.get(2));
+        let (streaming, sync, idle_slots): (i64, i64, i64) = (row.get(3), row.get(4), row.get(5));
+        if standby {
+            return Some(
+                "connected to a standby (pg_is_in_recovery): writes fail until it is promoted"
+                    .into(),
+            );
+        }
+        let settings =
+            format!("synchronous_standby_names = '{names}', synchronous_commit = {commit}");
+        Some(match (streaming, idle_slots) {
+            (0, 0) => format!(
+                "a primary with no standby streaming and no inactive replication slot ({settings}): \
+                 nothing can lose a commit in a failover, unless a standby it does not report \
+                 exists (see docs/workers.md)"
+            ),
+            _ => format!(
+                "a primary with {streaming} standby(s) streaming, {sync} of them synchronous, and \
+                 {idle_slots} inactive physical slot(s) ({settings}): each claim and lease \
+                 extension is used only once every standby holds it, unless \
+                 --accept-async-replication"
+            ),
+        })
+    }
+
     fn execute(
         &self,
         client: &mut Arc<Client>,

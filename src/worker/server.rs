@@ -56,6 +56,11 @@ pub(crate) trait Driver: Send + Sync + 'static {
     ) -> Result<Self::Conn, Self::Error>;
     /// Creates the table from the schema file if it is missing.
     fn create_table(&self, conn: &mut Self::Conn, timeout: Duration) -> Result<(), Self::Error>;
+    /// Whether the server can lose an acknowledged write in a failover, as its settings say:
+    /// for the log line of the first connection. `None` if it cannot tell.
+    fn replication(&self, _conn: &mut Self::Conn, _timeout: Duration) -> Option<String> {
+        None
+    }
     /// Runs `sql`, which returns no rows, within `timeout`.
     fn execute(
         &self,
@@ -396,6 +401,8 @@ pub(crate) struct Server<D: Driver> {
     url_connect_timeout: Option<Duration>,
     /// Whether connecting creates the table when it is missing.
     create_table: AtomicBool,
+    /// The replication of the server was logged (on the first connection).
+    replication_told: AtomicBool,
     /// The URL's TLS mode, if it names one.
     url_tls_mode: Option<TlsMode>,
     /// The CA file: [`DatabaseAssigner::ca_file`]'s, else the URL's.
@@ -419,6 +426,7 @@ impl<D: Driver> Server<D> {
             secrets,
             url_connect_timeout,
             create_table: AtomicBool::new(false),
+            replication_told: AtomicBool::new(false),
             url_tls_mode,
             ca_file: Mutex::new(url_ca_file),
             timeout: Mutex::new(INITIAL_TIMEOUT),
@@ -489,6 +497,15 @@ impl<D: Driver> Server<D> {
         self.driver
             .execute(&mut conn, PROBE, timeout)
             .map_err(|e| self.error_within(&e, "cannot read table WORKER_NODE", timeout))?;
+        if !self.replication_told.swap(true, Ordering::Relaxed)
+            && let Some(replication) = self.driver.replication(&mut conn, timeout)
+        {
+            tracing::info!(
+                database = %self.database,
+                replication = %replication,
+                "worker table replication: {replication}"
+            );
+        }
         Ok(conn)
     }
 
@@ -541,13 +558,8 @@ impl<D: Driver> Server<D> {
         }
     }
 
-    /// The error for a failed call: `what` failed, why, a hint where the cause is known, never
-    /// a password.
-    pub(crate) fn error(&self, e: &D::Error, what: &str) -> Error {
-        self.error_within(e, what, self.timeout())
-    }
-
-    /// [`error`](Self::error) for a call bounded by `timeout`.
+    /// The error for a failed call bounded by `timeout`: `what` failed, why, a hint where the
+    /// cause is known, never a password.
     pub(crate) fn error_within(&self, e: &D::Error, what: &str, timeout: Duration) -> Error {
         let (message, transient) = match self.driver.classify(e) {
             Failure::NoAnswer(detail) => {
