@@ -314,11 +314,13 @@ impl GeneratorMetrics {
     ///
     /// let recorder = PrometheusBuilder::new().build_recorder();
     /// let series = metrics::with_local_recorder(&recorder, || GeneratorMetrics::register("g"));
-    /// // A ring of one second (boost power 0), full at start.
+    /// // A ring of one second (boost power 0), full at start; a max_lag of an hour keeps a slow
+    /// // machine's takes from discarding that second's IDs as stale while they run.
     /// let g = CachedUidGenerator::builder(Layout::default())
     ///     .worker_id(1)
     ///     .boost_power(0)
     ///     .background_filler(false)
+    ///     .max_lag(std::time::Duration::from_secs(3600))
     ///     .build()?;
     /// let mut ids = vec![0; 3 << 20];
     /// g.next_ids(&mut ids)?; // three quarters of the ring

@@ -3,11 +3,14 @@
 //!
 //! A thin layer over the library: the generator, layouts, worker tables, metrics and the planner
 //! all live in `ringflake`; this binary only reads flags, speaks HTTP and prints. This file only
-//! dispatches: each command is a module of its own, the flags are in `args`.
+//! dispatches: each command is a module of its own. Its rooms, each importing only those before
+//! it: the flags (`args`), turning them into generators (`generators`), the service (`serve`:
+//! its model, handlers and server).
 #![forbid(unsafe_code)]
 
 mod args;
 mod r#gen;
+mod generators;
 mod layout;
 mod log;
 mod parse;
@@ -26,7 +29,11 @@ fn main() -> ExitCode {
         Command::Serve(a) => {
             // The service logs through its subscriber, its fatal error included (a JSON line
             // with --log-format json).
-            return match log::install(&a.log, a.log_format).and_then(|()| serve::run(a, &matches)) {
+            return match log::install(&a.log, a.log_format).and_then(|()| {
+                serve::run(&generators::serve::config(a), || {
+                    generators::serve::plans(a, &matches)
+                })
+            }) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(message) => {
                     if tracing::dispatcher::has_been_set() {

@@ -11,9 +11,9 @@
 //! Every value shown is formatted here, once: `/status` carries each generator's numbers and,
 //! under `text`, the same values as the page shows them; the script only copies them.
 
-use crate::args::Lead;
 use crate::serve::model::app::{Generators, Named};
 use crate::serve::model::history::SAMPLES;
+use crate::serve::model::plan::Lead;
 use crate::serve::model::sampler::{EVERY, unix_ms};
 use crate::text::{epoch_text, json_string, thousands};
 use std::fmt::Write as _;

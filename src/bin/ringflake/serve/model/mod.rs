@@ -1,10 +1,11 @@
 //! What the service knows, below every handler and page: the generators by name with their
 //! histories ([`app`], [`history`], [`sampler`]), what the handlers share ([`app`]), the
-//! route table ([`routes`]) and the bearer tokens ([`auth`]). Nothing here imports a handler, a
-//! page or the server.
+//! route table ([`routes`]), the bearer tokens ([`auth`]), and the generators to boot, as plain
+//! values ([`plan`]). Nothing here imports a handler, a page, the server or the flags.
 
 pub mod app;
 pub mod auth;
 pub mod history;
+pub mod plan;
 pub mod routes;
 pub mod sampler;
