@@ -40,6 +40,8 @@ pub struct WorkerRow {
 
 /// A write made on one connection, as its database describes it (PostgreSQL: the client and the
 /// WAL position after the commit): what [`WorkerTable::standbys_lacking`] checks.
+/// (Read by the server databases only.)
+#[cfg_attr(not(any(feature = "mysql", feature = "postgres")), allow(dead_code))]
 pub(crate) struct Commit(pub(crate) Box<dyn std::any::Any + Send>);
 
 impl fmt::Debug for Commit {

@@ -205,13 +205,15 @@ impl DatabaseAssigner {
     }
 
     /// Waits until every standby holds the write that just gave this node worker id `id`
-    /// (`what`: "a new row"), unless the risk is accepted; at least [`MIN_CONFIRM`], else until
-    /// the boot's deadline. A write not confirmed is undone as far as possible (the lease set to
-    /// the clock: nothing was served under it) and refused, with an ERROR event.
+    /// (`what`: "a new row"; its lease `until`, 0 without one), unless the risk is accepted; at
+    /// least [`MIN_CONFIRM`], else until the boot's deadline. A write not confirmed is undone as
+    /// far as possible and refused, with an ERROR event: a row without a lease deleted, else its
+    /// lease moved back to `previous` (the lease before the claim, which covers whatever its
+    /// earlier holder issued) or the clock, whichever is later: nothing was served under it.
     fn durable(
         &self,
         id: u64,
-        until: i64,
+        (until, previous): (i64, i64),
         what: &str,
         deadline: Option<Instant>,
     ) -> Result<(), Error> {
@@ -239,7 +241,7 @@ impl DatabaseAssigner {
             self.table.delete(id)
         } else {
             self.table
-                .set_lease(id, until, SystemClock.now_seconds())
+                .set_lease(id, until, SystemClock.now_seconds().max(previous))
                 .map(|_| ())
         };
         if let Err(undo) = undone {
@@ -514,7 +516,7 @@ impl DatabaseAssigner {
         if !self.recycle {
             let id = self.retrying(deadline, || self.table.insert(node, 0))?;
             if id <= max {
-                self.durable(id, 0, "a new row", deadline)?;
+                self.durable(id, (0, 0), "a new row", deadline)?;
             }
             if id > max {
                 self.retrying(deadline, || self.table.delete(id))?;
@@ -544,7 +546,7 @@ impl DatabaseAssigner {
         let floor = self.retrying(deadline, || self.table.max_lease_for_host(&node.host_name))?;
         let id = self.retrying(deadline, || self.table.insert(node, now + self.window))?;
         if id <= max {
-            self.durable(id, now + self.window, "a new row", deadline)?;
+            self.durable(id, (now + self.window, 0), "a new row", deadline)?;
             tracing::info!(
                 worker_id = id,
                 database = %self.table.describe(),
@@ -578,7 +580,7 @@ impl DatabaseAssigner {
                 // that is in the past: no lead).
                 let until = old_lease.saturating_add(1).max(now) + self.window;
                 if self.retrying(deadline, || self.table.claim(old, old_lease, node, until))? {
-                    self.durable(old, until, "a recycled row", deadline)?;
+                    self.durable(old, (until, old_lease), "a recycled row", deadline)?;
                     tracing::info!(
                         worker_id = old,
                         database = %self.table.describe(),
@@ -637,7 +639,12 @@ impl DatabaseAssigner {
             self.table.claim(row.id, row.lease_until, node, until)
         })?;
         if taken {
-            self.durable(row.id, until, "its predecessor's row, taken back", deadline)?;
+            self.durable(
+                row.id,
+                (until, row.lease_until),
+                "its predecessor's row, taken back",
+                deadline,
+            )?;
             tracing::info!(
                 worker_id = row.id,
                 state_file = %state.display(),
