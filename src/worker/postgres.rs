@@ -288,10 +288,13 @@ const COMMIT_LSN: &str = "SELECT pg_current_wal_insert_lsn()::text";
 /// A flushed position is what a promoted standby keeps.
 const STANDBYS_LACKING: &str = "\
     SELECT 'standby ' || coalesce(nullif(r.application_name, ''), 'pid ' || r.pid) \
-           || ' (' || coalesce(host(r.client_addr), 'local socket') || ', ' \
-           || coalesce(r.state, 'state not visible') || ', ' || coalesce(r.sync_state, '?') \
-           || ', flushed ' || coalesce(r.flush_lsn::text, 'position not visible: GRANT pg_monitor to this user') \
-           || ' of ' || $1::text || ')' \
+           || CASE WHEN r.state IS NULL \
+              THEN ' (its position is not visible to this user: GRANT pg_monitor to it; ' \
+                   || 'needed: flushed to ' || $1::text || ')' \
+              ELSE ' (' || coalesce(host(r.client_addr), 'local socket') || ', ' || r.state \
+                   || ', ' || coalesce(r.sync_state, '?') || ', flushed ' \
+                   || coalesce(r.flush_lsn::text, 'nothing yet') || ' of ' || $1::text || ')' \
+              END \
       FROM pg_stat_replication r \
      WHERE r.state IS DISTINCT FROM 'backup' \
        AND NOT EXISTS (SELECT 1 FROM pg_replication_slots l \
