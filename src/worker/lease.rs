@@ -90,6 +90,31 @@ pub trait Lease: Send + Sync + fmt::Debug + 'static {
     /// ```
     fn release(&self, last_second: i64) -> Result<(), Error>;
 
+    /// Checks, without extending it, that the lease is still this node's, when something says it
+    /// may not be: the keeper calls it about every second while no extension is due. A lease in
+    /// a database row checks its row when the connection to the database broke since the last
+    /// call (after a failover, the new primary may lack the row or this node's lease): at once,
+    /// not at the next extension. The default checks nothing.
+    ///
+    /// # Errors
+    ///
+    /// As [`extend`](Self::extend): [`Error::LeaseExpired`] when the lease is lost for good.
+    ///
+    /// ```
+    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("w.db"))?.recycle(true);
+    /// let a = assigner.assign(&Layout::default())?;
+    /// let lease = a.lease.as_ref().expect("recycling keeps a lease");
+    /// lease.check()?; // a SQLite file has no connection to lose
+    /// assert_eq!(assigner.list()?[0].lease_until, lease.until());
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    fn check(&self) -> Result<(), Error> {
+        Ok(())
+    }
+
     /// How far beyond the newest used second an extension reaches, in seconds (default 300).
     ///
     /// ```
@@ -389,6 +414,9 @@ impl KeeperShared {
                 Some(Err(e)) => self.failed(e, now),
                 None => {}
             }
+        } else if let Some(Err(e)) = lock(&self.lease).as_ref().map(|l| l.check()) {
+            // No extension due, but the row is not as this node left it (see `Lease::check`).
+            self.failed(e, now);
         }
         self.check_expiry(now);
     }

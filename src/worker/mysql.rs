@@ -475,6 +475,10 @@ impl WorkerTable for MysqlTable {
         })
     }
 
+    fn connection_broke(&self) -> bool {
+        self.broke_since_asked()
+    }
+
     fn synchronous_setting(&self) -> &'static str {
         "semi-synchronous replication, rpl_semi_sync_master_enabled with the wait point \
          AFTER_SYNC, or Galera"

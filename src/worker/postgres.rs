@@ -583,6 +583,18 @@ impl Driver for Postgres {
         client.is_closed()
     }
 
+    fn found_closed(&self, client: &Arc<Client>, timeout: Duration) -> bool {
+        if !client.is_closed() {
+            // The connection's task runs only while the runtime runs: a moment of it reads what
+            // arrived meanwhile (the end of a stream the server closed), without a query.
+            let _ = self.block(Duration::from_millis(5).min(timeout), async {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                Ok::<(), tokio_postgres::Error>(())
+            });
+        }
+        client.is_closed()
+    }
+
     fn cause<'e>(&self, e: &'e CallError) -> Option<&'e (dyn std::error::Error + 'static)> {
         match e {
             CallError::Driver(e) => Some(e),
@@ -878,6 +890,10 @@ impl WorkerTable for PostgresTable {
 
     fn synchronous_setting(&self) -> &'static str {
         "synchronous_standby_names naming them, with synchronous_commit on"
+    }
+
+    fn connection_broke(&self) -> bool {
+        self.broke_since_asked()
     }
 }
 

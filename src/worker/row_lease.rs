@@ -267,6 +267,33 @@ impl Lease for RowLease {
         }
     }
 
+    /// The row again, when the connection broke: a compare-and-set of the lease onto itself,
+    /// which finds a lost write or a takeover as an extension would.
+    fn check(&self) -> Result<(), Error> {
+        if !self.table.connection_broke() {
+            return Ok(());
+        }
+        let written = self.written.load(Ordering::SeqCst);
+        let within = self.check_within();
+        match self
+            .table
+            .set_lease_within(self.id, written, written, within)?
+        {
+            true => {
+                // Nothing to confirm: no lease this node serves under changed.
+                let _ = self.table.take_commit();
+                Ok(())
+            }
+            false => match self.landed()? {
+                Some(landed) => {
+                    self.wrote(landed);
+                    Ok(())
+                }
+                None => Err(self.lost_or_taken(written)),
+            },
+        }
+    }
+
     fn window(&self) -> i64 {
         self.window
     }

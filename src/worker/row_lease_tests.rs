@@ -20,6 +20,8 @@ use std::time::Duration;
 struct LostReply {
     inner: Arc<dyn WorkerTable>,
     lose: AtomicBool,
+    /// What `connection_broke` answers next (then false).
+    broke: AtomicBool,
 }
 
 impl TableSetup for LostReply {
@@ -62,6 +64,9 @@ impl WorkerTable for LostReply {
     fn list(&self) -> Result<Vec<WorkerRow>, Error> {
         self.inner.list()
     }
+    fn connection_broke(&self) -> bool {
+        self.broke.swap(false, Ordering::SeqCst)
+    }
 }
 
 fn node(node_type: i32, port: &str) -> NodeInfo {
@@ -80,6 +85,7 @@ fn leased(node: &NodeInfo) -> (tempfile::TempDir, Arc<LostReply>, Box<dyn Lease>
     let table = Arc::new(LostReply {
         inner: Arc::clone(&real.table),
         lose: AtomicBool::new(false),
+        broke: AtomicBool::new(false),
     });
     let assigner = DatabaseAssigner::with_table(table.clone()).recycle(true);
     let lease = assigner
@@ -214,4 +220,27 @@ fn a_row_the_database_forgot_is_a_lost_write_not_a_takeover() {
     let err = lease.extend(u0 + 10).unwrap_err();
     assert!(err.to_string().contains("taken over"), "{err}");
     assert!(!err.to_string().contains("lost write"), "{err}");
+}
+
+/// With no extension due, a check looks at the row only after the connection broke (a
+/// failover may have led to a server that lacks it), and finds a lost write there at once.
+#[test]
+fn a_check_after_a_broken_connection_finds_a_lost_write() {
+    let (_dir, table, lease) = leased(&node(2, "1763900000000-4711"));
+    let id = table.list().unwrap()[0].id;
+    lease.check().unwrap();
+    table.delete(id).unwrap();
+    // The connection did not break: nothing is read, nothing found.
+    lease.check().unwrap();
+    table.broke.store(true, Ordering::SeqCst);
+    let err = lease.check().unwrap_err();
+    assert!(err.to_string().contains("lost write:"), "{err}");
+    assert!(err.to_string().contains("its row is gone"), "{err}");
+    // A row still this node's is left as it is.
+    let (_dir, table, lease) = leased(&node(2, "1763900000000-4711"));
+    let before = row_lease(&table);
+    table.broke.store(true, Ordering::SeqCst);
+    lease.check().unwrap();
+    assert_eq!(row_lease(&table), before);
+    assert_eq!(lease.until(), before.0);
 }

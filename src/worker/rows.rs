@@ -124,6 +124,12 @@ pub(crate) trait WorkerTable: TableSetup + Send + Sync + 'static {
     fn standbys_lacking(&self, _commit: &Commit, _within: Duration) -> Result<Vec<String>, Error> {
         Ok(Vec::new())
     }
+    /// Whether the connection to the database broke since the last call of this (a server that
+    /// closed it, found without a query where the driver can): the next call reconnects, maybe
+    /// to another server. `false` where there is no connection to lose (SQLite).
+    fn connection_broke(&self) -> bool {
+        false
+    }
     /// The setting that makes standbys synchronous, for messages.
     fn synchronous_setting(&self) -> &'static str {
         "synchronous replication"

@@ -72,6 +72,11 @@ pub(crate) trait Driver: Send + Sync + 'static {
     fn is_closed(_conn: &Self::Conn) -> bool {
         false
     }
+    /// Whether a kept connection is closed, finding out without a query where the driver can
+    /// (within `timeout`); by default what [`is_closed`](Self::is_closed) knows.
+    fn found_closed(&self, conn: &Self::Conn, _timeout: Duration) -> bool {
+        Self::is_closed(conn)
+    }
     /// What a failure means.
     fn classify(&self, e: &Self::Error) -> Failure;
     /// The driver's own error inside a failure, if it has one: kept as the
@@ -403,6 +408,8 @@ pub(crate) struct Server<D: Driver> {
     create_table: AtomicBool,
     /// The replication of the server was logged (on the first connection).
     replication_told: AtomicBool,
+    /// The kept connection was dropped after a failure (see [`Server::broke_since_asked`]).
+    dropped: AtomicBool,
     /// The URL's TLS mode, if it names one.
     url_tls_mode: Option<TlsMode>,
     /// The CA file: [`DatabaseAssigner::ca_file`]'s, else the URL's.
@@ -427,6 +434,7 @@ impl<D: Driver> Server<D> {
             url_connect_timeout,
             create_table: AtomicBool::new(false),
             replication_told: AtomicBool::new(false),
+            dropped: AtomicBool::new(false),
             url_tls_mode,
             ca_file: Mutex::new(url_ca_file),
             timeout: Mutex::new(INITIAL_TIMEOUT),
@@ -531,7 +539,12 @@ impl<D: Driver> Server<D> {
         let mut guard = self.conn.lock().unwrap_or_else(|e| e.into_inner());
         let conn = match guard.take() {
             Some(conn) if !D::is_closed(&conn) => guard.insert(conn),
-            _ => guard.insert(self.connect(timeout)?),
+            kept => {
+                if kept.is_some() {
+                    self.dropped.store(true, Ordering::Relaxed);
+                }
+                guard.insert(self.connect(timeout)?)
+            }
         };
         f(conn).map_err(|e| {
             let err = self.error_within(&e, what, timeout);
@@ -543,9 +556,24 @@ impl<D: Driver> Server<D> {
                 }
             ) {
                 *guard = None;
+                self.dropped.store(true, Ordering::Relaxed);
             }
             err
         })
+    }
+
+    /// Whether the kept connection is found closed (the driver looks without a query where it
+    /// can), or was dropped after a failure, since the last call of this: the connection is then
+    /// dropped, and the next call reconnects.
+    pub(crate) fn broke_since_asked(&self) -> bool {
+        let mut guard = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        let closed = guard
+            .as_ref()
+            .is_some_and(|conn| self.driver.found_closed(conn, self.timeout()));
+        if closed {
+            *guard = None;
+        }
+        self.dropped.swap(false, Ordering::Relaxed) | closed
     }
 
     /// Drops the kept connection if `is_it` says it is the one a call made apart from
