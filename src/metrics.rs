@@ -64,7 +64,13 @@ use std::time::Duration;
 /// How often a [`MetricsReporter`] samples its generator unless told otherwise: 1 s.
 ///
 /// ```
-/// assert_eq!(ringflake::DEFAULT_SAMPLE_INTERVAL, std::time::Duration::from_secs(1));
+/// use ringflake::{CachedUidGenerator, DEFAULT_SAMPLE_INTERVAL, Layout, MetricsReporter};
+/// use std::sync::Arc;
+///
+/// let g = Arc::new(CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?);
+/// let reporter = MetricsReporter::builder("orders", &g).start()?;
+/// assert_eq!(reporter.interval(), DEFAULT_SAMPLE_INTERVAL);
+/// # Ok::<(), ringflake::Error>(())
 /// ```
 pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
 

@@ -86,22 +86,18 @@ pub struct DbArgs {
           help = format!("SQLite file holding the WORKER_NODE table, created if missing [default: {DEFAULT_SQLITE_PATH}]"))]
     pub db: Option<PathBuf>,
     /// MariaDB/MySQL WORKER_NODE table, mysql://user:password@host:3306/database
-    #[cfg(feature = "mysql")]
     #[arg(long, env = "RINGFLAKE_MYSQL", value_name = "URL")]
     pub mysql: Option<String>,
     /// PostgreSQL WORKER_NODE table, postgres://user:password@host:5432/database
-    #[cfg(feature = "postgres")]
     #[arg(long, env = "RINGFLAKE_POSTGRES", value_name = "URL")]
     pub postgres: Option<String>,
     /// With --mysql or --postgres: create WORKER_NODE from schema/ if it is missing (needs the
     /// CREATE privilege); without it a missing table is an error
-    #[cfg(any(feature = "mysql", feature = "postgres"))]
     #[arg(long, env = "RINGFLAKE_CREATE_TABLE", value_parser = boolish())]
     pub create_table: bool,
     /// With --mysql or --postgres: trust the CA certificates in this PEM file for TLS to the
     /// server; unless the URL sets sslmode / ssl-mode, TLS with the certificate and host name
     /// verified (verify-full / VERIFY_IDENTITY)
-    #[cfg(any(feature = "mysql", feature = "postgres"))]
     #[arg(long, env = "RINGFLAKE_DB_CA_FILE", value_name = "PATH")]
     pub db_ca_file: Option<PathBuf>,
     /// With --mysql or --postgres: use a worker id claim or lease extension as soon as the

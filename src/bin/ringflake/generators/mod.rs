@@ -245,7 +245,6 @@ impl DbArgs {
     fn table(&self, chosen: Option<&str>) -> Result<DatabaseAssigner, String> {
         self.ca_needs_server(chosen)?;
         let mut table = self.open(chosen)?;
-        #[cfg(any(feature = "mysql", feature = "postgres"))]
         if let Some(ca) = &self.db_ca_file {
             table = table.ca_file(ca);
         }
@@ -264,7 +263,6 @@ impl DbArgs {
 
     /// `--db-ca-file` is for a server: an error with a SQLite file rather than ignored.
     fn ca_needs_server(&self, chosen: Option<&str>) -> Result<(), String> {
-        #[cfg(any(feature = "mysql", feature = "postgres"))]
         if let Some(ca) = &self.db_ca_file
             && !matches!(chosen, Some("mysql" | "postgres"))
         {
@@ -273,18 +271,15 @@ impl DbArgs {
                 ca.display()
             ));
         }
-        let _ = chosen;
         Ok(())
     }
 
     fn open(&self, chosen: Option<&str>) -> Result<DatabaseAssigner, String> {
         let err = |e: ringflake::Error| e.to_string();
         match chosen {
-            #[cfg(feature = "mysql")]
             Some("mysql") => DatabaseAssigner::mysql(self.mysql.as_deref().unwrap_or_default())
                 .map(|t| t.create_table(self.create_table))
                 .map_err(err),
-            #[cfg(feature = "postgres")]
             Some("postgres") => {
                 DatabaseAssigner::postgres(self.postgres.as_deref().unwrap_or_default())
                     .map(|t| t.create_table(self.create_table))
