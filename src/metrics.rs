@@ -95,6 +95,7 @@ const WORKER_IDS_REMAINING: &str = "ringflake_worker_ids_remaining";
 const WORKER_HEALS: &str = "ringflake_worker_heals_total";
 const FILLER_UP: &str = "ringflake_filler_up";
 const LEASE_FAILURES: &str = "ringflake_lease_extension_failures_total";
+const LEASE_LOST_WRITES: &str = "ringflake_lease_lost_writes_total";
 const LEASE_EXPIRY: &str = "ringflake_lease_expiry_timestamp_seconds";
 const CLOCK_SKEW: &str = "ringflake_clock_skew_seconds";
 
@@ -188,6 +189,11 @@ fn describe() {
         "1 while the generator's background filler thread runs, 0 if it stopped (takes then fail); unitless."
     );
     describe_counter!(
+        LEASE_LOST_WRITES,
+        Unit::Count,
+        "Times the worker table was found to have lost this node's write (its row gone, an older lease than written, or another node's before this node's lease expired): a failover to a standby that lacked it. The generator stops the worker id at once and takes another; in lost writes."
+    );
+    describe_counter!(
         LEASE_FAILURES,
         Unit::Count,
         "Attempts to extend the worker lease that failed since the generator started, in attempts (about one a second while the worker table cannot be updated; always 0 without a lease)."
@@ -248,6 +254,7 @@ pub struct GeneratorMetrics {
     heals: Counter,
     filler_up: Gauge,
     lease_failures: Counter,
+    lease_lost_writes: Counter,
     /// Registered on the first known value only: a series that is not known is omitted, not 0.
     worker_ids_remaining: OnceLock<Gauge>,
     /// Registered by the first snapshot with a lease (a reporter's first sample, on the thread
@@ -297,6 +304,7 @@ impl GeneratorMetrics {
             heals: counter!(WORKER_HEALS, &label()),
             filler_up: gauge!(FILLER_UP, &label()),
             lease_failures: counter!(LEASE_FAILURES, &label()),
+            lease_lost_writes: counter!(LEASE_LOST_WRITES, &label()),
             worker_ids_remaining: OnceLock::new(),
             lease_expiry: OnceLock::new(),
             clock_skew: OnceLock::new(),
@@ -361,6 +369,7 @@ impl GeneratorMetrics {
         self.heals.absolute(stats.heals);
         self.filler_up.set(if stats.filler_up { 1.0 } else { 0.0 });
         self.lease_failures.absolute(stats.lease_extension_failures);
+        self.lease_lost_writes.absolute(stats.lease_lost_writes);
         if let Some(until) = stats.lease_until {
             self.lease_expiry
                 .get_or_init(|| gauge!(LEASE_EXPIRY, LABEL => self.name.clone()))
@@ -598,10 +607,11 @@ impl ReporterBuilder {
 /// | `ringflake_worker_heals_total` | counter | heals | times the generator took a new worker id by itself after losing its lease for good |
 /// | `ringflake_filler_up` | gauge | 0 or 1 | 1 while the filler thread runs, 0 if it stopped |
 /// | `ringflake_lease_extension_failures_total` | counter | attempts | attempts to extend the worker lease that failed; always 0 without a lease |
+/// | `ringflake_lease_lost_writes_total` | counter | lost writes | times the worker table was found to have lost this node's write (a failover to a standby that lacked it); always 0 without a lease |
 /// | `ringflake_lease_expiry_timestamp_seconds` | gauge | seconds (unix time) | when the worker lease runs out unless extended; only for generators with a lease |
 /// | `ringflake_clock_skew_seconds` | gauge | seconds | this node's clock minus the worker table's database's, round-trip corrected (positive: ahead); beyond the lead cap (at least 10 s) nothing is served; only with a lease in PostgreSQL or MariaDB/MySQL |
 ///
-/// A sample (one `stats()` and eighteen handle updates, nineteen with a lease, twenty with a
+/// A sample (one `stats()` and nineteen handle updates, twenty with a lease, twenty-one with a
 /// lease in a server database) takes about 0.2 µs; nothing on the take
 /// path calls metrics. The filler can set the same series itself after its rounds
 /// ([`CachedBuilder::record_stats`](crate::CachedBuilder::record_stats) with a

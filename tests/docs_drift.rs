@@ -65,6 +65,8 @@ const OTHER_VARIABLES: &[(&str, &str)] = &[
     ("RINGFLAKE_RUN_SECS", "examples/prometheus.rs"),
     ("RINGFLAKE_BLESS", "tests/grpc_codegen.rs"),
     ("RINGFLAKE_POSTGRES_URL", "scripts/fleet.sh"),
+    ("RINGFLAKE_PG_BIN", "tests/failover.rs"),
+    ("RINGFLAKE_FAILOVER_PORT", "tests/failover.rs"),
 ];
 
 /// One flag of a subcommand, as its `--help` shows it.

@@ -323,6 +323,52 @@ fn a_lease_taken_over_is_an_error() {
     assert_eq!(thief, "thief", "the release left the row alone");
 }
 
+/// The worker table forgets the node's row (what a failover to a standby that lacked it
+/// leaves): an ERROR saying it is a lost write, not a takeover, once; `/status` and the series
+/// count it; the node stops the worker id and serves again under a new one.
+#[test]
+fn a_row_the_database_forgot_is_a_lost_write() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut serve = Serve::start(dir.path(), &["--log-format", "json"]);
+    assert_eq!(get(serve.addr(), "/id").status, 200);
+    let gone = sqlite(dir.path())
+        .execute("DELETE FROM WORKER_NODE WHERE ID = 1", [])
+        .expect("forget the row");
+    assert_eq!(gone, 1);
+    let lost = await_event(&serve, "ERROR", "lost write: the worker table forgot");
+    assert_eq!(lost["worker_id"], 1, "{lost}");
+    assert_eq!(text(&lost, "target"), "ringflake::worker::lease");
+    let error = text(&lost, "error");
+    assert!(error.contains("its row is gone"), "{lost}");
+    assert!(
+        error.contains("a failover to a standby that lacked it"),
+        "{lost}"
+    );
+    let healed = await_event(&serve, "WARN", "serving again with a new worker id");
+    assert_eq!(healed["old_worker_id"], 1, "{healed}");
+    let status = get(serve.addr(), "/status").body;
+    assert!(status.contains("\"lease_lost_writes\":1"), "{status}");
+    let scrape = get(serve.addr(), "/metrics").body;
+    assert!(
+        scrape.contains("ringflake_lease_lost_writes_total{generator=\"ringflake\"} 1"),
+        "{scrape}"
+    );
+    let out = stop(&mut serve);
+    let all = events(&out);
+    assert_eq!(
+        all.iter()
+            .filter(|e| text(e, "message").starts_with("lost write"))
+            .count(),
+        1,
+        "{out}"
+    );
+    assert!(
+        !all.iter()
+            .any(|e| text(e, "message").starts_with("lease taken over")),
+        "{out}"
+    );
+}
+
 /// The state file cannot be written (its temporary file's name is taken by a directory, which
 /// fails even for root): an error naming the file and the I/O error, once; writable again, an
 /// info line.

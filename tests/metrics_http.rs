@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Every series the reporter exports, with its Prometheus type.
-const SERIES: [(&str, &str); 20] = [
+const SERIES: [(&str, &str); 21] = [
     ("ringflake_ring_capacity", "gauge"),
     ("ringflake_ring_available", "gauge"),
     ("ringflake_ring_fill_ratio", "gauge"),
@@ -40,6 +40,7 @@ const SERIES: [(&str, &str); 20] = [
     ("ringflake_worker_heals_total", "counter"),
     ("ringflake_filler_up", "gauge"),
     ("ringflake_lease_extension_failures_total", "counter"),
+    ("ringflake_lease_lost_writes_total", "counter"),
     ("ringflake_lease_expiry_timestamp_seconds", "gauge"),
     ("ringflake_clock_skew_seconds", "gauge"),
 ];
@@ -395,6 +396,7 @@ fn exporter_tracks_generators_over_http() {
                 "in worker ids",
                 "in attempts",
                 "in heals",
+                "in lost writes",
                 "unit"
             ]
             .iter()
@@ -560,9 +562,9 @@ fn handles_are_registered_once() {
         }
         reporter
     });
-    // 17 series at start (no lease here: no expiry series), ringflake_worker_ids_remaining at
+    // 18 series at start (no lease here: no expiry series), ringflake_worker_ids_remaining at
     // its first value; none per sample.
-    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 18);
+    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 19);
     drop(reporter);
 }
 
@@ -590,7 +592,7 @@ fn the_lease_expiry_is_registered_once() {
         }
         reporter
     });
-    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 18);
+    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 19);
     drop(reporter);
 }
 

@@ -99,7 +99,8 @@ impl Shared {
             // Rule 5: within the lease and the state file.
             if let Some(keeper) = &self.keeper {
                 let horizon = keeper.horizon().saturating_sub(self.layout.epoch_seconds());
-                if st.next_delta as i64 > horizon {
+                // A lease lost for good (taken over, or a lost write): not one more second.
+                if st.next_delta as i64 > horizon || keeper.is_taken_over() {
                     self.counters.lease_capped.store(true, Ordering::Release);
                     keeper.request_extension();
                     break Round::LeaseCapped;

@@ -174,6 +174,7 @@ impl Shared {
             lease_taken_over: s.keeper.as_ref().is_some_and(|k| k.is_taken_over()),
             lease_failing_since: s.keeper.as_ref().and_then(|k| k.failing_since()),
             lease_extension_failures: s.keeper.as_ref().map_or(0, |k| k.failures()),
+            lease_lost_writes: s.keeper.as_ref().map_or(0, |k| k.lost_writes()),
             clock_second,
             max_lag_seconds: s.max_lag_secs,
             max_lead_seconds: lead,

@@ -156,12 +156,18 @@ pub struct Stats {
     /// [`CachedUidGenerator::lease_error`](crate::CachedUidGenerator::lease_error)).
     pub lease_lost: bool,
     /// Whether the last attempt failed because another node took the worker id over: the lease
-    /// cannot come back, the generator stops at `lease_until` for good.
+    /// cannot come back: the generator stops issuing under this worker id at once (the IDs
+    /// still in its ring are discarded) and takes another if its source has one.
     pub lease_taken_over: bool,
     /// The unix second extensions began to fail, while they fail (`None` once one lands).
     pub lease_failing_since: Option<i64>,
     /// Attempts to extend the lease that failed since the generator started (0 without a lease).
     pub lease_extension_failures: u64,
+    /// Times the worker table was found to have lost this node's write (its row gone, an older
+    /// lease than written, another node's before this lease expired: a failover to a standby
+    /// that lacked it) since the generator started; each time the generator stopped the worker
+    /// id at once and took another.
+    pub lease_lost_writes: u64,
     /// The clock's unix second when the snapshot was taken.
     pub clock_second: i64,
     /// `max_lag` in whole seconds: IDs this far behind the clock are never handed out.
@@ -559,6 +565,7 @@ mod tests {
             lease_taken_over: false,
             lease_failing_since: None,
             lease_extension_failures: 0,
+            lease_lost_writes: 0,
             clock_second: NOW,
             max_lag_seconds: 1,
             max_lead_seconds: Some(10),

@@ -91,6 +91,31 @@ pub trait Lease: Send + Sync + fmt::Debug + 'static {
     /// ```
     fn release(&self, last_second: i64) -> Result<(), Error>;
 
+    /// Checks, without extending it, that the lease is still this node's, when something says it
+    /// may not be: the keeper calls it about every second while no extension is due. A lease in
+    /// a database row checks its row when the connection to the database broke since the last
+    /// call (after a failover, the new primary may lack the row or this node's lease): at once,
+    /// not at the next extension. The default checks nothing.
+    ///
+    /// # Errors
+    ///
+    /// As [`extend`](Self::extend): [`Error::LeaseExpired`] when the lease is lost for good.
+    ///
+    /// ```
+    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("w.db"))?.recycle(true);
+    /// let a = assigner.assign(&Layout::default())?;
+    /// let lease = a.lease.as_ref().expect("recycling keeps a lease");
+    /// lease.check()?; // a SQLite file has no connection to lose
+    /// assert_eq!(assigner.list()?[0].lease_until, lease.until());
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    fn check(&self) -> Result<(), Error> {
+        Ok(())
+    }
+
     /// How far beyond the newest used second an extension reaches, in seconds (default 300).
     ///
     /// ```
@@ -147,6 +172,10 @@ pub trait Lease: Send + Sync + fmt::Debug + 'static {
         "lease".into()
     }
 }
+
+/// How the reason of a lease lost to a lost write begins (the lease's `extend` says it; see
+/// `RowLease`): the keeper tells a lost write from a takeover by it.
+pub(crate) const LOST_WRITE: &str = "lost write:";
 
 /// The default lease window: how far beyond the newest used second a lease reaches.
 pub(crate) const DEFAULT_WINDOW_SECS: i64 = 300;
@@ -236,6 +265,8 @@ pub(crate) struct KeeperShared {
     renewed: AtomicBool,
     /// Extension attempts that failed since the keeper started.
     failures: AtomicU64,
+    /// Times the worker table was found to have lost this node's write (see `lost_write`).
+    lost_writes: AtomicU64,
     /// The unix second of the first failure of the current run of failures; `i64::MIN` while
     /// extensions succeed.
     failing_since: AtomicI64,
@@ -497,6 +528,9 @@ impl KeeperShared {
                 Some(Err(e)) => self.failed(e, now),
                 None => {}
             }
+        } else if let Some(Err(e)) = lock(&self.lease).as_ref().map(|l| l.check()) {
+            // No extension due, but the row is not as this node left it (see `Lease::check`).
+            self.failed(e, now);
         }
         self.check_expiry(now);
     }
@@ -544,14 +578,16 @@ impl KeeperShared {
         reported.streak += 1;
         let until = self.horizon();
         if taken_over {
-            if !was_taken_over {
+            if !was_taken_over && self.lost_write(&text, until) {
+                // Said by `lost_write`.
+            } else if !was_taken_over {
                 tracing::error!(
                     worker_id = self.worker(),
                     database = %self.describe(),
                     until = %crate::clock::rfc3339(until),
                     error = %text,
                     "lease taken over by another node: worker id {} is not this node's any more; \
-                     no ID past {} will be issued",
+                     no further ID of it is issued (its lease ran until {})",
                     self.worker(),
                     crate::clock::rfc3339(until),
                 );
@@ -585,6 +621,33 @@ impl KeeperShared {
             );
             reported.warned = Some((now, text));
         }
+    }
+
+    /// Whether `error` (a lease lost for good) says the worker table lost this node's write
+    /// (see `RowLease`): then counted and said, as an ERROR, for
+    /// what it is: not a takeover, a database that forgot an acknowledged write.
+    fn lost_write(&self, error: &str, until: i64) -> bool {
+        if !error.contains(LOST_WRITE) {
+            return false;
+        }
+        self.lost_writes.fetch_add(1, Ordering::Relaxed);
+        tracing::error!(
+            worker_id = self.worker(),
+            database = %self.describe(),
+            until = %crate::clock::rfc3339(until),
+            error = %error,
+            "lost write: the worker table forgot what this node wrote to worker id {}'s row (a \
+             failover to a standby that lacked it?); another node may hold worker id {} now: \
+             this node stops issuing under it at once and takes a new worker id",
+            self.worker(),
+            self.worker(),
+        );
+        true
+    }
+
+    /// Times the worker table was found to have lost this node's write.
+    pub(crate) fn lost_writes(&self) -> u64 {
+        self.lost_writes.load(Ordering::Relaxed)
     }
 
     /// Says once per run of failures when the lease has run out: from then on, no ID.
@@ -657,6 +720,7 @@ impl Keeper {
             renewer: Mutex::new(None),
             renewed: AtomicBool::new(false),
             failures: AtomicU64::new(0),
+            lost_writes: AtomicU64::new(0),
             failing_since: AtomicI64::new(i64::MIN),
             last_error: Mutex::new(None),
             reported: Mutex::new(Reported::default()),

@@ -11,6 +11,8 @@
 //! - `sqlite`, `mysql`, `postgres`: one database each; the two server clients share `server`
 //!   (connecting, reconnecting, probing the table, timeouts, error hints) and `secrets`
 //!   (passwords kept out of messages);
+//! - `durable`: claims the database cannot forget (every standby holds a write before an ID is
+//!   served under it);
 //! - `lease`: the [`Lease`] trait and the generator's thread that keeps one extended;
 //! - `db_clock`: the database as a second clock (the skew between this node's clock and the
 //!   database's, read every few seconds, and what it means);
@@ -21,6 +23,7 @@
 
 pub(crate) mod assigner;
 pub(crate) mod db_clock;
+pub(crate) mod durable;
 pub(crate) mod fixed;
 pub(crate) mod lease;
 #[cfg(feature = "mysql")]

@@ -7,7 +7,7 @@
 
 use super::db_clock::DatabaseTime;
 use super::node::NodeInfo;
-use super::rows::{WorkerRow, WorkerTable};
+use super::rows::{Commit, TableSetup, WorkerRow, WorkerTable};
 use super::secrets::url_passwords;
 use super::server::{
     Driver, Failure, Problem, Server, Tls, TlsMode, incomplete_url, invalid_url, take_params,
@@ -18,8 +18,10 @@ use crate::Error;
 use mysql::consts::CapabilityFlags;
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder, SslOpts};
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
 use std::time::Duration;
 
 /// The table definition: applied when creating the table is requested, and the file to apply by
@@ -47,6 +49,77 @@ const REFUSED_KEYS: &[&str] = &[
 /// The MariaDB/MySQL client: the options from the URL.
 pub(crate) struct Mysql {
     opts: Opts,
+    /// The last write of each thread: the id of the connection that made it (see
+    /// [`WorkerTable::take_commit`]).
+    commits: Mutex<HashMap<ThreadId, u32>>,
+}
+
+impl MysqlTable {
+    /// Runs the write `f` makes (see [`Server::with_conn`]) and keeps its connection's id as
+    /// this thread's last commit.
+    fn write<T>(
+        &self,
+        what: &str,
+        f: impl FnOnce(&mut Conn) -> Result<T, mysql::Error>,
+    ) -> Result<T, Error> {
+        let (out, conn_id) = self.with_conn(what, |c| f(c).map(|out| (out, c.connection_id())))?;
+        self.driver
+            .commits
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(std::thread::current().id(), conn_id);
+        Ok(out)
+    }
+}
+
+/// What may replicate from this server without holding every commit: `None` when a commit
+/// cannot be lost in a failover (no binary log, Galera, semi-synchronous replication in force),
+/// else the replicas it lists, or why they cannot be listed.
+fn replicas_at_risk(c: &mut Conn) -> Result<Option<Vec<String>>, mysql::Error> {
+    if c.query_first::<u8, _>("SELECT @@GLOBAL.log_bin")? == Some(0) {
+        return Ok(None);
+    }
+    // Galera certifies every commit on the cluster before it returns.
+    let galera: Option<(String, String)> =
+        c.query_first("SHOW GLOBAL VARIABLES LIKE 'wsrep_on'")?;
+    if galera.is_some_and(|(_, on)| on.eq_ignore_ascii_case("ON")) {
+        return Ok(None);
+    }
+    // Semi-synchronous in force: a replica acknowledged the commit before it returned.
+    let semi: Vec<(String, String)> = c.query(
+        "SHOW GLOBAL STATUS WHERE Variable_name IN \
+         ('Rpl_semi_sync_master_status', 'Rpl_semi_sync_source_status')",
+    )?;
+    if semi.iter().any(|(_, on)| on.eq_ignore_ascii_case("ON")) {
+        return Ok(None);
+    }
+    let hosts = match c.query_iter("SHOW SLAVE HOSTS") {
+        Ok(result) => {
+            let mut listed = Vec::new();
+            for row in result {
+                let row = row?;
+                let id: Option<u64> = row.get(0);
+                let host: Option<String> = row.get(1);
+                let port: Option<u64> = row.get(2);
+                listed.push(format!(
+                    "replica server_id {} ({}:{}) without semi-synchronous replication",
+                    id.unwrap_or(0),
+                    host.filter(|h| !h.is_empty())
+                        .unwrap_or_else(|| "no report_host".into()),
+                    port.unwrap_or(0)
+                ));
+            }
+            listed
+        }
+        Err(mysql::Error::MySqlError(e)) => vec![format!(
+            "the replicas of this binary-logging server cannot be listed (SHOW SLAVE HOSTS: {}): \
+             grant REPLICATION MASTER ADMIN (MariaDB) or REPLICATION SLAVE (MySQL) to this \
+             user, or turn binary logging off if nothing replicates from it",
+            e.message
+        )],
+        Err(e) => return Err(e),
+    };
+    Ok((!hosts.is_empty()).then_some(hosts))
 }
 
 /// The worker table on a MariaDB or MySQL server.
@@ -89,6 +162,7 @@ impl MysqlTable {
             );
         let driver = Mysql {
             opts: builder.into(),
+            commits: Mutex::new(HashMap::new()),
         };
         Ok(Server::new(
             driver,
@@ -151,6 +225,20 @@ impl Driver for Mysql {
 
     fn create_table(&self, conn: &mut Conn, _timeout: Duration) -> mysql::Result<()> {
         conn.query_drop(SCHEMA)
+    }
+
+    fn replication(&self, conn: &mut Conn, _timeout: Duration) -> Option<String> {
+        Some(match replicas_at_risk(conn) {
+            Ok(None) => "no replica can lack a commit (binary log off, Galera, \
+                         semi-synchronous replication in force, or no replica listed)"
+                .into(),
+            Ok(Some(at_risk)) => format!(
+                "{}: each claim and lease extension is refused while that holds, unless \
+                 --accept-async-replication",
+                at_risk.join("; ")
+            ),
+            Err(e) => format!("the replication settings cannot be read: {e}"),
+        })
     }
 
     fn execute(&self, conn: &mut Conn, sql: &str, _timeout: Duration) -> mysql::Result<()> {
@@ -264,7 +352,7 @@ fn describe(opts: &Opts) -> String {
 
 impl WorkerTable for MysqlTable {
     fn insert(&self, node: &NodeInfo, lease_until: i64) -> Result<u64, Error> {
-        self.with_conn("cannot insert into WORKER_NODE", |c| {
+        self.write("cannot insert into WORKER_NODE", |c| {
             c.exec_drop(
                 "INSERT INTO WORKER_NODE (HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED, LEASE_UNTIL) \
                  VALUES (?, ?, ?, ?, NOW(), NOW(), ?)",
@@ -310,7 +398,7 @@ impl WorkerTable for MysqlTable {
         node: &NodeInfo,
         lease_until: i64,
     ) -> Result<bool, Error> {
-        self.with_conn("cannot update WORKER_NODE", |c| {
+        self.write("cannot update WORKER_NODE", |c| {
             c.exec_drop(
                 "UPDATE WORKER_NODE SET HOST_NAME = ?, PORT = ?, TYPE = ?, LAUNCH_DATE = ?, \
                  MODIFIED = NOW(), LEASE_UNTIL = ? WHERE ID = ? AND LEASE_UNTIL = ?",
@@ -329,7 +417,7 @@ impl WorkerTable for MysqlTable {
     }
 
     fn set_lease(&self, id: u64, expected: i64, lease_until: i64) -> Result<bool, Error> {
-        self.with_conn("cannot update WORKER_NODE", |c| {
+        self.write("cannot update WORKER_NODE", |c| {
             c.exec_drop(
                 "UPDATE WORKER_NODE SET LEASE_UNTIL = ?, MODIFIED = NOW() \
                  WHERE ID = ? AND LEASE_UNTIL = ?",
@@ -370,6 +458,47 @@ impl WorkerTable for MysqlTable {
                 },
             )
         })
+    }
+
+    fn take_commit(&self) -> Option<Commit> {
+        let taken = self
+            .driver
+            .commits
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&std::thread::current().id());
+        taken.map(|id| Commit(Box::new(id)))
+    }
+
+    /// MariaDB and MySQL report no replica's position to the primary: the check is by
+    /// configuration (see [`replicas_at_risk`]), on the connection that made the write.
+    fn standbys_lacking(&self, commit: &Commit, _within: Duration) -> Result<Vec<String>, Error> {
+        let Some(&made_by) = commit.0.downcast_ref::<u32>() else {
+            return Ok(Vec::new());
+        };
+        let checked = self.with_conn("cannot read the replication settings", |c| {
+            if c.connection_id() != made_by {
+                return Ok(None);
+            }
+            replicas_at_risk(c).map(|r| Some(r.unwrap_or_default()))
+        })?;
+        checked.ok_or_else(|| Error::Database {
+            database: TableSetup::describe(self),
+            message: "the connection that made the write is closed: whether the write reached \
+                      the replicas cannot be known"
+                .into(),
+            transient: false,
+            source: None,
+        })
+    }
+
+    fn connection_broke(&self) -> bool {
+        self.broke_since_asked()
+    }
+
+    fn synchronous_setting(&self) -> &'static str {
+        "semi-synchronous replication, rpl_semi_sync_master_enabled with the wait point \
+         AFTER_SYNC, or Galera"
     }
 }
 

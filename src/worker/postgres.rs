@@ -10,7 +10,7 @@
 
 use super::db_clock::DatabaseTime;
 use super::node::NodeInfo;
-use super::rows::{WorkerRow, WorkerTable};
+use super::rows::{Commit, TableSetup, WorkerRow, WorkerTable};
 use super::secrets::url_passwords;
 use super::server::{
     Driver, Failure, Problem, Server, Tls, TlsMode, incomplete_url, invalid_url, take_params,
@@ -23,9 +23,11 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::crypto::{CryptoProvider, verify_tls12_signature, verify_tls13_signature};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
 use std::time::Duration;
 use tokio_postgres::config::{Host, SslMode};
 use tokio_postgres::{Client, Config};
@@ -270,7 +272,41 @@ impl ServerCertVerifier for AnyCertificate {
 pub(crate) struct Postgres {
     config: Config,
     runtime: Runtime,
+    /// The last write of each thread: the client that made it and the WAL position after its
+    /// commit (see [`WorkerTable::take_commit`]). Per thread, as generators sharing the table
+    /// write from their own threads and each confirms its own write.
+    commits: Mutex<HashMap<ThreadId, (Arc<Client>, String)>>,
 }
+
+/// The WAL position after this session's last commit: every record inserted so far (the
+/// insert position, not the write position, which `synchronous_commit = off` may leave behind).
+const COMMIT_LSN: &str = "SELECT pg_current_wal_insert_lsn()::text";
+
+/// The standbys that lack the WAL up to `$1`: those the primary streams to (`pg_stat_replication`,
+/// base backups and logical subscribers left out) whose flushed position is below it or unknown
+/// (a user without `pg_monitor` sees NULLs), and the physical replication slots of standbys that
+/// are not connected now, whose position (`restart_lsn`, the standby's last flush) is below it.
+/// A flushed position is what a promoted standby keeps.
+const STANDBYS_LACKING: &str = "\
+    SELECT 'standby ' || coalesce(nullif(r.application_name, ''), 'pid ' || r.pid) \
+           || CASE WHEN r.state IS NULL \
+              THEN ' (its position is not visible to this user: GRANT pg_monitor to it; ' \
+                   || 'needed: flushed to ' || $1::text || ')' \
+              ELSE ' (' || coalesce(host(r.client_addr), 'local socket') || ', ' || r.state \
+                   || ', ' || coalesce(r.sync_state, '?') || ', flushed ' \
+                   || coalesce(r.flush_lsn::text, 'nothing yet') || ' of ' || $1::text || ')' \
+              END \
+      FROM pg_stat_replication r \
+     WHERE r.state IS DISTINCT FROM 'backup' \
+       AND NOT EXISTS (SELECT 1 FROM pg_replication_slots l \
+                        WHERE l.active_pid = r.pid AND l.slot_type = 'logical') \
+       AND (r.flush_lsn IS NULL OR r.flush_lsn < $1::text::pg_lsn) \
+    UNION ALL \
+    SELECT 'replication slot ' || s.slot_name || ' (no standby connected, flushed ' \
+           || s.restart_lsn::text || ' of ' || $1::text || ')' \
+      FROM pg_replication_slots s \
+     WHERE s.slot_type = 'physical' AND NOT s.active \
+       AND s.restart_lsn IS NOT NULL AND s.restart_lsn < $1::text::pg_lsn";
 
 /// The worker table on a PostgreSQL server.
 type PostgresTable = Server<Postgres>;
@@ -321,6 +357,7 @@ impl PostgresTable {
         let driver = Postgres {
             config,
             runtime: Runtime(Some(runtime)),
+            commits: Mutex::new(HashMap::new()),
         };
         Ok(Server::new(
             driver,
@@ -342,9 +379,64 @@ impl PostgresTable {
     where
         Fut: Future<Output = Result<T, tokio_postgres::Error>> + Send,
     {
-        self.with_conn(what, |client| {
-            self.driver.block(self.timeout(), f(Arc::clone(client)))
+        self.with_client_within(what, self.timeout(), f)
+    }
+
+    /// [`with_client`](Self::with_client) within `timeout` instead of the table's.
+    fn with_client_within<T: Send, Fut>(
+        &self,
+        what: &str,
+        timeout: Duration,
+        f: impl FnOnce(Arc<Client>) -> Fut,
+    ) -> Result<T, Error>
+    where
+        Fut: Future<Output = Result<T, tokio_postgres::Error>> + Send,
+    {
+        self.with_conn_within(what, timeout, |client| {
+            self.driver.block(timeout, f(Arc::clone(client)))
         })
+    }
+}
+
+impl PostgresTable {
+    /// Runs the write `f` makes (see [`with_client`](Self::with_client)), then reads the WAL
+    /// position after its commit on the same client, and keeps both as this thread's last
+    /// commit.
+    fn write<T: Send, Fut>(
+        &self,
+        what: &str,
+        f: impl FnOnce(Arc<Client>) -> Fut,
+    ) -> Result<T, Error>
+    where
+        Fut: Future<Output = Result<T, tokio_postgres::Error>> + Send,
+    {
+        self.write_within(what, self.timeout(), f)
+    }
+
+    /// [`write`](Self::write) within `timeout` instead of the table's.
+    fn write_within<T: Send, Fut>(
+        &self,
+        what: &str,
+        timeout: Duration,
+        f: impl FnOnce(Arc<Client>) -> Fut,
+    ) -> Result<T, Error>
+    where
+        Fut: Future<Output = Result<T, tokio_postgres::Error>> + Send,
+    {
+        let (out, client, lsn) = self.with_client_within(what, timeout, |c| {
+            let write = f(Arc::clone(&c));
+            async move {
+                let out = write.await?;
+                let lsn: String = c.query_one(COMMIT_LSN, &[]).await?.get(0);
+                Ok((out, c, lsn))
+            }
+        })?;
+        self.driver
+            .commits
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(std::thread::current().id(), (client, lsn));
+        Ok(out)
     }
 }
 
@@ -435,6 +527,50 @@ impl Driver for Postgres {
         })
     }
 
+    fn replication(&self, client: &mut Arc<Client>, timeout: Duration) -> Option<String> {
+        let row = self
+            .block(timeout, async {
+                client
+                    .query_one(
+                        "SELECT pg_is_in_recovery(), \
+                                current_setting('synchronous_standby_names'), \
+                                current_setting('synchronous_commit'), \
+                                (SELECT count(*) FROM pg_stat_replication \
+                                  WHERE state IS DISTINCT FROM 'backup'), \
+                                (SELECT count(*) FROM pg_stat_replication \
+                                  WHERE sync_state IN ('sync', 'quorum')), \
+                                (SELECT count(*) FROM pg_replication_slots \
+                                  WHERE slot_type = 'physical' AND NOT active)",
+                        &[],
+                    )
+                    .await
+            })
+            .ok()?;
+        let (standby, names, commit): (bool, String, String) = (row.get(0), row.get(1), row.get(2));
+        let (streaming, sync, idle_slots): (i64, i64, i64) = (row.get(3), row.get(4), row.get(5));
+        if standby {
+            return Some(
+                "connected to a standby (pg_is_in_recovery): writes fail until it is promoted"
+                    .into(),
+            );
+        }
+        let settings =
+            format!("synchronous_standby_names = '{names}', synchronous_commit = {commit}");
+        Some(match (streaming, idle_slots) {
+            (0, 0) => format!(
+                "a primary with no standby streaming and no inactive replication slot ({settings}): \
+                 nothing can lose a commit in a failover, unless a standby it does not report \
+                 exists (see docs/workers.md)"
+            ),
+            _ => format!(
+                "a primary with {streaming} standby(s) streaming, {sync} of them synchronous, and \
+                 {idle_slots} inactive physical slot(s) ({settings}): each claim and lease \
+                 extension is used only once every standby holds it, unless \
+                 --accept-async-replication"
+            ),
+        })
+    }
+
     fn execute(
         &self,
         client: &mut Arc<Client>,
@@ -445,6 +581,18 @@ impl Driver for Postgres {
     }
 
     fn is_closed(client: &Arc<Client>) -> bool {
+        client.is_closed()
+    }
+
+    fn found_closed(&self, client: &Arc<Client>, timeout: Duration) -> bool {
+        if !client.is_closed() {
+            // The connection's task runs only while the runtime runs: a moment of it reads what
+            // arrived meanwhile (the end of a stream the server closed), without a query.
+            let _ = self.block(Duration::from_millis(5).min(timeout), async {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                Ok::<(), tokio_postgres::Error>(())
+            });
+        }
         client.is_closed()
     }
 
@@ -492,6 +640,9 @@ impl Driver for Postgres {
                     || matches!(
                         code,
                         "57P01" | "57P02" | "57P03" | "57014" | "40001" | "40P01"
+                            // A standby (read-only): a failover in progress, the promotion may
+                            // come.
+                            | "25006"
                     );
                 Failure::Failed {
                     message: format!("{} {code}: {}", db.severity(), db.message()),
@@ -564,7 +715,7 @@ fn describe(config: &Config) -> String {
 
 impl WorkerTable for PostgresTable {
     fn insert(&self, node: &NodeInfo, lease_until: i64) -> Result<u64, Error> {
-        self.with_client("cannot insert into WORKER_NODE", |c| async move {
+        self.write("cannot insert into WORKER_NODE", |c| async move {
             // RETURNING gives this statement's own row: concurrent boots each get their id.
             let row = c.query_one(
                 "INSERT INTO WORKER_NODE (HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED, LEASE_UNTIL) \
@@ -620,7 +771,7 @@ impl WorkerTable for PostgresTable {
         node: &NodeInfo,
         lease_until: i64,
     ) -> Result<bool, Error> {
-        self.with_client("cannot update WORKER_NODE", |c| async move {
+        self.write("cannot update WORKER_NODE", |c| async move {
             c.execute(
                 "UPDATE WORKER_NODE SET HOST_NAME = $1, PORT = $2, TYPE = $3, LAUNCH_DATE = $4::text::date, \
                  MODIFIED = NOW(), LEASE_UNTIL = $5 WHERE ID = $6 AND LEASE_UNTIL = $7",
@@ -640,10 +791,21 @@ impl WorkerTable for PostgresTable {
     }
 
     fn set_lease(&self, id: u64, expected: i64, lease_until: i64) -> Result<bool, Error> {
+        self.set_lease_within(id, expected, lease_until, self.timeout())
+    }
+
+    fn set_lease_within(
+        &self,
+        id: u64,
+        expected: i64,
+        lease_until: i64,
+        within: Duration,
+    ) -> Result<bool, Error> {
         // Typed parameters: one round trip (no separate prepare), as the lease keeper runs it
         // every few seconds.
         use tokio_postgres::types::Type;
-        self.with_client("cannot update WORKER_NODE", |c| async move {
+        let within = within.min(self.timeout());
+        self.write_within("cannot update WORKER_NODE", within, |c| async move {
             c.execute_typed(
                 "UPDATE WORKER_NODE SET LEASE_UNTIL = $1, MODIFIED = NOW() \
                  WHERE ID = $2 AND LEASE_UNTIL = $3",
@@ -698,6 +860,60 @@ impl WorkerTable for PostgresTable {
                     .collect()
             })
         })
+    }
+
+    fn take_commit(&self) -> Option<Commit> {
+        let taken = self
+            .driver
+            .commits
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&std::thread::current().id());
+        taken.map(|c| Commit(Box::new(c)))
+    }
+
+    fn standbys_lacking(&self, commit: &Commit, within: Duration) -> Result<Vec<String>, Error> {
+        let Some((client, lsn)) = commit.0.downcast_ref::<(Arc<Client>, String)>() else {
+            return Ok(Vec::new());
+        };
+        if client.is_closed() {
+            // Another connection may lead to another server (the relay switched to a promoted
+            // standby): its standbys say nothing about this write.
+            return Err(Error::Database {
+                database: TableSetup::describe(self),
+                message: "the connection that made the write is closed: whether the write \
+                          reached the standbys cannot be known"
+                    .into(),
+                // Asking again cannot tell either.
+                transient: false,
+                source: None,
+            });
+        }
+        let lsn = lsn.clone();
+        let c = Arc::clone(client);
+        let within = within.min(self.timeout());
+        self.driver
+            .block(within, async move {
+                c.query(STANDBYS_LACKING, &[&lsn])
+                    .await
+                    .map(|rows| rows.iter().map(|r| r.get::<_, String>(0)).collect())
+            })
+            .map_err(|e| {
+                if matches!(e, CallError::TimedOut) {
+                    // A connection gone silent (a host that vanished): the next write reconnects
+                    // rather than waiting on it again.
+                    self.drop_conn_if(|kept| Arc::ptr_eq(kept, client));
+                }
+                self.error_within(&e, "cannot read pg_stat_replication", within)
+            })
+    }
+
+    fn synchronous_setting(&self) -> &'static str {
+        "synchronous_standby_names naming them, with synchronous_commit on"
+    }
+
+    fn connection_broke(&self) -> bool {
+        self.broke_since_asked()
     }
 }
 

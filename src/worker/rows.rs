@@ -38,6 +38,18 @@ pub struct WorkerRow {
     pub lease_until: i64,
 }
 
+/// A write made on one connection, as its database describes it (PostgreSQL: the client and the
+/// WAL position after the commit): what [`WorkerTable::standbys_lacking`] checks.
+/// (Read by the server databases only.)
+#[cfg_attr(not(any(feature = "mysql", feature = "postgres")), allow(dead_code))]
+pub(crate) struct Commit(pub(crate) Box<dyn std::any::Any + Send>);
+
+impl fmt::Debug for Commit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad("Commit { .. }")
+    }
+}
+
 /// Where a table is and how calls to it are bounded: the part of a [`WorkerTable`] that is not a
 /// statement (the server clients share one implementation of it).
 pub(crate) trait TableSetup {
@@ -85,12 +97,47 @@ pub(crate) trait WorkerTable: TableSetup + Send + Sync + 'static {
     ) -> Result<bool, Error>;
     /// Moves row `id`'s lease from `expected` to `lease_until`; false if someone else moved it.
     fn set_lease(&self, id: u64, expected: i64, lease_until: i64) -> Result<bool, Error>;
+    /// [`set_lease`](Self::set_lease), connecting included, within `within` where the database
+    /// can bound one call apart from the others (PostgreSQL); else within the table's timeout.
+    fn set_lease_within(
+        &self,
+        id: u64,
+        expected: i64,
+        lease_until: i64,
+        _within: Duration,
+    ) -> Result<bool, Error> {
+        self.set_lease(id, expected, lease_until)
+    }
     /// Every row, by id.
     fn list(&self) -> Result<Vec<WorkerRow>, Error>;
     /// The database's own clock, read in one round trip (a read, never a write); `None` for a
     /// database without a clock of its own (SQLite runs on this node's clock).
     fn clock(&self) -> Result<Option<super::db_clock::DatabaseTime>, Error> {
         Ok(None)
+    }
+    /// The last write this thread made (`insert`, `claim`, `set_lease`), taken, for
+    /// [`standbys_lacking`](Self::standbys_lacking); `None` where a write cannot be lost in a
+    /// failover (SQLite: no standby).
+    fn take_commit(&self) -> Option<Commit> {
+        None
+    }
+    /// The standbys that do not hold `commit` yet, described for a message (`standby s1
+    /// (127.0.0.1, streaming, flushed 0/3000000 of 0/3000148)`); empty when every standby holds
+    /// it. Checked on the connection that made the write: a connection lost since fails the
+    /// check (a new one may lead to another server).
+    /// One check takes at most `within` (and the table's timeout).
+    fn standbys_lacking(&self, _commit: &Commit, _within: Duration) -> Result<Vec<String>, Error> {
+        Ok(Vec::new())
+    }
+    /// Whether the connection to the database broke since the last call of this (a server that
+    /// closed it, found without a query where the driver can): the next call reconnects, maybe
+    /// to another server. `false` where there is no connection to lose (SQLite).
+    fn connection_broke(&self) -> bool {
+        false
+    }
+    /// The setting that makes standbys synchronous, for messages.
+    fn synchronous_setting(&self) -> &'static str {
+        "synchronous replication"
     }
 }
 

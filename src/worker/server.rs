@@ -56,6 +56,11 @@ pub(crate) trait Driver: Send + Sync + 'static {
     ) -> Result<Self::Conn, Self::Error>;
     /// Creates the table from the schema file if it is missing.
     fn create_table(&self, conn: &mut Self::Conn, timeout: Duration) -> Result<(), Self::Error>;
+    /// Whether the server can lose an acknowledged write in a failover, as its settings say:
+    /// for the log line of the first connection. `None` if it cannot tell.
+    fn replication(&self, _conn: &mut Self::Conn, _timeout: Duration) -> Option<String> {
+        None
+    }
     /// Runs `sql`, which returns no rows, within `timeout`.
     fn execute(
         &self,
@@ -66,6 +71,11 @@ pub(crate) trait Driver: Send + Sync + 'static {
     /// Whether a kept connection is known to be closed, so that it is reopened before use.
     fn is_closed(_conn: &Self::Conn) -> bool {
         false
+    }
+    /// Whether a kept connection is closed, finding out without a query where the driver can
+    /// (within `timeout`); by default what [`is_closed`](Self::is_closed) knows.
+    fn found_closed(&self, conn: &Self::Conn, _timeout: Duration) -> bool {
+        Self::is_closed(conn)
     }
     /// What a failure means.
     fn classify(&self, e: &Self::Error) -> Failure;
@@ -396,6 +406,10 @@ pub(crate) struct Server<D: Driver> {
     url_connect_timeout: Option<Duration>,
     /// Whether connecting creates the table when it is missing.
     create_table: AtomicBool,
+    /// The replication of the server was logged (on the first connection).
+    replication_told: AtomicBool,
+    /// The kept connection was dropped after a failure (see [`Server::broke_since_asked`]).
+    dropped: AtomicBool,
     /// The URL's TLS mode, if it names one.
     url_tls_mode: Option<TlsMode>,
     /// The CA file: [`DatabaseAssigner::ca_file`]'s, else the URL's.
@@ -419,6 +433,8 @@ impl<D: Driver> Server<D> {
             secrets,
             url_connect_timeout,
             create_table: AtomicBool::new(false),
+            replication_told: AtomicBool::new(false),
+            dropped: AtomicBool::new(false),
             url_tls_mode,
             ca_file: Mutex::new(url_ca_file),
             timeout: Mutex::new(INITIAL_TIMEOUT),
@@ -466,9 +482,8 @@ impl<D: Driver> Server<D> {
         *self.timeout.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Opens a connection and checks (or creates) the table.
-    fn connect(&self) -> Result<D::Conn, Error> {
-        let timeout = self.timeout();
+    /// Opens a connection and checks (or creates) the table, each step within `timeout`.
+    fn connect(&self, timeout: Duration) -> Result<D::Conn, Error> {
         let tls = self.tls()?;
         let mut conn = self
             .driver
@@ -477,18 +492,28 @@ impl<D: Driver> Server<D> {
                 timeout,
                 &tls,
             )
-            .map_err(|e| self.error(&e, "cannot connect"))?;
+            .map_err(|e| self.error_within(&e, "cannot connect", timeout))?;
         if self.create_table.load(Ordering::Relaxed) {
             self.driver.create_table(&mut conn, timeout).map_err(|e| {
-                self.error(
+                self.error_within(
                     &e,
                     &format!("cannot create table WORKER_NODE from {}", D::SCHEMA_FILE),
+                    timeout,
                 )
             })?;
         }
         self.driver
             .execute(&mut conn, PROBE, timeout)
-            .map_err(|e| self.error(&e, "cannot read table WORKER_NODE"))?;
+            .map_err(|e| self.error_within(&e, "cannot read table WORKER_NODE", timeout))?;
+        if !self.replication_told.swap(true, Ordering::Relaxed)
+            && let Some(replication) = self.driver.replication(&mut conn, timeout)
+        {
+            tracing::info!(
+                database = %self.database,
+                replication = %replication,
+                "worker table replication: {replication}"
+            );
+        }
         Ok(conn)
     }
 
@@ -500,13 +525,29 @@ impl<D: Driver> Server<D> {
         what: &str,
         f: impl FnOnce(&mut D::Conn) -> Result<T, D::Error>,
     ) -> Result<T, Error> {
+        self.with_conn_within(what, self.timeout(), f)
+    }
+
+    /// [`with_conn`](Self::with_conn), connecting within `timeout` (which `f` is to keep to as
+    /// well) instead of the table's timeout.
+    pub(crate) fn with_conn_within<T>(
+        &self,
+        what: &str,
+        timeout: Duration,
+        f: impl FnOnce(&mut D::Conn) -> Result<T, D::Error>,
+    ) -> Result<T, Error> {
         let mut guard = self.conn.lock().unwrap_or_else(|e| e.into_inner());
         let conn = match guard.take() {
             Some(conn) if !D::is_closed(&conn) => guard.insert(conn),
-            _ => guard.insert(self.connect()?),
+            kept => {
+                if kept.is_some() {
+                    self.dropped.store(true, Ordering::Relaxed);
+                }
+                guard.insert(self.connect(timeout)?)
+            }
         };
         f(conn).map_err(|e| {
-            let err = self.error(&e, what);
+            let err = self.error_within(&e, what, timeout);
             if matches!(
                 err,
                 Error::Database {
@@ -515,17 +556,42 @@ impl<D: Driver> Server<D> {
                 }
             ) {
                 *guard = None;
+                self.dropped.store(true, Ordering::Relaxed);
             }
             err
         })
     }
 
-    /// The error for a failed call: `what` failed, why, a hint where the cause is known, never
-    /// a password.
-    fn error(&self, e: &D::Error, what: &str) -> Error {
+    /// Whether the kept connection is found closed (the driver looks without a query where it
+    /// can), or was dropped after a failure, since the last call of this: the connection is then
+    /// dropped, and the next call reconnects.
+    pub(crate) fn broke_since_asked(&self) -> bool {
+        let mut guard = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        let closed = guard
+            .as_ref()
+            .is_some_and(|conn| self.driver.found_closed(conn, self.timeout()));
+        if closed {
+            *guard = None;
+        }
+        self.dropped.swap(false, Ordering::Relaxed) | closed
+    }
+
+    /// Drops the kept connection if `is_it` says it is the one a call made apart from
+    /// [`with_conn`](Self::with_conn) found silent: the next call reconnects instead of waiting
+    /// on it again.
+    pub(crate) fn drop_conn_if(&self, is_it: impl FnOnce(&D::Conn) -> bool) {
+        let mut guard = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        if guard.as_ref().is_some_and(is_it) {
+            *guard = None;
+        }
+    }
+
+    /// The error for a failed call bounded by `timeout`: `what` failed, why, a hint where the
+    /// cause is known, never a password.
+    pub(crate) fn error_within(&self, e: &D::Error, what: &str, timeout: Duration) -> Error {
         let (message, transient) = match self.driver.classify(e) {
             Failure::NoAnswer(detail) => {
-                let message = no_answer(what, self.timeout());
+                let message = no_answer(what, timeout);
                 match detail {
                     Some(detail) => (format!("{message} ({detail})"), true),
                     None => (message, true),

@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 /// The width of the `HOST_NAME` column (`VARCHAR(64)`, as in Java's schema).
 const HOST_NAME_CHARS: usize = 64;
 
+/// The least time a claim waits for its standbys, whatever the boot's deadline.
+const MIN_CONFIRM: Duration = Duration::from_secs(5);
+
 /// How long one database call may take unless [`DatabaseAssigner::timeout`] says otherwise.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -99,6 +102,8 @@ pub struct DatabaseAssigner {
     timeout: Duration,
     /// The state file whose owner file lets a restart take its predecessor's row back.
     keep: Option<PathBuf>,
+    /// Serve claims and leases without waiting for the standbys to hold them.
+    accept_async: bool,
 }
 
 impl fmt::Debug for DatabaseAssigner {
@@ -119,6 +124,7 @@ impl fmt::Debug for DatabaseAssigner {
             .field("retry_for", &self.retry_for)
             .field("timeout", &self.timeout)
             .field("keep_worker_id", &self.keep)
+            .field("accept_async_replication", &self.accept_async)
             .finish_non_exhaustive()
     }
 }
@@ -178,7 +184,89 @@ impl DatabaseAssigner {
             retry_for: Self::DEFAULT_RETRY_FOR,
             timeout: DEFAULT_TIMEOUT,
             keep: None,
+            accept_async: false,
         }
+    }
+
+    /// Serve a worker id, and IDs under a lease extension, as soon as the primary has committed
+    /// it, without waiting for its standbys to hold it (default off). Off, every write that
+    /// gives this node a worker id (a new row, a recycled row, a row taken back) or moves its
+    /// lease waits until every standby the primary reports holds it (its flushed position is
+    /// past the commit); a claim no check confirms by the boot's deadline
+    /// ([`retry_for`](Self::retry_for), at least 5 s) is refused with an error naming the
+    /// standbys that lack it, and a lease extension not confirmed is not used (the lease in
+    /// force stays the last confirmed one, and IDs stop at it).
+    ///
+    /// The risk accepted by turning it on: with an asynchronous standby that has not received
+    /// the write (stalled, lagging), a failover to it forgets the claim, and another node is
+    /// given the same worker id: duplicate IDs until this node notices (see `docs/workers.md`).
+    /// With synchronous standbys (PostgreSQL `synchronous_standby_names` and
+    /// `synchronous_commit = on`) the wait costs nothing. SQLite has no standby.
+    ///
+    /// ```
+    /// use ringflake::DatabaseAssigner;
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("workers.db"))?;
+    /// assert!(format!("{assigner:?}").contains("accept_async_replication: false"));
+    /// let assigner = assigner.accept_async_replication(true);
+    /// assert!(format!("{assigner:?}").contains("accept_async_replication: true"));
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn accept_async_replication(mut self, on: bool) -> Self {
+        self.accept_async = on;
+        self
+    }
+
+    /// Waits until every standby holds the write that just gave this node worker id `id`
+    /// (`what`: "a new row"; its lease `until`, 0 without one), unless the risk is accepted; at
+    /// least [`MIN_CONFIRM`], else until the boot's deadline. A write not confirmed is undone as
+    /// far as possible and refused, with an ERROR event: a row without a lease deleted, else its
+    /// lease moved back to `previous` (the lease before the claim, which covers whatever its
+    /// earlier holder issued) or the clock, whichever is later: nothing was served under it.
+    fn durable(
+        &self,
+        id: u64,
+        (until, previous): (i64, i64),
+        what: &str,
+        deadline: Option<Instant>,
+    ) -> Result<(), Error> {
+        // Taken even when the risk is accepted, so that no stale write is confirmed later.
+        let commit = self.table.take_commit();
+        let Some(commit) = commit.filter(|_| !self.accept_async) else {
+            return Ok(());
+        };
+        let now = Instant::now();
+        let deadline = deadline
+            .unwrap_or(now + Self::DEFAULT_RETRY_FOR)
+            .max(now + MIN_CONFIRM);
+        let what = format!("worker id {id} ({what})");
+        let Err(e) = super::durable::confirm(&*self.table, &commit, &what, deadline) else {
+            return Ok(());
+        };
+        tracing::error!(
+            worker_id = id,
+            database = %self.table.describe(),
+            error = %e,
+            "worker id {id} not served: the standbys do not hold its claim, and a failover \
+             could give it to another node; set --accept-async-replication to accept that risk",
+        );
+        let undone = if until == 0 {
+            self.table.delete(id)
+        } else {
+            self.table
+                .set_lease(id, until, SystemClock.now_seconds().max(previous))
+                .map(|_| ())
+        };
+        if let Err(undo) = undone {
+            tracing::warn!(
+                worker_id = id,
+                error = %undo,
+                "the refused claim of worker id {id} could not be undone: the id stays reserved \
+                 until its lease expires"
+            );
+        }
+        Err(e)
     }
 
     /// Restarts keep their worker id: a boot that proves its predecessor in the same state
@@ -443,6 +531,9 @@ impl DatabaseAssigner {
         let max = layout.max_worker_id();
         if !self.recycle {
             let id = self.retrying(deadline, || self.table.insert(node, 0))?;
+            if id <= max {
+                self.durable(id, (0, 0), "a new row", deadline)?;
+            }
             if id > max {
                 self.retrying(deadline, || self.table.delete(id))?;
                 return Err(Error::WorkerIdOutOfRange { worker_id: id, max });
@@ -471,6 +562,7 @@ impl DatabaseAssigner {
         let floor = self.retrying(deadline, || self.table.max_lease_for_host(&node.host_name))?;
         let id = self.retrying(deadline, || self.table.insert(node, now + self.window))?;
         if id <= max {
+            self.durable(id, (now + self.window, 0), "a new row", deadline)?;
             tracing::info!(
                 worker_id = id,
                 database = %self.table.describe(),
@@ -504,6 +596,7 @@ impl DatabaseAssigner {
                 // that is in the past: no lead).
                 let until = old_lease.saturating_add(1).max(now) + self.window;
                 if self.retrying(deadline, || self.table.claim(old, old_lease, node, until))? {
+                    self.durable(old, (until, old_lease), "a recycled row", deadline)?;
                     tracing::info!(
                         worker_id = old,
                         database = %self.table.describe(),
@@ -562,6 +655,12 @@ impl DatabaseAssigner {
             self.table.claim(row.id, row.lease_until, node, until)
         })?;
         if taken {
+            self.durable(
+                row.id,
+                (until, row.lease_until),
+                "its predecessor's row, taken back",
+                deadline,
+            )?;
             tracing::info!(
                 worker_id = row.id,
                 state_file = %state.display(),
@@ -596,6 +695,7 @@ impl DatabaseAssigner {
                 self.window,
                 node,
                 owned,
+                !self.accept_async,
             ))),
         }
     }

@@ -100,6 +100,12 @@ pub struct DbArgs {
     /// verified (verify-full / VERIFY_IDENTITY)
     #[arg(long, env = "RINGFLAKE_DB_CA_FILE", value_name = "PATH")]
     pub db_ca_file: Option<PathBuf>,
+    /// With --mysql or --postgres: use a worker id claim or lease extension as soon as the
+    /// primary commits it, without waiting until every standby holds it. The risk: a failover to
+    /// a standby that lacked it gives the same worker id to another node (duplicate IDs)
+    #[cfg(any(feature = "mysql", feature = "postgres"))]
+    #[arg(long, env = "RINGFLAKE_ACCEPT_ASYNC_REPLICATION", value_parser = boolish())]
+    pub accept_async_replication: bool,
     #[arg(long, env = "RINGFLAKE_DB_TIMEOUT", value_name = "SECONDS",
           value_parser = clap::value_parser!(u64).range(1..=3600),
           help = format!("Fail a database call (connecting, or one statement) that gets no answer \

@@ -248,6 +248,10 @@ impl DbArgs {
         if let Some(ca) = &self.db_ca_file {
             table = table.ca_file(ca);
         }
+        #[cfg(any(feature = "mysql", feature = "postgres"))]
+        {
+            table = table.accept_async_replication(self.accept_async_replication);
+        }
         if let Some(s) = self.db_timeout {
             table = table.timeout(Duration::from_secs(s));
         }

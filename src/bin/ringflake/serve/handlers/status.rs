@@ -207,6 +207,17 @@ fn view(g: &Named) -> View {
         ),
         (None, _) => ("none (no lease: fixed id or --no-recycle)".into(), "ok"),
     };
+    let (lease, lease_state) = match s.lease_lost_writes {
+        0 => (lease, lease_state),
+        n => (
+            format!(
+                "{lease}; {n} LOST WRITE{}: the worker table forgot this node's write (a failover \
+                 to a standby that lacked it?), the worker id was replaced",
+                if n == 1 { "" } else { "S" }
+            ),
+            "bad",
+        ),
+    };
     put("lease", lease, lease_state);
     let (clock, clock_state) = match (s.clock_skew_millis, s.max_clock_skew_millis) {
         (Some(skew), Some(max)) => {
@@ -334,6 +345,8 @@ struct GeneratorJson {
     /// The skew beyond which nothing is served, in milliseconds.
     max_clock_skew_ms: Option<u64>,
     clock_skewed: bool,
+    /// Times the worker table forgot this node's write (see `Stats::lease_lost_writes`).
+    lease_lost_writes: u64,
     filler_up: bool,
     /// IDs issued per second, oldest first, to 1 decimal.
     rates: Vec<f64>,
@@ -404,6 +417,7 @@ pub fn json(generators: &Generators) -> String {
                 clock_skew_ms: s.clock_skew_millis,
                 max_clock_skew_ms: s.max_clock_skew_millis,
                 clock_skewed: s.clock_skewed,
+                lease_lost_writes: s.lease_lost_writes,
                 filler_up: s.filler_up,
                 points: points(&v.rates),
                 rates: v.rates.iter().map(|r| rounded(*r, 1)).collect(),
