@@ -35,7 +35,8 @@ pub fn ringflake(dir: &Path) -> Command {
             cmd.env_remove(key);
         }
     }
-    cmd.env_remove("KUBERNETES_SERVICE_HOST");
+    cmd.env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("RUST_LOG");
     cmd.env("TZ", "UTC").current_dir(dir);
     cmd
 }
@@ -80,6 +81,7 @@ impl Serve {
             .expect("spawn ringflake serve");
         let output = Arc::new(Mutex::new(String::new()));
         let (tx, first_line) = channel();
+        let tx_err = tx.clone();
         let stdout = child.stdout.take().expect("piped stdout");
         let out = Arc::clone(&output);
         std::thread::spawn(move || {
@@ -102,8 +104,19 @@ impl Serve {
         let stderr = child.stderr.take().expect("piped stderr");
         let out = Arc::clone(&output);
         std::thread::spawn(move || {
+            let mut first = true;
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
+                // With --log-format json the address is an event on standard error, and
+                // standard output stays empty.
+                if first
+                    && line.starts_with('{')
+                    && (line.contains("\"message\":\"listening on http://")
+                        || line.contains("\"message\":\"listening on https://"))
+                {
+                    let _ = tx_err.send(line.clone());
+                    first = false;
+                }
                 let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
                 o.push_str(&line);
                 o.push('\n');

@@ -65,9 +65,12 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
         listeners.server.addr(),
         listeners.secure,
     );
-    log_access_lines(&access);
+    let json = a.log_format == log::LogFormat::Json;
+    if json {
+        log_access_lines(&access);
+    }
     start.push_str(&access);
-    announce(start, &listeners, worker_id, &source);
+    announce(start, &listeners, worker_id, &source, json);
     let mut reload = || reload_tokens(auth.as_ref());
     let signal = control.block_on(signals.stop(&mut reload));
     let joiner = stop_listeners(a, &control, &mut signals, &mut reload, signal, listeners);
@@ -181,8 +184,14 @@ fn boot_generators(a: &ServeArgs, plans: Vec<config::Plan>) -> Result<Booted, St
                 plan.name
             );
         }
-        // The same lines as events, with the generator's fields.
-        for line in start[first..].lines() {
+        // With --log-format json, the lines are events with the generator's fields (and
+        // nothing goes to standard output); in text, they are printed once, on standard output.
+        let events = if a.log_format == log::LogFormat::Json {
+            &start[first..]
+        } else {
+            ""
+        };
+        for line in events.lines() {
             tracing::info!(
                 target: log::TARGET,
                 generator = %label,
@@ -307,24 +316,28 @@ fn log_access_lines(access: &str) {
 }
 
 /// Prints the start-up lines in one write, the address last: whoever waits for the address has
-/// the rest already. Not `print!`, which panics if standard output was closed. The address line
-/// is an event too, with its fields.
-fn announce(mut start: String, listeners: &Listeners, worker_id: u64, source: &str) {
+/// the rest already. Not `print!`, which panics if standard output was closed. With `json`
+/// (`--log-format json`), nothing is printed: the address line is an event, with its fields, as
+/// the other start-up lines were, so that every line the process writes is JSON.
+fn announce(mut start: String, listeners: &Listeners, worker_id: u64, source: &str, json: bool) {
     let scheme = if listeners.secure { "https" } else { "http" };
     let listening = format!(
         "listening on {scheme}://{} with worker id {worker_id} ({source}); {} serving threads",
         listeners.server.addr(),
         listeners.threads,
     );
-    tracing::info!(
-        target: log::TARGET,
-        address = %listeners.server.addr(),
-        scheme,
-        worker_id,
-        source = %source,
-        threads = listeners.threads,
-        "{listening}"
-    );
+    if json {
+        tracing::info!(
+            target: log::TARGET,
+            address = %listeners.server.addr(),
+            scheme,
+            worker_id,
+            source = %source,
+            threads = listeners.threads,
+            "{listening}"
+        );
+        return;
+    }
     let _ = writeln!(start, "ringflake: {listening}");
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(start.as_bytes());
