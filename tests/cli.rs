@@ -981,7 +981,13 @@ fn serve_answers_every_endpoint() {
         "{}",
         r.headers
     );
-    let first: u64 = r.body.parse().expect("a decimal ID");
+    // The digits and a newline, so that a shell prompt after `curl /id` starts a line.
+    assert!(
+        r.body.ends_with('\n') && !r.body.ends_with("\n\n"),
+        "{:?}",
+        r.body
+    );
+    let first: u64 = r.body.trim_end().parse().expect("a decimal ID");
     assert_eq!(
         (first >> 13) & ((1 << 21) - 1),
         1,
@@ -1086,7 +1092,7 @@ fn serve_answers_every_endpoint() {
     let mut previous = 0;
     for _ in 0..100 {
         write!(s, "GET /id HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
-        let id: u64 = read_one(&mut s).body.parse().unwrap();
+        let id: u64 = read_one(&mut s).body.trim_end().parse().unwrap();
         assert!(id > previous);
         previous = id;
     }
@@ -1285,7 +1291,7 @@ fn sigterm_finishes_the_request_in_flight() {
     write!(s, "\r\n").unwrap();
     let r = read_one(&mut s);
     assert_eq!(r.status, 200);
-    assert!(r.body.parse::<u64>().is_ok(), "{}", r.body);
+    assert!(r.body.trim_end().parse::<u64>().is_ok(), "{}", r.body);
     let (status, err) = server.wait(Duration::from_secs(5));
     assert!(status.success(), "{status}: {err}");
 }

@@ -71,8 +71,10 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
     }
     start.push_str(&access);
     announce(start, &listeners, worker_id, &source, json);
+    server::notify::ready();
     let mut reload = || reload_tokens(auth.as_ref());
     let signal = control.block_on(signals.stop(&mut reload));
+    server::notify::stopping();
     let joiner = stop_listeners(a, &control, &mut signals, &mut reload, signal, listeners);
     drop(control);
     let _ = joiner.join();

@@ -9,6 +9,7 @@
 
 pub mod bodies;
 pub mod listen;
+pub mod notify;
 pub mod signals;
 pub mod tls;
 pub mod versions;
