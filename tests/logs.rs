@@ -699,7 +699,9 @@ fn text_says_each_start_up_fact_once_and_rust_log_is_read() {
     assert_eq!(out.matches("listening on http://").count(), 1, "{out}");
     assert!(out.contains("worker id 1 acquired"), "{out}");
 
+    // Each run in a directory of its own: a first boot, whose worker id is "acquired".
     let quiet = |env: &[(&str, &str)], args: &[&str]| {
+        let dir = tempfile::tempdir().expect("temp dir");
         let mut cmd = ringflake(dir.path());
         cmd.args(["serve", "--listen", "127.0.0.1:0"]).args(args);
         for (k, v) in env {

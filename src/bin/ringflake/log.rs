@@ -23,6 +23,10 @@ pub enum LogFormat {
 /// The target of the service's own events.
 pub const TARGET: &str = "ringflake";
 
+/// The access log's target, a line per request: off unless the filter names it
+/// (`--log info,ringflake::access=info`).
+pub const ACCESS_TARGET: &str = "ringflake::access";
+
 /// The levels a bare directive may name (`EnvFilter` also takes them in capitals, and `0` to `5`).
 const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
 
@@ -118,7 +122,15 @@ pub fn fatal(message: &str, format: LogFormat) {
 /// Installs the subscriber for the rest of the process: events at or above `directives` go to
 /// standard error, as text or as JSON objects, one a line.
 pub fn install(directives: &str, format: LogFormat) -> Result<(), String> {
-    let filter = filter(directives).map_err(|e| format!("--log {directives:?}: {e}"))?;
+    let mut filter = filter(directives).map_err(|e| format!("--log {directives:?}: {e}"))?;
+    // The access log (a line per request) only when the filter names its target.
+    if !directives.contains(ACCESS_TARGET) {
+        filter = filter.add_directive(
+            format!("{ACCESS_TARGET}=off")
+                .parse()
+                .map_err(|e| format!("the access log's directive: {e}"))?,
+        );
+    }
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);

@@ -381,7 +381,10 @@ fn metrics(app: &App) -> Reply {
             for reporter in reporters {
                 reporter.sample();
             }
-            respond(StatusCode::OK, PROMETHEUS, handle.render())
+            let mut body = handle.render();
+            crate::serve::model::requests::render(&mut body);
+            crate::serve::model::process::render(&mut body);
+            respond(StatusCode::OK, PROMETHEUS, body)
         }
         None => error(
             StatusCode::NOT_FOUND,

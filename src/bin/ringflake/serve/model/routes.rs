@@ -187,6 +187,12 @@ pub fn route(path: &str, exposure: Exposure) -> Option<(&'static Route, &str)> {
         .find_map(|r| Some((r, r.matches(path)?)))
 }
 
+/// The index in [`ROUTES`] of the route `path` asks for on a listener of `exposure`.
+pub fn route_index(path: &str, exposure: Exposure) -> Option<usize> {
+    let (found, _) = route(path, exposure)?;
+    ROUTES.iter().position(|r| std::ptr::eq(r, found))
+}
+
 /// The routes for a person to read, `last` before the final one:
 /// `GET /id, /ids?count=N, /parse/{id}, /metrics or /healthz`.
 pub fn listing(last: &str) -> String {
