@@ -56,6 +56,11 @@ const FOREIGN_FLAGS: &[(&str, &str)] = &[
     ("--from-file", "kubectl create secret"),
     ("--from-literal", "kubectl create secret"),
     ("--force", "kubectl delete"),
+    ("--mount", "Dockerfile RUN"),
+    ("--interval", "Dockerfile HEALTHCHECK"),
+    ("--timeout", "Dockerfile HEALTHCHECK"),
+    ("--start-period", "Dockerfile HEALTHCHECK"),
+    ("--retries", "Dockerfile HEALTHCHECK"),
 ];
 
 /// `RINGFLAKE_*` variables the docs name that the binary does not read, with the file that does
