@@ -31,7 +31,11 @@ fn main() {
         }
     );
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=.cargo_vcs_info.json");
+    // Only files that exist: Cargo runs a build script again at every build while a file it
+    // names is missing, which would rebuild the crate every time.
+    if dir.join(".cargo_vcs_info.json").exists() {
+        println!("cargo:rerun-if-changed=.cargo_vcs_info.json");
+    }
 }
 
 /// The `sha1` of a packaged crate's `.cargo_vcs_info.json` (`{"git": {"sha1": "…"}, …}`), first 12

@@ -15,6 +15,11 @@ pub fn run(a: &ParseArgs) -> Result<(), String> {
     let stdin_lines;
     let ids: Box<dyn Iterator<Item = Result<String, String>>> =
         if a.ids.is_empty() || a.ids == ["-"] {
+            if a.ids.is_empty() && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                return Err("no ID: give IDs as arguments, or pipe them in, one a line \
+                            (ringflake gen -n 5 | ringflake parse)"
+                    .into());
+            }
             stdin_lines = std::io::stdin().lock();
             Box::new(
                 std::io::BufRead::lines(stdin_lines)
