@@ -210,16 +210,15 @@ fn the_shipped_secret_is_refused() {
     let tokens = secret["stringData"]["tokens"].as_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("tokens"), tokens).unwrap();
-    let out = common::ringflake(dir.path())
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--auth-token-file",
-            "tokens",
-        ])
-        .output()
-        .unwrap();
+    let mut cmd = common::ringflake(dir.path());
+    cmd.args([
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--auth-token-file",
+        "tokens",
+    ]);
+    let out = common::output_within(cmd, std::time::Duration::from_secs(30));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(

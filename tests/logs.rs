@@ -638,7 +638,7 @@ fn a_filter_typo_exits_2_naming_it() {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let out = cmd.output().expect("run serve");
+        let out = common::output_within(cmd, PATIENCE);
         (
             out.status.code(),
             String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -669,11 +669,10 @@ fn a_filter_typo_exits_2_naming_it() {
 fn fatal_errors_are_never_filtered_out() {
     let dir = tempfile::tempdir().expect("temp dir");
     for (format, json) in [("text", false), ("json", true)] {
-        let out = ringflake(dir.path())
-            .args(["serve", "--log", "off", "--log-format", format])
-            .args(["--config", "missing.toml"])
-            .output()
-            .expect("run serve");
+        let mut cmd = ringflake(dir.path());
+        cmd.args(["serve", "--log", "off", "--log-format", format])
+            .args(["--config", "missing.toml"]);
+        let out = common::output_within(cmd, PATIENCE);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(out.stdout.is_empty(), "{out:?}");

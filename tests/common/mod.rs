@@ -661,3 +661,42 @@ impl Drop for Relay {
         self.stop();
     }
 }
+
+/// Runs `cmd` to its end, as `Command::output` does, but for at most `limit`: a command that
+/// should exit at once (a `serve` refusing its flags) but runs on is killed, and the test fails
+/// with what it said instead of hanging.
+pub fn output_within(mut cmd: Command, limit: Duration) -> std::process::Output {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let read = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let out = read(Box::new(child.stdout.take().expect("piped stdout")));
+    let err = read(Box::new(child.stderr.take().expect("piped stderr")));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if start.elapsed() > limit {
+            child.kill().ok();
+            child.wait().ok();
+            let err = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
+            panic!("{cmd:?} still ran after {limit:?}; stderr: {err}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::process::Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    }
+}

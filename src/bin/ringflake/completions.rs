@@ -2,8 +2,7 @@
 //! generated from the flags clap knows (clap_complete, clap_mangen), so they never drift from
 //! `--help`.
 
-use crate::args::Cli;
-use clap::{Args, CommandFactory};
+use clap::Args;
 use std::io::Write;
 
 #[derive(Debug, Args)]
@@ -21,24 +20,24 @@ pub struct ManArgs {
     pub command: Option<String>,
 }
 
-/// Prints the completion script of `a.shell` on standard output.
-pub fn completions(a: &CompletionsArgs) -> Result<(), String> {
-    let mut cmd = Cli::command();
+/// Prints the completion script of `a.shell` for `cmd` (the whole command line) on standard
+/// output.
+pub fn completions(a: &CompletionsArgs, mut cmd: clap::Command) -> Result<(), String> {
     let mut out = Vec::new();
     clap_complete::generate(a.shell, &mut cmd, "ringflake", &mut out);
     write(&out)
 }
 
-/// Prints the man page (roff) of `ringflake`, or of `ringflake-COMMAND`, on standard output.
-pub fn man(a: &ManArgs) -> Result<(), String> {
+/// Prints the man page (roff) of `cli` (`ringflake`), or of `ringflake-COMMAND`, on standard
+/// output.
+pub fn man(a: &ManArgs, cli: clap::Command) -> Result<(), String> {
     let mut out = Vec::new();
-    render(a.command.as_deref(), &mut out)?;
+    render(cli, a.command.as_deref(), &mut out)?;
     write(&out)
 }
 
-/// The man page of `ringflake` (`None`) or of one of its commands, as roff.
-pub fn render(command: Option<&str>, out: &mut Vec<u8>) -> Result<(), String> {
-    let mut cli = Cli::command();
+/// The man page of `cli` (`None`) or of one of its commands, as roff.
+fn render(mut cli: clap::Command, command: Option<&str>, out: &mut Vec<u8>) -> Result<(), String> {
     cli.build();
     let page = match command {
         None => cli,

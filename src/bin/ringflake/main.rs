@@ -51,8 +51,8 @@ fn main() -> ExitCode {
         Command::Parse(a) => parse::run(a),
         Command::Layout(a) => layout::run(a),
         Command::Workers(a) => workers::run(a, &matches),
-        Command::Completions(a) => completions::completions(a),
-        Command::Man(a) => completions::man(a),
+        Command::Completions(a) => completions::completions(a, Cli::command()),
+        Command::Man(a) => completions::man(a, Cli::command()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
