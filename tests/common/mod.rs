@@ -88,17 +88,21 @@ impl Serve {
             let mut first = true;
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
+                // In the output before the address is announced: whoever waits for the
+                // address finds the line in `output()`.
+                {
+                    let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
+                    o.push_str(&line);
+                    o.push('\n');
+                }
                 // The start-up line naming the address (serve prints its trade-off first).
                 if first
                     && (line.contains("listening on http://")
                         || line.contains("listening on https://"))
                 {
-                    let _ = tx.send(line.clone());
+                    let _ = tx.send(line);
                     first = false;
                 }
-                let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
-                o.push_str(&line);
-                o.push('\n');
             }
         });
         let stderr = child.stderr.take().expect("piped stderr");
@@ -107,6 +111,11 @@ impl Serve {
             let mut first = true;
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
+                {
+                    let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
+                    o.push_str(&line);
+                    o.push('\n');
+                }
                 // With --log-format json the address is an event on standard error, and
                 // standard output stays empty.
                 if first
@@ -114,12 +123,9 @@ impl Serve {
                     && (line.contains("\"message\":\"listening on http://")
                         || line.contains("\"message\":\"listening on https://"))
                 {
-                    let _ = tx_err.send(line.clone());
+                    let _ = tx_err.send(line);
                     first = false;
                 }
-                let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
-                o.push_str(&line);
-                o.push('\n');
             }
         });
         Serve {
