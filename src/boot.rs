@@ -4,6 +4,7 @@
 //! running.
 
 use crate::reach::{ReachFile, Reaches};
+use crate::worker::assigner::check_fits;
 use crate::worker::lease::Keeper;
 use crate::{Assignment, Clock, Error, Layout, WorkerIdAssigner};
 use std::sync::Arc;
@@ -88,14 +89,16 @@ impl Boot {
     ) -> Result<Boot, Error> {
         let Limits { max_lead, patience } = limits;
         let assignment = assignment?;
-        crate::worker::assigner::check_fits(assignment.worker_id, layout)?;
+        // The worker id first: a worker id the layout cannot hold is the error to report,
+        // whatever the clock and the state file say.
+        let worker_id = check_fits(assignment.worker_id, layout)?;
         let now = clock.now_seconds();
         layout.check_alive_at(now)?;
         let reaches = match state {
             Some(file) => file.read()?,
             None => Reaches::default(),
         };
-        let mut chosen = check(assignment, layout, now, &reaches, max_lead)?;
+        let mut chosen = checked(assignment, worker_id, layout, now, &reaches, max_lead);
         let now_delta = now.saturating_sub(layout.epoch_seconds()).max(0) as u64;
         let mut given_back = None;
         // The first delta second beyond which the cap would hold the filler longer than patience.
@@ -136,7 +139,9 @@ impl Boot {
                 );
             }
             given_back = Some(back);
-            chosen = check(retake.assign(layout)?, layout, now, &reaches, max_lead)?;
+            let again = retake.assign(layout)?;
+            let worker_id = check_fits(again.worker_id, layout)?;
+            chosen = checked(again, worker_id, layout, now, &reaches, max_lead);
         }
         let Checked {
             assignment,
@@ -188,22 +193,22 @@ impl Boot {
     }
 }
 
-/// Checks `assignment`'s worker id against the layout, and finds its first delta second
-/// ([`first_delta`], with what the state file records for this worker id).
-fn check(
+/// `assignment`, whose `worker_id` the layout holds ([`check_fits`]), with its first delta
+/// second ([`first_delta`], with what the state file records for this worker id).
+fn checked(
     assignment: Assignment,
+    worker_id: u64,
     layout: &Layout,
     now: i64,
     reaches: &Reaches,
     max_lead: Option<u64>,
-) -> Result<Checked, Error> {
-    let worker_id = crate::worker::assigner::check_fits(assignment.worker_id, layout)?;
+) -> Checked {
     let floor = first_delta(&assignment, reaches.of(worker_id), layout, now, max_lead);
-    Ok(Checked {
+    Checked {
         assignment,
         worker_id,
         floor,
-    })
+    }
 }
 
 /// The first delta second `assignment` allows: above the assignment's floor and above `recorded`

@@ -233,6 +233,7 @@ mod error;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 mod layout;
+mod lock;
 #[cfg(feature = "metrics")]
 mod metrics;
 pub mod plan;
@@ -240,7 +241,9 @@ mod reach;
 #[cfg(feature = "client")]
 mod remote;
 mod ring;
+mod stale;
 mod worker;
+mod zone;
 
 #[cfg(feature = "metrics")]
 pub use self::metrics::{
@@ -258,8 +261,7 @@ pub use default::{ClockBackwards, DefaultBuilder, DefaultUidGenerator};
 pub use error::{Cause, Error, IoError};
 pub use jiff::tz::TimeZone;
 pub use layout::{
-    DEFAULT_EPOCH_SECONDS, Layout, MAX_TIME_ZONE_FILE_BYTES, ParsedId, Parts,
-    UID_GENERATOR_EPOCH_SECONDS, epoch_from_date, system_time_zone, time_zone_from_tz,
+    DEFAULT_EPOCH_SECONDS, Layout, ParsedId, Parts, UID_GENERATOR_EPOCH_SECONDS, epoch_from_date,
 };
 #[cfg(feature = "client")]
 pub use remote::{RemoteBuilder, RemoteGenerator, RemoteStats};
@@ -269,6 +271,7 @@ pub use worker::rows::WorkerRow;
 pub use worker::sqlite::DEFAULT_SQLITE_PATH;
 pub use worker::table::DatabaseAssigner;
 pub use worker::{Assignment, FixedWorkerId, Lease, StatefulSetOrdinal, WorkerIdAssigner};
+pub use zone::{MAX_TIME_ZONE_FILE_BYTES, system_time_zone, time_zone_from_tz};
 
 /// The Rust blocks of the README and of `docs/*.md` are compiled and run as doc tests: each page is
 /// the documentation of a hidden item, compiled only by `cargo test` (rustdoc's `doctest` cfg)

@@ -64,7 +64,13 @@ use std::time::Duration;
 /// How often a [`MetricsReporter`] samples its generator unless told otherwise: 1 s.
 ///
 /// ```
-/// assert_eq!(ringflake::DEFAULT_SAMPLE_INTERVAL, std::time::Duration::from_secs(1));
+/// use ringflake::{CachedUidGenerator, DEFAULT_SAMPLE_INTERVAL, Layout, MetricsReporter};
+/// use std::sync::Arc;
+///
+/// let g = Arc::new(CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?);
+/// let reporter = MetricsReporter::builder("orders", &g).start()?;
+/// assert_eq!(reporter.interval(), DEFAULT_SAMPLE_INTERVAL);
+/// # Ok::<(), ringflake::Error>(())
 /// ```
 pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
 
@@ -306,11 +312,13 @@ impl GeneratorMetrics {
     ///
     /// let recorder = PrometheusBuilder::new().build_recorder();
     /// let series = metrics::with_local_recorder(&recorder, || GeneratorMetrics::register("g"));
-    /// // A ring of one second (boost power 0), full at start.
+    /// // A ring of one second (boost power 0), full at start; a max_lag of an hour keeps a slow
+    /// // machine's takes from discarding that second's IDs as stale while they run.
     /// let g = CachedUidGenerator::builder(Layout::default())
     ///     .worker_id(1)
     ///     .boost_power(0)
     ///     .background_filler(false)
+    ///     .max_lag(std::time::Duration::from_secs(3600))
     ///     .build()?;
     /// let mut ids = vec![0; 3 << 20];
     /// g.next_ids(&mut ids)?; // three quarters of the ring

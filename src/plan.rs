@@ -45,7 +45,9 @@ use crate::{Error, Layout};
 /// Seconds in a year of 365.25 days.
 ///
 /// ```
-/// assert_eq!(ringflake::plan::SECONDS_PER_YEAR, 365 * 86_400 + 6 * 3_600);
+/// use ringflake::{Layout, plan::SECONDS_PER_YEAR};
+/// // The default layout's 31 time bits last 68 years, as its documentation says.
+/// assert_eq!(Layout::default().max_delta_seconds() / SECONDS_PER_YEAR, 68);
 /// ```
 pub const SECONDS_PER_YEAR: u64 = 31_557_600;
 

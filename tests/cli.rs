@@ -109,6 +109,23 @@ fn layout_flags(v: &Vector) -> Vec<String> {
     ]
 }
 
+/// An epoch date (UTC) for a *live* generator with `time_bits`: `vector_epoch` while a layout from
+/// it has at least two years left, else New Year's Day two years ago. Java's vector layouts (29
+/// time bits from 2016) run out in 2033; a test that makes IDs with their widths must run on any
+/// date until the default layout's end (parsing a fixed ID needs no live epoch).
+fn live_epoch(time_bits: u32, vector_epoch: &str) -> String {
+    let epoch = ringflake::epoch_from_date(vector_epoch, &ringflake::TimeZone::UTC).unwrap();
+    let end = epoch + (1i64 << time_bits) - 1;
+    if end - now() >= 2 * 366 * 86_400 {
+        return vector_epoch.to_string();
+    }
+    let year = jiff::Timestamp::from_second(now())
+        .unwrap()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .year();
+    format!("{}-01-01", year - 2)
+}
+
 fn temp() -> tempfile::TempDir {
     tempfile::tempdir().expect("temp dir")
 }
@@ -294,7 +311,12 @@ fn gen_makes_ids_of_the_vector_layouts() {
             v.widths.2.parse().unwrap(),
         );
         assert_eq!(time + worker + seq, 63);
-        let epoch: i64 = v.epoch_seconds.parse().unwrap();
+        let live = live_epoch(time, &v.epoch_date);
+        let flags: Vec<String> = flags
+            .into_iter()
+            .map(|f| if f == v.epoch_date { live.clone() } else { f })
+            .collect();
+        let epoch = ringflake::epoch_from_date(&live, &ringflake::TimeZone::UTC).unwrap();
         let before = now();
         let mut args = vec!["gen", "-n", "20000", "--worker-id", "7"];
         args.extend(flags.iter().map(String::as_str));
@@ -623,6 +645,8 @@ fn layout_planner() {
             "10",
             "--epoch",
             "2025-01-01",
+            "--today",
+            "2026-11-23",
         ],
     );
     for line in [
@@ -634,6 +658,62 @@ fn layout_planner() {
     ] {
         assert!(roomy.contains(line), "{line:?} missing from\n{roomy}");
     }
+
+    // --today moves the day the lifetimes count from, not the epoch: a year later, the same
+    // layout has a year less to live, and its time bits run out on the same day.
+    let plan_from = |today: &str| {
+        ok(
+            dir.path(),
+            &[
+                "layout",
+                "--rate",
+                "10000",
+                "--restarts-per-day",
+                "24",
+                "--years",
+                "10",
+                "--epoch",
+                "2025-01-01",
+                "--tz",
+                "UTC",
+                "--today",
+                today,
+            ],
+        )
+    };
+    let default_line = |out: &str| {
+        out.lines()
+            .skip_while(|l| !l.contains("default widths 31/10/22"))
+            .find(|l| l.trim_start().starts_with("lifetime"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let now = default_line(&plan_from("2030-01-01"));
+    let later = default_line(&plan_from("2031-01-01"));
+    assert!(
+        now.contains("lifetime   63.1 years at 10,000 IDs/s, time bits run out 2093-01-19"),
+        "{now}"
+    );
+    assert!(
+        later.contains("lifetime   62.1 years at 10,000 IDs/s, time bits run out 2093-01-19"),
+        "{later}"
+    );
+    fails(
+        dir.path(),
+        &[
+            "layout",
+            "--rate",
+            "10",
+            "--restarts-per-day",
+            "1",
+            "--years",
+            "1",
+            "--today",
+            "2026-13-01",
+        ],
+        1,
+        "invalid --today",
+    );
 }
 
 #[test]
@@ -973,6 +1053,8 @@ fn json_ids(body: &str) -> Vec<u64> {
 #[test]
 fn serve_answers_every_endpoint() {
     let dir = temp();
+    // Java's vector layout 29/21/13 from 2016-09-20, with an epoch that keeps it alive on any date.
+    let epoch = live_epoch(29, "2016-09-20");
     let mut server = Server::start(
         dir.path(),
         &[
@@ -983,7 +1065,7 @@ fn serve_answers_every_endpoint() {
             "--seq-bits",
             "13",
             "--epoch",
-            "2016-09-20",
+            &epoch,
         ],
     );
     let addr = server.addr;
@@ -1037,7 +1119,9 @@ fn serve_answers_every_endpoint() {
     assert_eq!(r.status, 200);
     assert_eq!(
         r.body,
-        r#"{"UID":"17179877377","timestamp":"2016-09-20 00:00:01","workerId":"1","sequence":"1"}"#
+        format!(
+            r#"{{"UID":"17179877377","timestamp":"{epoch} 00:00:01","workerId":"1","sequence":"1"}}"#
+        )
     );
     let r = get(addr, &format!("/parse/{first}"));
     assert!(r.body.contains(r#""workerId":"1""#), "{}", r.body);

@@ -574,8 +574,9 @@ fn relative_links_point_at_files_and_headings() {
     assert!(bad.is_empty(), "dead links:\n{}", bad.join("\n"));
 }
 
-/// The transcripts of `ringflake parse` (exact) and `ringflake layout … --epoch …` (abridged: each
-/// shown line in order) in the docs print what the binary prints.
+/// The transcripts of `ringflake parse` (exact) and `ringflake layout … --today …` (abridged: each
+/// shown line in order) in the docs print what the binary prints, on any day: a layout transcript
+/// must pin the day it plans from.
 #[test]
 fn deterministic_transcripts_print_what_the_docs_show() {
     let dir = tempfile::tempdir().unwrap();
@@ -598,10 +599,17 @@ fn deterministic_transcripts_print_what_the_docs_show() {
             };
             let args: Vec<&str> = args.split_whitespace().collect();
             let exact = args[0] == "parse";
-            let layout = args[0] == "layout" && args.contains(&"--epoch");
+            let layout = args[0] == "layout";
             if !(exact || layout) {
                 continue;
             }
+            // The planner counts from today: a transcript that does not pin the day prints
+            // something else tomorrow.
+            assert!(
+                !layout || args.contains(&"--today"),
+                "{file}:{}: a `ringflake layout` transcript must pin the day with --today: {line}",
+                n + 1
+            );
             let shown: Vec<&str> = lines[n + 1..]
                 .iter()
                 .take_while(|l| !l.starts_with("$ ") && !l.starts_with("```"))
@@ -665,7 +673,7 @@ fn config_example_runs_as_documented() {
     let serve = Serve::start(dir.path(), &["--config", "ringflake.toml"]);
     let output = serve.output();
     assert!(
-        output.contains("generator orders: layout 30/20/13 from 2019-12-31T16:00:00Z"),
+        output.contains("generator orders: layout 32/18/13 from 2019-12-31T16:00:00Z"),
         "the orders epoch is not midnight in Asia/Shanghai:\n{output}"
     );
 

@@ -1,6 +1,7 @@
 //! The files under `src/` import one another one way: no file reaches itself through the paths
 //! it names (`use crate::…`, `use super::…`, `crate::x::y(…)` in code or in a macro's tokens, a
-//! child module named in code), directly or through other files.
+//! child module named in code), directly or through other files; and the binary's service
+//! (`src/bin/ringflake/serve/`) never reaches its flags (`args.rs`).
 //!
 //! How a path becomes an edge: each crate (`src/lib.rs`, `src/bin/*/main.rs`) is walked from its
 //! root through its `mod x;` declarations, which say which file holds which module; a path is
@@ -419,5 +420,58 @@ fn no_file_under_src_imports_itself_back() {
             .map(|c| show(c, &src))
             .collect::<Vec<_>>()
             .join("\n")
+    );
+}
+
+/// The files `from` reaches through its imports, directly or through other files, with the file
+/// it reached each through (to show the way).
+fn reached<'e>(
+    edges: &'e BTreeMap<PathBuf, BTreeSet<PathBuf>>,
+    from: &'e PathBuf,
+) -> BTreeMap<&'e PathBuf, &'e PathBuf> {
+    let mut back: BTreeMap<&PathBuf, &PathBuf> = BTreeMap::new();
+    let mut queue = std::collections::VecDeque::from([from]);
+    while let Some(at) = queue.pop_front() {
+        for next in edges.get(at).into_iter().flatten() {
+            if next != from && !back.contains_key(next) {
+                back.insert(next, at);
+                queue.push_back(next);
+            }
+        }
+    }
+    back
+}
+
+/// The binary's rooms flow one way: the flags (`args.rs`) → turning them into generators
+/// (`generators/`) → the service (`serve/`: its model, handlers, server). The service gets plain
+/// values and never reads a flag: no file under `serve/` reaches `args.rs`, not even through
+/// another file.
+#[test]
+fn the_service_never_imports_the_flags() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let bin = src.join("bin/ringflake");
+    let flags = bin.join("args.rs");
+    let edges = edges(&src);
+    assert!(edges.contains_key(&flags), "no {}", flags.display());
+    let mut found = Vec::new();
+    for from in edges.keys().filter(|f| f.starts_with(bin.join("serve"))) {
+        let back = reached(&edges, from);
+        if back.contains_key(&flags) {
+            let mut way = vec![flags.clone()];
+            let mut at = &flags;
+            while at != from {
+                at = back[at];
+                way.push(at.clone());
+            }
+            way.reverse();
+            let name = |p: &PathBuf| p.strip_prefix(&src).unwrap_or(p).display().to_string();
+            found.push(way.iter().map(name).collect::<Vec<_>>().join(" -> "));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the service imports the flags (move what it needs into serve/model, or have \
+         generators/ hand it over as a plain value):\n{}",
+        found.join("\n")
     );
 }

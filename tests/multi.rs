@@ -12,13 +12,13 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The default generator from the flags (the default 31/10/22 layout, worker id from the SQLite
-/// table), and two from the file on other layouts: `orders` (30/20/13 from 2020-01-01, from the
+/// table), and two from the file on other layouts: `orders` (32/18/13 from 2020-01-01, from the
 /// same table) and `users` (35/8/20, fixed worker id 7, no state file, no borrowing).
 const CONFIG: &str = r#"
 # Two generators besides the default one.
 [generators.orders]
-time-bits = 30
-worker-bits = 20
+time-bits = 32
+worker-bits = 18
 seq-bits = 13
 epoch = 2020-01-01
 tz = "UTC"
@@ -37,7 +37,7 @@ fn layouts() -> [(&'static str, Layout); 3] {
     let epoch_2020 = 1_577_836_800;
     [
         ("default", Layout::default()),
-        ("orders", Layout::new(30, 20, 13, epoch_2020).unwrap()),
+        ("orders", Layout::new(32, 18, 13, epoch_2020).unwrap()),
         (
             "users",
             Layout::new(35, 8, 20, ringflake::DEFAULT_EPOCH_SECONDS).unwrap(),
@@ -100,7 +100,7 @@ fn three_generators_each_route_from_its_own() {
     let addr = serve.addr();
     let out = serve.output();
     assert!(
-        out.contains("ringflake: generator orders: layout 30/20/13 from 2020-01-01"),
+        out.contains("ringflake: generator orders: layout 32/18/13 from 2020-01-01"),
         "{out}"
     );
     assert!(out.contains("ringflake-orders.state"), "{out}");

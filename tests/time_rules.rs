@@ -140,6 +140,38 @@ fn stale_ids_are_discarded() {
     assert_eq!(g.stats().lag_seconds, 0);
 }
 
+/// Rule 6's boundary (`max_lag` 5 s): IDs of second T go out while the clock is at T + 4, and
+/// from T + 5 on never: the filler's sweep drops them, and so does a take that finds them in its
+/// claim before the sweep has run.
+#[test]
+fn stale_from_max_lag_behind() {
+    let clock = ManualClock::from_seconds(T);
+    let g = CachedUidGenerator::builder(layout())
+        .worker_id(7)
+        .clock(clock.clone())
+        .background_filler(false)
+        .max_lag(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let mut ids = [0u64; 10];
+    g.next_ids(&mut ids).unwrap();
+    assert_eq!(second_of(ids[0]), T);
+    clock.advance_seconds(4);
+    g.pad();
+    g.next_ids(&mut ids).unwrap();
+    assert_eq!(second_of(ids[0]), T, "4 s behind, max_lag 5 s: fresh");
+    assert_eq!(g.stats().discarded, 0);
+    // At T + 5 the take's own clock read finds the rest of second T stale: dropped.
+    clock.advance_seconds(1);
+    let mut one = [0u64; 1];
+    g.next_ids(&mut one).unwrap();
+    let id = one[0];
+    // The ID handed out is of a later second (the pad at T + 4 wrote second T + 4 behind T's).
+    assert!(second_of(id) > T, "5 s behind, max_lag 5 s: stale");
+    assert!(id > ids[9]);
+    assert_eq!(g.stats().discarded, 8192 - 20, "the rest of second T");
+}
+
 /// A clock jumping back by an hour: no duplicate, no decrease.
 #[test]
 fn clock_backwards_an_hour() {

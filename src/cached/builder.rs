@@ -21,8 +21,10 @@ use std::time::Duration;
 /// never handed out, so that light load carries the current second.
 ///
 /// ```
-/// use ringflake::DEFAULT_MAX_LAG;
-/// assert_eq!(DEFAULT_MAX_LAG.as_secs(), 1);
+/// use ringflake::{CachedUidGenerator, DEFAULT_MAX_LAG, Layout};
+/// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?;
+/// assert_eq!(g.stats().max_lag_seconds, DEFAULT_MAX_LAG.as_secs());
+/// # Ok::<(), ringflake::Error>(())
 /// ```
 pub const DEFAULT_MAX_LAG: Duration = Duration::from_secs(1);
 
@@ -41,8 +43,9 @@ pub const DEFAULT_BOOST_POWER: u32 = 3;
 /// full.
 ///
 /// ```
-/// use ringflake::DEFAULT_PADDING_FACTOR;
-/// assert_eq!(DEFAULT_PADDING_FACTOR, 50);
+/// use ringflake::{CachedUidGenerator, DEFAULT_PADDING_FACTOR, Layout};
+/// let builder = format!("{:?}", CachedUidGenerator::builder(Layout::default()));
+/// assert!(builder.contains(&format!("padding_factor: {DEFAULT_PADDING_FACTOR},")), "{builder}");
 /// ```
 pub const DEFAULT_PADDING_FACTOR: u32 = 50;
 
@@ -389,9 +392,7 @@ impl CachedBuilder {
                 cursor_seen: 0,
             }),
             #[cfg(feature = "tokio")]
-            async_waiters: std::sync::atomic::AtomicUsize::new(0),
-            #[cfg(feature = "tokio")]
-            notify: tokio::sync::Notify::new(),
+            async_waiters: Default::default(),
             renewal: match (&keeper, self.retake) {
                 (Some(keeper), Some(retaker)) => {
                     let renewal = Arc::new(Renewal::default());

@@ -1,8 +1,9 @@
 //! The filler: the only writer of the ring, and the only place the time rules live.
 
-use super::shared::{Shared, lock};
+use super::shared::Shared;
 use super::stats::FILLER_RECORD_INTERVAL;
 use super::watch::{self, Watch};
+use crate::lock::lock;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -180,11 +181,9 @@ impl Shared {
     /// whenever a take finds its claim stale (after a pause of the process, before the filler's
     /// next round).
     pub(super) fn sweep_stale(&self, tail: u64, now: u64) {
-        // Keep IDs of second >= now + 1 - max_lag: until the next sweep (< 1 s away) the clock
-        // stays below now + 1, so their lag stays <= max_lag.
-        let Some(min_ok) = (now + 1).checked_sub(self.max_lag_secs) else {
-            return;
-        };
+        // Keep IDs not stale at `now` (`crate::stale`: their second is less than max_lag behind
+        // it): until the next sweep (< 1 s away) the clock stays below now + 1, so their lag
+        // stays below max_lag.
         let shift = self.layout.time_shift();
         let k = self.ring.chunk();
         loop {
@@ -193,7 +192,9 @@ impl Shared {
             let mut end = c;
             while end < tail {
                 match self.ring.read(end) {
-                    Ok((id, _)) if id >> shift < min_ok => end = (end / k + 1) * k,
+                    Ok((id, _)) if crate::stale::is_stale(id >> shift, self.max_lag_secs, now) => {
+                        end = (end / k + 1) * k
+                    }
                     _ => break,
                 }
             }

@@ -63,7 +63,6 @@ impl Shared {
         let written = st.next_delta + u64::from(st.next_seq > 0);
         st.next_delta = floor.max(written);
         st.next_seq = 0;
-        self.worker_id.store(new, Ordering::Release);
         if let Some(r) = &self.reach {
             // What the file records is per worker id: the new one's reach is raised before any
             // of its seconds is used, whatever the old one's was.
@@ -72,6 +71,9 @@ impl Shared {
         keeper.install(new, lease, epoch.saturating_add(st.next_delta as i64));
         self.counters.heals.fetch_add(1, Ordering::Relaxed);
         self.counters.lease_capped.store(false, Ordering::Release);
+        // Published last (Release): whoever sees the new worker id also sees its lease and the
+        // heal counted (a snapshot taken between the two told the new id with no heal).
+        self.worker_id.store(new, Ordering::Release);
         tracing::warn!(
             old_worker_id = old,
             worker_id = new,

@@ -12,6 +12,7 @@
 use super::shared::{CachedUidGenerator, Shared};
 use crate::Error;
 use crate::ring::Held;
+use crate::stale::StaleFrom;
 use crossbeam_utils::CachePadded;
 use std::sync::Arc;
 
@@ -84,7 +85,7 @@ pub struct LocalTaker<'g> {
     next: u64,
     end: u64,
     /// The run is fresh while the filler's clock second is below this.
-    deadline: u64,
+    deadline: StaleFrom,
     /// ID minus ring index in the current run (wrapping).
     gap: u64,
     /// The indices of the claim not yet read into a run: `rest..claim_end`.
@@ -129,7 +130,7 @@ impl CachedUidGenerator {
             shared: s,
             next: 0,
             end: 0,
-            deadline: 0,
+            deadline: StaleFrom::ALWAYS,
             gap: 0,
             rest: 0,
             claim_end: 0,
@@ -164,7 +165,7 @@ impl LocalTaker<'_> {
     #[inline]
     pub fn next_id(&mut self) -> Result<u64, Error> {
         let id = self.next;
-        if id < self.end && self.shared.ring.seen() < self.deadline {
+        if id < self.end && !self.deadline.is_stale(self.shared.ring.seen()) {
             self.next = id + 1;
             return Ok(id);
         }
@@ -235,9 +236,9 @@ impl LocalTaker<'_> {
             // Rule 6 at take time, once per block: the clock, not the second the filler last
             // published, which is as old as the filler's last round (after a pause of the
             // process, older than max_lag).
-            let deadline = (first >> shift).saturating_add(s.max_lag_secs);
+            let deadline = StaleFrom::of(first >> shift, s.max_lag_secs);
             let now = s.take_clock();
-            if now >= deadline {
+            if deadline.is_stale(now) {
                 // Written before the filler's last sweep, or before a pause: not handed out.
                 self.give_back(&[(index, end)], false);
                 s.stale_found(now);

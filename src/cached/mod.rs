@@ -20,6 +20,8 @@ mod shared;
 mod snapshot;
 mod stats;
 mod take;
+#[cfg(feature = "tokio")]
+mod take_async;
 mod watch;
 
 pub use builder::{CachedBuilder, DEFAULT_BOOST_POWER, DEFAULT_MAX_LAG, DEFAULT_PADDING_FACTOR};

@@ -10,14 +10,14 @@
 //! This is a ticket queue in the manner of a FIFO ticket lock (Mellor-Crummey and Scott,
 //! "Algorithms for scalable synchronization on shared-memory multiprocessors", 1991), with
 //! explicit entries instead of a `now serving` counter so that a waiter can leave from the
-//! middle: async waiters keep their [`Waker`], blocking ones their [`Thread`]. It is touched only
+//! middle: every waiter keeps a [`Waker`] (a blocking one's unparks its [`Thread`]). It is touched only
 //! by takes that wait and by batches, never on the per-ID path of `next_id` or a
 //! [`LocalTaker`](crate::LocalTaker), which claim their place in the ring's order with their one
 //! atomic add and wait for it there.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use std::thread::Thread;
 use std::time::Duration;
@@ -43,26 +43,20 @@ struct Entry {
     ticket: u64,
     /// IDs this place still wants.
     wanted: u64,
-    wake: Wake,
+    /// How to wake it when it becomes the head, once it has waited.
+    wake: Option<Waker>,
 }
 
-/// How to wake a place that becomes the head.
-#[derive(Debug)]
-enum Wake {
-    Nobody,
-    // Made by the async takes (feature `tokio`) only.
-    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
-    Task(Waker),
-    Thread(Thread),
-}
+/// Wakes a blocking waiter: unparks its thread.
+struct Unpark(Thread);
 
-impl Wake {
-    fn wake(&mut self) {
-        match std::mem::replace(self, Wake::Nobody) {
-            Wake::Nobody => {}
-            Wake::Task(w) => w.wake(),
-            Wake::Thread(t) => t.unpark(),
-        }
+impl std::task::Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
     }
 }
 
@@ -77,8 +71,7 @@ pub(super) struct Waiting {
 
 impl Queue {
     fn state(&self) -> MutexGuard<'_, State> {
-        // Plain data, consistent between statements: poisoning is no reason to stop.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        crate::lock::lock(&self.state)
     }
 
     /// Whether no take waits. A take that finds it empty may take ready IDs without queueing: it
@@ -104,7 +97,7 @@ impl Queue {
         st.entries.push_back(Entry {
             ticket,
             wanted,
-            wake: Wake::Nobody,
+            wake: None,
         });
         self.places.fetch_add(1, Ordering::SeqCst);
         self.wanted.fetch_add(wanted, Ordering::Relaxed);
@@ -133,42 +126,40 @@ impl Place<'_> {
     }
 
     /// Ready when this place is the head; else keeps `cx`'s waker to be woken when it is.
-    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub(super) fn poll_turn(&self, cx: &mut Context<'_>) -> Poll<()> {
-        self.poll_with(|| Wake::Task(cx.waker().clone()))
-    }
-
-    /// Waits, parked, until this place is the head (blocking takes).
-    pub(super) fn wait_turn(&self) {
-        // The timeout only bounds a lost wake-up; the head's leaving unparks the next one.
-        while self
-            .poll_with(|| Wake::Thread(std::thread::current()))
-            .is_pending()
-        {
-            std::thread::park_timeout(Duration::from_millis(10));
-        }
-    }
-
-    /// Waits until this place is the head (async takes).
-    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
-    pub(super) async fn turn(&self) {
-        std::future::poll_fn(|cx| self.poll_turn(cx)).await;
-    }
-
-    fn poll_with(&self, wake: impl FnOnce() -> Wake) -> Poll<()> {
         let mut st = self.queue.state();
         let mut entries = st.entries.iter_mut();
         if entries.next().is_some_and(|e| e.ticket == self.ticket) {
             return Poll::Ready(());
         }
-        if let Some(e) = entries.find(|e| e.ticket == self.ticket) {
-            e.wake = wake();
+        if let Some(e) = entries.find(|e| e.ticket == self.ticket)
+            && !e.wake.as_ref().is_some_and(|w| w.will_wake(cx.waker()))
+        {
+            e.wake = Some(cx.waker().clone());
         }
         Poll::Pending
     }
 
+    /// Waits, parked, until this place is the head (blocking takes).
+    pub(super) fn wait_turn(&self) {
+        let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+        let mut cx = Context::from_waker(&waker);
+        // The timeout only bounds a lost wake-up; the head's leaving unparks the next one.
+        while self.poll_turn(&mut cx).is_pending() {
+            std::thread::park_timeout(Duration::from_millis(10));
+        }
+    }
+}
+
+/// What only the async takes (`take_async`) do with their place.
+#[cfg(feature = "tokio")]
+impl Place<'_> {
+    /// Waits until this place is the head.
+    pub(super) async fn turn(&self) {
+        std::future::poll_fn(|cx| self.poll_turn(cx)).await;
+    }
+
     /// The head handed out `n` of the IDs it wants: the queue behind it is that much shorter.
-    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub(super) fn served(&self, n: u64) {
         let mut st = self.queue.state();
         if let Some(e) = st.entries.iter_mut().find(|e| e.ticket == self.ticket) {
@@ -192,9 +183,9 @@ impl Drop for Place<'_> {
         }
         q.places.fetch_sub(1, Ordering::SeqCst);
         if at == 0
-            && let Some(next) = st.entries.front_mut()
+            && let Some(waker) = st.entries.front_mut().and_then(|next| next.wake.take())
         {
-            next.wake.wake();
+            waker.wake();
         }
     }
 }
@@ -242,8 +233,6 @@ mod tests {
             .map(|(p, w)| turn(p, w))
             .collect();
         assert_eq!(heads, [true, false, false, false]);
-        places[0].served(60);
-        assert_eq!(q.waiting().ids, 940);
         let mut places = places.into_iter();
         drop(places.next()); // the head is done: the second is woken, nobody else
         let counts: Vec<usize> = wakers.iter().map(|w| w.0.load(Ordering::SeqCst)).collect();
@@ -252,6 +241,23 @@ mod tests {
         let rest: Vec<Place<'_>> = places.collect();
         assert!(turn(&rest[0], &wakers[1]));
         assert!(!turn(&rest[2], &wakers[3]));
+    }
+
+    /// What the head hands out no longer counts as wanted; leaving takes the rest along.
+    #[cfg(feature = "tokio")]
+    #[test]
+    fn the_head_served_shortens_the_queue() {
+        let q = Queue::default();
+        let head = q.join(100);
+        let next = q.join(200);
+        head.served(60);
+        assert_eq!(q.waiting(), Waiting { takes: 2, ids: 240 });
+        next.served(10); // not the head, but its count is its own
+        assert_eq!(q.waiting().ids, 230);
+        head.served(1000); // never below zero
+        assert_eq!(q.waiting().ids, 190);
+        drop(head);
+        assert_eq!(q.waiting(), Waiting { takes: 1, ids: 190 });
     }
 
     #[test]

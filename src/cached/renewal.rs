@@ -2,15 +2,11 @@
 //! good, to the filler, which switches to it ([`super::heal`]).
 
 use crate::Assignment;
+use crate::lock::lock;
 use crate::worker::lease::Renew;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::Thread;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // An assignment or nothing: consistent whatever panicked.
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// A new worker id taken by the lease keeper, on its way to the filler.
 #[derive(Default)]

@@ -5,13 +5,14 @@
 use super::discards::Discards;
 use super::lead::LeadPolicy;
 use super::stats::StatsSink;
+use crate::lock::lock;
 use crate::reach::ReachFile;
 use crate::ring::Ring;
 use crate::worker::lease::Keeper;
 use crate::{Clock, Error, Layout};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::{JoinHandle, Thread};
 use std::time::Duration;
 
@@ -84,19 +85,11 @@ pub(super) struct Shared {
     pub(super) queue: super::queue::Queue,
     /// Async takes waiting for the filler, and how they are woken.
     #[cfg(feature = "tokio")]
-    pub(super) async_waiters: std::sync::atomic::AtomicUsize,
-    #[cfg(feature = "tokio")]
-    pub(super) notify: tokio::sync::Notify,
+    pub(super) async_waiters: super::take_async::waiters::AsyncWaiters,
     /// Where the filler records its stats after its rounds.
     pub(super) sink: Option<Box<dyn StatsSink>>,
     /// The worker id given back at start, if one was.
     pub(super) given_back: Option<crate::GivenBack>,
-}
-
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding these locks leaves consistent data (plain counters), so poisoning is
-    // not a reason to stop issuing IDs.
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Shared {
@@ -112,17 +105,11 @@ impl Shared {
         }
     }
 
-    /// Wakes async takes after a filler round (or a state change): they look at the ring again.
+    /// Wakes async takes after a filler round (or a state change): they look at the ring again
+    /// (`take_async`; nothing to wake without the feature `tokio`).
     pub(super) fn notify_async_waiters(&self) {
         #[cfg(feature = "tokio")]
-        {
-            // Pairs with the waiter's SeqCst increment: either it sees what this round wrote, or
-            // this load sees it waiting (a store-load order only SeqCst on both sides gives).
-            std::sync::atomic::fence(Ordering::SeqCst);
-            if self.async_waiters.load(Ordering::SeqCst) > 0 {
-                self.notify.notify_waiters();
-            }
-        }
+        self.async_waiters.wake_all();
     }
 
     /// Why the ring will not be refilled now, if it will not.

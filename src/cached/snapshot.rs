@@ -3,8 +3,9 @@
 //!
 //! [`Discards`]: super::discards::Discards
 
-use super::shared::{CachedUidGenerator, Shared, lock};
+use super::shared::{CachedUidGenerator, Shared};
 use super::stats::{Stats, StatsSource};
+use crate::lock::lock;
 use crate::ring::Held;
 use crossbeam_utils::CachePadded;
 use std::sync::Arc;
@@ -105,42 +106,6 @@ impl Shared {
         }
     }
 
-    /// Claims `n` indices for a batch at the head of the queue, held (not counted as issued)
-    /// until [`settle_batch`](Self::settle_batch): the claim and its record in one step under
-    /// the lock that [`stats`](Self::stats) reads under.
-    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
-    pub(super) fn claim_for_batch(&self, n: u64) -> u64 {
-        let mut log = lock(&self.counters.discards.0);
-        let first = self.ring.claim(n);
-        log.batches.push((first, first + n));
-        first
-    }
-
-    /// A batch is done with `ranges` of its claims: they are issued (handed out), or with
-    /// `discard` recorded as discarded (the batch was given up or failed), in one step.
-    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
-    pub(super) fn settle_batch(&self, ranges: &[(u64, u64)], discard: bool) {
-        let mut log = lock(&self.counters.discards.0);
-        for &range in ranges {
-            if let Some(at) = log.batches.iter().position(|&r| r == range) {
-                log.batches.swap_remove(at);
-            }
-            if discard {
-                log.add(range.0, range.1);
-            }
-        }
-    }
-
-    /// A batch's claim `range` was lapped from `at` on: `at..` is discarded, the rest stays held.
-    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
-    pub(super) fn split_batch(&self, range: (u64, u64), at: u64) {
-        let mut log = lock(&self.counters.discards.0);
-        if let Some(r) = log.batches.iter_mut().find(|r| **r == range) {
-            r.1 = at;
-        }
-        log.add(at, range.1);
-    }
-
     /// Claims `n` indices from `at` as discarded if the cursor still stands there, recording them
     /// with the claim; with `expired`, as expired too (a stale sweep: IDs no take claimed before
     /// their second passed), else not (a heal's switch drops the old worker id's IDs).
@@ -226,5 +191,44 @@ impl Shared {
                 .max(0) as u64,
             state_file_failing: c.state_capped.load(Ordering::Relaxed),
         }
+    }
+}
+
+/// The claims of an async batch at the head of the queue (`take_async`), held while it runs:
+/// recorded under the same lock as the discards, so that a snapshot counts them neither as
+/// issued nor as ready.
+#[cfg(feature = "tokio")]
+impl Shared {
+    /// Claims `n` indices for a batch at the head of the queue, held (not counted as issued)
+    /// until [`settle_batch`](Self::settle_batch): the claim and its record in one step under
+    /// the lock that [`stats`](Self::stats) reads under.
+    pub(super) fn claim_for_batch(&self, n: u64) -> u64 {
+        let mut log = lock(&self.counters.discards.0);
+        let first = self.ring.claim(n);
+        log.batches.push((first, first + n));
+        first
+    }
+
+    /// A batch is done with `ranges` of its claims: they are issued (handed out), or with
+    /// `discard` recorded as discarded (the batch was given up or failed), in one step.
+    pub(super) fn settle_batch(&self, ranges: &[(u64, u64)], discard: bool) {
+        let mut log = lock(&self.counters.discards.0);
+        for &range in ranges {
+            if let Some(at) = log.batches.iter().position(|&r| r == range) {
+                log.batches.swap_remove(at);
+            }
+            if discard {
+                log.add(range.0, range.1);
+            }
+        }
+    }
+
+    /// A batch's claim `range` was lapped from `at` on: `at..` is discarded, the rest stays held.
+    pub(super) fn split_batch(&self, range: (u64, u64), at: u64) {
+        let mut log = lock(&self.counters.discards.0);
+        if let Some(r) = log.batches.iter_mut().find(|r| **r == range) {
+            r.1 = at;
+        }
+        log.add(at, range.1);
     }
 }

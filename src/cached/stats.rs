@@ -10,7 +10,29 @@ use std::time::Duration;
 /// thousands of times a second, and records after at most ten of them.
 ///
 /// ```
-/// assert_eq!(ringflake::FILLER_RECORD_INTERVAL, std::time::Duration::from_millis(100));
+/// use ringflake::{CachedUidGenerator, FILLER_RECORD_INTERVAL, Layout, Stats, StatsSink};
+/// use std::sync::{Arc, Mutex};
+/// use std::time::{Duration, Instant};
+///
+/// /// When each record came.
+/// #[derive(Clone, Default)]
+/// struct Times(Arc<Mutex<Vec<Instant>>>);
+/// impl StatsSink for Times {
+///     fn record(&self, _: &Stats) {
+///         self.0.lock().unwrap().push(Instant::now());
+///     }
+/// }
+/// let times = Times::default();
+/// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).record_stats(times.clone()).build()?;
+/// // Takes keep the filler refilling, many rounds a second: it records only every so often.
+/// let start = Instant::now();
+/// while times.0.lock().unwrap().len() < 3 && start.elapsed() < Duration::from_secs(10) {
+///     g.next_id()?;
+/// }
+/// let times = times.0.lock().unwrap().clone();
+/// assert!(times.len() >= 3);
+/// assert!(times.windows(2).all(|w| w[1] - w[0] >= FILLER_RECORD_INTERVAL));
+/// # Ok::<(), ringflake::Error>(())
 /// ```
 pub const FILLER_RECORD_INTERVAL: Duration = Duration::from_millis(100);
 
@@ -162,7 +184,25 @@ pub struct Stats {
 /// How long without a take before a generator counts as idle ([`Health::Idle`]).
 ///
 /// ```
-/// assert_eq!(ringflake::IDLE_AFTER.as_secs(), 5);
+/// use ringflake::{CachedUidGenerator, Health, IDLE_AFTER, Layout, ManualClock};
+///
+/// let clock = ManualClock::from_seconds(1_800_000_000);
+/// let g = CachedUidGenerator::builder(Layout::default())
+///     .worker_id(1)
+///     .clock(clock.clone())
+///     .background_filler(false)
+///     .build()?;
+/// g.next_id()?;
+/// g.pad();
+/// let idle_after = IDLE_AFTER.as_secs() as i64;
+/// clock.advance_seconds(idle_after - 1);
+/// g.pad();
+/// assert_eq!(g.stats().health(&Layout::default()), Health::Serving);
+/// clock.advance_seconds(1);
+/// g.pad();
+/// let health = g.stats().health(&Layout::default());
+/// assert!(matches!(health, Health::Idle { .. }), "{health}");
+/// # Ok::<(), ringflake::Error>(())
 /// ```
 pub const IDLE_AFTER: Duration = Duration::from_secs(5);
 

@@ -7,7 +7,8 @@
 //! application that builds each generator inside a span of its own (`ringflake serve` names them
 //! `generator`) sees whose they are.
 
-use super::shared::{Shared, lock};
+use super::shared::Shared;
+use crate::lock::lock;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 

@@ -42,6 +42,8 @@ pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("ringflake.v1.bin");
 /// The service's full name, `ringflake.v1.IdService`, as health checks and reflection name it.
 ///
 /// ```
-/// assert_eq!(ringflake::grpc::SERVICE_NAME, "ringflake.v1.IdService");
+/// use ringflake::grpc::id_service_server::SERVICE_NAME as GENERATED;
+/// // The name tonic's generated server answers to, from the proto's package and service.
+/// assert_eq!(ringflake::grpc::SERVICE_NAME, GENERATED);
 /// ```
 pub const SERVICE_NAME: &str = "ringflake.v1.IdService";

@@ -5,8 +5,9 @@
 //! A take claims the head index with one compare-and-swap, and only if that index is below the
 //! tail the fetcher published: an empty buffer claims nothing (nothing is lost to a take that
 //! gives up), and a claimed index is always written. The ID's second is checked against the clock
-//! second the fetcher last published (no clock read per ID): an ID more than `max_lag` behind it
-//! is dropped and counted, never handed out.
+//! second the fetcher last published (no clock read per ID): an ID whose second is `max_lag` or
+//! more behind it is dropped and counted, never handed out (the rule of [`crate::stale`], the
+//! in-process generator's).
 //!
 //! A block claimed at once ([`Buffer::take_block`]) is read as a range when it can be: the
 //! fetcher publishes where the current stretch of strictly increasing IDs began, and in such a
@@ -15,6 +16,7 @@
 //! reads two slots per block instead of every ID's.
 
 use crate::ring::Ring;
+use crate::stale::StaleFrom;
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -38,7 +40,7 @@ pub(crate) struct Buffer {
     ring: Ring,
     /// `worker_bits + seq_bits`: an ID's delta second is `id >> shift`.
     shift: u32,
-    /// The oldest delta second still handed out is `seen - max_lag`.
+    /// IDs whose delta second is this many or more behind `seen` are stale.
     max_lag: u64,
     /// IDs dropped as stale (by takes and by the fetcher's sweep).
     dropped: CachePadded<AtomicU64>,
@@ -63,11 +65,11 @@ impl Buffer {
         }
     }
 
-    /// The clock second (as published by the fetcher) after which `id` is stale: it may be
-    /// handed out while [`seen`](Self::seen) is at most this.
+    /// The clock second (as published by the fetcher) from which `id` is stale: it may be
+    /// handed out while [`seen`](Self::seen) is below this.
     #[inline]
-    pub(crate) fn limit(&self, id: u64) -> u64 {
-        (id >> self.shift).saturating_add(self.max_lag)
+    pub(crate) fn stale_from(&self, id: u64) -> StaleFrom {
+        StaleFrom::of(id >> self.shift, self.max_lag)
     }
 
     /// The clock second the fetcher last published.
@@ -76,14 +78,15 @@ impl Buffer {
         self.ring.seen()
     }
 
-    /// Whether `id` lies more than `max_lag` behind the clock second the fetcher last published.
+    /// Whether `id`'s second lies `max_lag` or more behind the clock second the fetcher last
+    /// published.
     #[inline]
     fn stale(&self, id: u64) -> bool {
-        self.limit(id) < self.ring.seen()
+        self.stale_from(id).is_stale(self.ring.seen())
     }
 
-    /// Whether `id` may be handed out: no more than `max_lag` behind the clock second the fetcher
-    /// last published.
+    /// Whether `id` may be handed out: its second less than `max_lag` behind the clock second the
+    /// fetcher last published.
     #[inline]
     pub(crate) fn fresh(&self, id: u64) -> bool {
         !self.stale(id)
@@ -334,6 +337,19 @@ mod tests {
         assert_eq!(b.len(), 0);
         assert_eq!(b.dropped(), 5);
         assert_eq!(b.take(), None);
+    }
+
+    /// The boundary of `crate::stale`, as the buffer applies it: with `max_lag` 5, IDs of second
+    /// 100 go out while the fetcher's clock second is 104, and are dropped at 105.
+    #[test]
+    fn stale_from_max_lag_behind() {
+        let b = Buffer::new(1 << 10, 10, 5);
+        b.push(&at(100, 2));
+        b.publish_seen(104);
+        assert_eq!(b.take(), Some(100 << 10));
+        b.publish_seen(105);
+        assert_eq!(b.take(), None);
+        assert_eq!(b.dropped(), 1);
     }
 
     #[test]

@@ -12,17 +12,18 @@
 //! claimed, so a block that waits in a thread never yields a stale ID.
 
 use super::buffer::{BLOCK, Block, Buffer};
+use crate::stale::StaleFrom;
 use std::cell::Cell;
 
 /// One thread's block.
 pub(crate) struct Held {
     /// The client the block came from (0: none).
     owner: Cell<u64>,
-    /// A range block: IDs `next..end`, handed out while the buffer's clock second is at most
-    /// `limit` (the first ID's: the others are newer).
+    /// A range block: IDs `next..end`, handed out until the buffer's clock second reaches
+    /// `stale_from` (the first ID's: the others are newer).
     next: Cell<u64>,
     end: Cell<u64>,
-    limit: Cell<u64>,
+    stale_from: Cell<StaleFrom>,
     /// An array block: `ids[at..len]`.
     at: Cell<usize>,
     len: Cell<usize>,
@@ -35,7 +36,7 @@ thread_local! {
             owner: Cell::new(0),
             next: Cell::new(0),
             end: Cell::new(0),
-            limit: Cell::new(0),
+            stale_from: Cell::new(StaleFrom::ALWAYS),
             at: Cell::new(0),
             len: Cell::new(0),
             ids: [const { Cell::new(0) }; BLOCK],
@@ -67,7 +68,7 @@ impl Held {
         if next >= end {
             return None;
         }
-        if buffer.seen() <= self.limit.get() {
+        if !self.stale_from.get().is_stale(buffer.seen()) {
             self.next.set(next + 1);
             return Some(next);
         }
@@ -105,7 +106,7 @@ impl Held {
             match buffer.take_block(&mut block) {
                 Block::Empty => return None,
                 Block::Range { first, len } => {
-                    self.limit.set(buffer.limit(first));
+                    self.stale_from.set(buffer.stale_from(first));
                     self.next.set(first);
                     self.end.set(first + len);
                 }
@@ -175,9 +176,9 @@ mod tests {
         a.push(&(100u64 << 10..(100 << 10) + 200).collect::<Vec<_>>());
         assert_eq!(take(301, &a), Some(100 << 10));
         assert_eq!(take(301, &a), Some(100 << 10 | 1));
-        a.publish_seen(105); // 5 s behind: still handed out
+        a.publish_seen(104); // 4 s behind: still handed out
         assert_eq!(take(301, &a), Some(100 << 10 | 2));
-        a.publish_seen(106); // the rest of the range, and of the buffer, is stale
+        a.publish_seen(105); // max_lag behind: the rest of the range, and of the buffer, is stale
         assert_eq!(take(301, &a), None);
         assert_eq!(a.dropped(), 197);
     }

@@ -5,6 +5,7 @@
 //! [`Lease`] is what an assigner hands out; [`Keeper`] is the generator's thread that keeps one
 //! extended and releases it at shutdown.
 
+use crate::lock::lock;
 use crate::{Clock, Error};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
@@ -195,11 +196,6 @@ struct Reported {
     streak: u64,
     /// The expiry of the lease during this run was logged.
     expired: bool,
-}
-
-fn lock<T: ?Sized>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // Plain data, consistent between statements: poisoning is no reason to stop.
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl KeeperShared {

@@ -5,7 +5,7 @@ use super::node::NodeInfo;
 use super::rows::{TableSetup, WorkerRow, WorkerTable};
 use super::table::DatabaseAssigner;
 use crate::{Cause, Error};
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior, params};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -346,19 +346,5 @@ impl DatabaseAssigner {
         Ok(DatabaseAssigner::with_table(Arc::new(
             SqliteTable::open_read_only(path.as_ref())?,
         )))
-    }
-
-    /// Reads a row directly (read-only); for tests.
-    #[doc(hidden)]
-    pub fn sqlite_lease_of(path: impl AsRef<Path>, id: u64) -> Result<Option<i64>, Error> {
-        let t = SqliteTable::open_read_only(path.as_ref())?;
-        t.read(|tx| {
-            tx.query_row(
-                "SELECT LEASE_UNTIL FROM WORKER_NODE WHERE ID = ?1",
-                params![id as i64],
-                |r| r.get(0),
-            )
-            .optional()
-        })
     }
 }

@@ -128,7 +128,10 @@ impl DatabaseAssigner {
     ///
     /// ```
     /// use ringflake::DatabaseAssigner;
-    /// assert_eq!(DatabaseAssigner::DEFAULT_TIMEOUT.as_secs(), 30);
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let table = format!("{:?}", DatabaseAssigner::sqlite(dir.path().join("ids.db"))?);
+    /// assert!(table.contains(&format!("timeout: {:?}", DatabaseAssigner::DEFAULT_TIMEOUT)), "{table}");
+    /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub const DEFAULT_TIMEOUT: Duration = DEFAULT_TIMEOUT;
 
@@ -137,7 +140,10 @@ impl DatabaseAssigner {
     ///
     /// ```
     /// use ringflake::DatabaseAssigner;
-    /// assert_eq!(DatabaseAssigner::DEFAULT_RETRY_FOR.as_secs(), 30);
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let table = format!("{:?}", DatabaseAssigner::sqlite(dir.path().join("ids.db"))?);
+    /// assert!(table.contains(&format!("retry_for: {:?}", DatabaseAssigner::DEFAULT_RETRY_FOR)), "{table}");
+    /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub const DEFAULT_RETRY_FOR: Duration = Duration::from_secs(30);
 
@@ -145,8 +151,16 @@ impl DatabaseAssigner {
     /// ([`lease_window`](Self::lease_window)): 300 s.
     ///
     /// ```
-    /// use ringflake::DatabaseAssigner;
-    /// assert_eq!(DatabaseAssigner::DEFAULT_LEASE_WINDOW.as_secs(), 300);
+    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
+    /// use std::time::{SystemTime, UNIX_EPOCH};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let table = DatabaseAssigner::sqlite(dir.path().join("ids.db"))?;
+    /// let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() as i64;
+    /// let lease = table.assign(&Layout::default())?.lease.expect("a recycling table leases");
+    /// let window = DatabaseAssigner::DEFAULT_LEASE_WINDOW.as_secs() as i64;
+    /// assert!((now + window..=now + window + 5).contains(&lease.until()), "{}", lease.until());
+    /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub const DEFAULT_LEASE_WINDOW: Duration = Duration::from_secs(DEFAULT_WINDOW_SECS as u64);
 
@@ -591,14 +605,14 @@ impl WorkerIdAssigner for DatabaseAssigner {
     }
 
     fn retaker(&self) -> Option<Box<dyn WorkerIdAssigner + Send + Sync>> {
+        // The same table (its connection, timeout and TLS) and the same settings. Not a public
+        // `Clone`: a clone's `timeout` or `ca_file` would change the shared table under the
+        // original.
         Some(Box::new(DatabaseAssigner {
             table: Arc::clone(&self.table),
-            recycle: self.recycle,
             generator: self.generator.clone(),
-            window: self.window,
-            retry_for: self.retry_for,
-            timeout: self.timeout,
             keep: self.keep.clone(),
+            ..*self
         }))
     }
 

@@ -1,6 +1,7 @@
 //! `ringflake gen -n N`: N new IDs, one per line.
 
-use crate::args::{self, GenArgs};
+use crate::args::GenArgs;
+use crate::generators;
 use crate::text::stdout_error;
 use std::io::{BufWriter, Write};
 
@@ -13,7 +14,7 @@ pub fn run(a: &GenArgs, matches: &clap::ArgMatches) -> Result<(), String> {
     let (_, layout) = a.layout.zone_and_layout()?;
     let state = a.state.path(matches)?;
     let source = a.worker.source(matches)?.keeping(state.as_deref());
-    let generator = args::generator(layout, &source, None, state.as_deref())?;
+    let generator = generators::generator(layout, &source, None, state.as_deref())?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let batch_len = generator.max_batch().map_or(BATCH, |max| max.min(BATCH));

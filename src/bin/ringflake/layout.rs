@@ -171,9 +171,21 @@ fn describe_above(
     Ok(())
 }
 
-/// Prints the planner's report for now.
+/// Prints the planner's report as of `--today` (midnight in the zone), else now.
 pub fn run(args: &PlanArgs) -> Result<(), String> {
-    let report = report(args, jiff::Timestamp::now().as_second())?;
+    let now = match &args.today {
+        Some(date) => {
+            let tz = args.layout.zone()?;
+            date.parse::<jiff::civil::Date>()
+                .and_then(|d| d.to_zoned(tz))
+                .map(|z| z.timestamp().as_second())
+                .map_err(|e| {
+                    format!("invalid --today {date:?}: expected a date yyyy-MM-dd ({e})")
+                })?
+        }
+        None => jiff::Timestamp::now().as_second(),
+    };
+    let report = report(args, now)?;
     print!("{report}");
     Ok(())
 }

@@ -3,12 +3,15 @@
 //!
 //! A thin layer over the library: the generator, layouts, worker tables, metrics and the planner
 //! all live in `ringflake`; this binary only reads flags, speaks HTTP and prints. This file only
-//! dispatches: each command is a module of its own, the flags are in `args`.
+//! dispatches: each command is a module of its own. Its rooms, each importing only those before
+//! it: the flags (`args`), turning them into generators (`generators`), the service (`serve`:
+//! its model, handlers and server).
 #![forbid(unsafe_code)]
 
 mod args;
 mod completions;
 mod r#gen;
+mod generators;
 mod layout;
 mod log;
 mod parse;
@@ -37,9 +40,11 @@ fn main() -> ExitCode {
             };
             // The service logs through its subscriber; its fatal error reaches standard error
             // whatever the filter (a JSON line with --log-format json).
-            return match log::install(&directives, a.log_format)
-                .and_then(|()| serve::run(a, &matches))
-            {
+            return match log::install(&directives, a.log_format).and_then(|()| {
+                serve::run(&generators::serve::config(a), || {
+                    generators::serve::plans(a, &matches)
+                })
+            }) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(message) => {
                     log::fatal(&message, a.log_format);

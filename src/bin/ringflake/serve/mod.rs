@@ -8,24 +8,25 @@
 //!   `/status`, Meituan Leaf's routes;
 //! - [`server`]: the serving threads, their runtimes, sockets and connections, HTTPS, the bodies
 //!   of hyper's own answers, the signals, and how they stop;
-//! - [`config`]: the generators, from the flags and `--config`'s file; [`startup`]: the lines
-//!   printed at start;
-//! - this file (top): the command's life from flags to exit, one step per function: check the
-//!   start files, plan and boot the generators, serve until a signal, stop, release the worker
-//!   leases.
+//! - [`startup`]: the lines printed at start;
+//! - this file (top): the command's life from its [`Config`] to exit, one step per function:
+//!   check the start files, plan and boot the generators, serve until a signal, stop, release the
+//!   worker leases.
+//!
+//! It never reads a flag: the binary's `generators` module turns `serve`'s flags (and
+//! `--config`'s file) into a [`Config`] and the generators' [`Plan`]s, plain values.
 
-mod config;
 pub mod handlers;
 pub mod model;
 mod server;
 mod startup;
 
-use crate::args::{self, ServeArgs};
 use crate::log;
 use model::app::App;
 use model::app::{Generators, Named};
 use model::auth::Auth;
 use model::history::History;
+use model::plan::{DEFAULT, Plan};
 use model::routes::Exposure;
 use model::sampler::Sampler;
 use ringflake::{MetricsReporter, PrometheusHandle};
@@ -33,16 +34,44 @@ use server::signals::Signals;
 use server::{Server, Stop};
 use std::fmt::Write as _;
 use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_rustls::TlsAcceptor;
 
-/// Boots the generators, serves HTTP until SIGTERM or Ctrl-C, then stops accepting, finishes
-/// in-flight requests, and drops the generators (which stops their fillers and releases their
-/// worker leases).
-pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
+/// What the service needs besides its generators: where it listens, for whom, and how it stops.
+pub struct Config {
+    /// The address to listen on (`--listen`).
+    pub listen: SocketAddr,
+    /// The default generator's `generator` label on `/metrics` (`--name`).
+    pub name: String,
+    /// How long in-flight requests may take after a stop signal, in seconds.
+    pub shutdown_timeout: u64,
+    /// Serving threads; `None`: one per core.
+    pub threads: Option<u16>,
+    /// The bearer token file, if any.
+    pub auth_token_file: Option<PathBuf>,
+    /// The internal address for the metrics and the status page, if any.
+    pub metrics_listen: Option<SocketAddr>,
+    /// The certificate chain for HTTPS (given with `tls_key`).
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of `tls_cert`.
+    pub tls_key: Option<PathBuf>,
+    /// The longest a request for IDs waits for them.
+    pub max_wait: Duration,
+    /// Whether the log is JSON (`--log-format json`): the start-up lines are then events, and
+    /// nothing goes to standard output.
+    pub json_log: bool,
+}
+
+/// Boots the generators `plans` gives (asked once the start files are read: planning may open a
+/// worker table), serves HTTP until SIGTERM or Ctrl-C, then stops accepting, finishes in-flight
+/// requests, and drops the generators (which stops their fillers and releases their worker
+/// leases).
+pub fn run(a: &Config, plans: impl FnOnce() -> Result<Vec<Plan>, String>) -> Result<(), String> {
     let (auth, tls) = read_start_files(a)?;
-    let plans = plan_generators(a, matches)?;
+    let plans = plans()?;
     let handle = ringflake::install_prometheus_recorder().map_err(|e| e.to_string())?;
     let booted = boot_generators(a, plans)?;
     let mut start = booted.start;
@@ -65,7 +94,7 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
         listeners.server.addr(),
         listeners.secure,
     );
-    let json = a.log_format == log::LogFormat::Json;
+    let json = a.json_log;
     if json {
         log_access_lines(&access);
     }
@@ -85,7 +114,7 @@ pub fn run(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<(), String> {
 /// Checks the files the service reads at start before the generators boot (and perhaps take
 /// worker table rows): the internal listener's address, the token file, the TLS certificate and
 /// key.
-fn read_start_files(a: &ServeArgs) -> Result<(Option<Auth>, Option<TlsAcceptor>), String> {
+fn read_start_files(a: &Config) -> Result<(Option<Auth>, Option<TlsAcceptor>), String> {
     if let Some(internal) = a.metrics_listen
         && internal == a.listen
         && internal.port() != 0
@@ -103,23 +132,6 @@ fn read_start_files(a: &ServeArgs) -> Result<(Option<Auth>, Option<TlsAcceptor>)
     Ok((auth, tls))
 }
 
-/// The generators to boot, from the flags and `--config`, refusing a named generator that would
-/// share the default one's metrics label.
-fn plan_generators(a: &ServeArgs, matches: &clap::ArgMatches) -> Result<Vec<config::Plan>, String> {
-    let plans = config::plans(a, matches)?;
-    if let Some(clash) = plans
-        .iter()
-        .find(|p| p.name != config::DEFAULT && p.name == a.name)
-    {
-        return Err(format!(
-            "{}: generator {} has the name of the default generator's metrics label (--name {}): \
-             the two would share their series on /metrics; rename one",
-            clash.origin, clash.name, a.name
-        ));
-    }
-    Ok(plans)
-}
-
 /// The generators booted, their metrics samplers, and their start-up lines.
 struct Booted {
     named: Vec<Named>,
@@ -129,31 +141,19 @@ struct Booted {
 
 /// Boots the generators one after the other; an error drops those booted so far, releasing
 /// their leases.
-fn boot_generators(a: &ServeArgs, plans: Vec<config::Plan>) -> Result<Booted, String> {
+fn boot_generators(a: &Config, plans: Vec<Plan>) -> Result<Booted, String> {
     let mut named = Vec::new();
     let mut reporters = Vec::new();
     let mut start = String::new();
     for plan in plans {
-        let label = if plan.name == config::DEFAULT {
+        let label = if plan.name == DEFAULT {
             a.name.as_str()
         } else {
             plan.name.as_str()
         };
         // The generator's threads (filler, lease keeper) log in this span: their lines name it.
         let span = tracing::info_span!(target: log::TARGET, "generator", generator = %label);
-        let boot = span.in_scope(|| {
-            args::generator(
-                plan.layout,
-                &plan.source,
-                Some((&plan.ring, plan.lead)),
-                plan.state.as_deref(),
-            )
-        });
-        let generator = Arc::new(match boot {
-            Ok(g) => g,
-            Err(e) if plan.by_flags() => return Err(e),
-            Err(e) => return Err(format!("{}: {e}", plan.origin)),
-        });
+        let generator = Arc::new(span.in_scope(plan.boot)?);
         reporters.push(
             MetricsReporter::builder(label, &generator)
                 .start()
@@ -167,7 +167,7 @@ fn boot_generators(a: &ServeArgs, plans: Vec<config::Plan>) -> Result<Booted, St
         ));
         lines.push_str(&startup::reserve_lines(&generator));
         let first = start.len();
-        if plan.name == config::DEFAULT {
+        if plan.name == DEFAULT {
             start.push_str(&lines);
         } else {
             // The other generators' lines say whose they are, and their worker id.
@@ -180,7 +180,7 @@ fn boot_generators(a: &ServeArgs, plans: Vec<config::Plan>) -> Result<Booted, St
                 start,
                 "{prefix}worker id {} ({}); /id/{}, /ids/{}?count=N, /parse/{}/ID",
                 generator.worker_id(),
-                plan.source.describe(),
+                plan.source,
                 plan.name,
                 plan.name,
                 plan.name
@@ -188,17 +188,13 @@ fn boot_generators(a: &ServeArgs, plans: Vec<config::Plan>) -> Result<Booted, St
         }
         // With --log-format json, the lines are events with the generator's fields (and
         // nothing goes to standard output); in text, they are printed once, on standard output.
-        let events = if a.log_format == log::LogFormat::Json {
-            &start[first..]
-        } else {
-            ""
-        };
+        let events = if a.json_log { &start[first..] } else { "" };
         for line in events.lines() {
             tracing::info!(
                 target: log::TARGET,
                 generator = %label,
                 worker_id = generator.worker_id(),
-                source = %plan.source.describe(),
+                source = %plan.source,
                 "{}",
                 line.strip_prefix("ringflake: ").unwrap_or(line)
             );
@@ -212,10 +208,10 @@ fn boot_generators(a: &ServeArgs, plans: Vec<config::Plan>) -> Result<Booted, St
                 generators: Arc::default(),
                 exposure: Exposure::All,
                 auth: None,
-                max_wait: max_wait(a),
+                max_wait: a.max_wait,
             },
             name: plan.name,
-            source: plan.source.describe(),
+            source: plan.source,
             lead: plan.lead,
             state: plan.state,
             history: History::default(),
@@ -231,7 +227,7 @@ fn boot_generators(a: &ServeArgs, plans: Vec<config::Plan>) -> Result<Booted, St
 /// The unnamed routes' `App`: generator `default` (the first), every generator by name, the
 /// metrics, the tokens; and the description of `default`'s worker id source.
 fn default_app(
-    a: &ServeArgs,
+    a: &Config,
     named: Vec<Named>,
     handle: PrometheusHandle,
     reporters: Vec<MetricsReporter>,
@@ -251,15 +247,9 @@ fn default_app(
             Exposure::All
         },
         auth,
-        max_wait: max_wait(a),
+        max_wait: a.max_wait,
     };
     (app, source)
-}
-
-/// How long a request for IDs waits (`--max-wait`).
-fn max_wait(a: &ServeArgs) -> Duration {
-    a.max_wait
-        .map_or(crate::args::DEFAULT_MAX_WAIT, Duration::from_secs)
 }
 
 /// The listeners serving: the main one and the `--metrics-listen` one, if any.
@@ -272,11 +262,7 @@ struct Listeners {
 
 /// Starts the serving threads: the internal listener first (its address is printed before the
 /// main one's, which is last), then the main one.
-fn start_listeners(
-    a: &ServeArgs,
-    app: &App,
-    tls: Option<TlsAcceptor>,
-) -> Result<Listeners, String> {
+fn start_listeners(a: &Config, app: &App, tls: Option<TlsAcceptor>) -> Result<Listeners, String> {
     let threads = a.threads.map(usize::from).unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
@@ -350,7 +336,7 @@ fn announce(mut start: String, listeners: &Listeners, worker_id: u64, source: &s
 /// grace period, and closes them at once on a second signal. Returns the thread that joins the
 /// serving threads.
 fn stop_listeners(
-    a: &ServeArgs,
+    a: &Config,
     control: &tokio::runtime::Runtime,
     signals: &mut Signals,
     reload: &mut impl FnMut(),
@@ -408,14 +394,14 @@ fn release_generators(generators: Arc<Generators>, default_label: &str) -> Resul
         return Err("the generators are still in use after shutdown".into());
     };
     for g in generators.into_list() {
-        let label = if g.name == config::DEFAULT {
+        let label = if g.name == DEFAULT {
             default_label
         } else {
             g.name.as_str()
         };
         let worker_id = g.app.generator.worker_id();
         let lease_until = g.app.generator.stats().lease_until;
-        let whose = if g.name == config::DEFAULT {
+        let whose = if g.name == DEFAULT {
             String::new()
         } else {
             format!("generator {}: ", g.name)

@@ -3,8 +3,8 @@
 //! take IDs and where the metrics are.
 
 use super::model::auth::{Auth, exposure_warning};
+use super::model::plan::Lead;
 use super::model::routes::MAX_COUNT;
-use crate::args::Lead;
 use crate::text::{epoch_text, thousands};
 use ringflake::{CachedUidGenerator, GivenBack, Health, Layout, LeadPolicy};
 use std::fmt::Write as _;

@@ -12,8 +12,9 @@
 //!   2010-11-04). A value that is not an ID answers `{"errorMsg":"…"}`, Leaf's field, with a 400
 //!   (Leaf answers it with a 200).
 
-use crate::text::{json_string, parse_id};
+use crate::text::{parse_id, to_json};
 use ringflake::{Layout, TimeZone};
+use serde::Serialize;
 
 /// The answer to `/decodeSnowflakeId` with `query`: the status code (200 or 400) and the JSON.
 pub fn decode(query: Option<&str>, layout: &Layout, tz: &TimeZone) -> (u16, String) {
@@ -31,10 +32,13 @@ pub fn decode(query: Option<&str>, layout: &Layout, tz: &TimeZone) -> (u16, Stri
     match fields {
         Ok(json) => (200, json),
         Err(message) => {
-            let mut body = String::from("{\"errorMsg\":");
-            json_string(&mut body, &message);
-            body.push('}');
-            (400, body)
+            /// ringflake's own error (Leaf has none for a bad ID).
+            #[derive(Serialize)]
+            struct Error {
+                #[serde(rename = "errorMsg")]
+                error_msg: String,
+            }
+            (400, to_json(&Error { error_msg: message }))
         }
     }
 }
@@ -52,10 +56,20 @@ fn decoded(text: &str, layout: &Layout, tz: &TimeZone) -> Result<String, String>
         .and_then(|rest| rest.split('"').next())
         .ok_or_else(|| format!("cannot render the second of ID {id}"))?;
     let millis = i128::from(parsed.unix_seconds) * 1000;
-    Ok(format!(
-        "{{\"workerId\":\"{}\",\"sequenceId\":\"{}\",\"timestamp\":\"{millis}({date}.000)\"}}",
-        parsed.worker_id, parsed.sequence
-    ))
+    /// Leaf's `decodeSnowflakeId` answer, its fields in Leaf's order, each a string, as Leaf's
+    /// clients read them byte for byte (`fields_in_javas_order`).
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Decoded {
+        worker_id: String,
+        sequence_id: String,
+        timestamp: String,
+    }
+    Ok(to_json(&Decoded {
+        worker_id: parsed.worker_id.to_string(),
+        sequence_id: parsed.sequence.to_string(),
+        timestamp: format!("{millis}({date}.000)"),
+    }))
 }
 
 #[cfg(test)]

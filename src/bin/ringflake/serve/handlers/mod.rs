@@ -22,7 +22,7 @@ use super::model::app::App;
 use super::model::auth::Denied;
 use super::model::routes::{Endpoint, MAX_COUNT, METHODS, Route, listing_on, route};
 use crate::text::{
-    DIGITS_ONLY, echo, is_plain_decimal, json_error, json_ids, json_string, parse_uid, quoted,
+    DIGITS_ONLY, echo, is_plain_decimal, json_error, json_ids, parse_uid, quoted, to_json,
 };
 use bytes::Bytes;
 use http_body_util::Full;
@@ -401,7 +401,6 @@ fn metrics(app: &App) -> Reply {
 fn healthz(app: &App) -> Reply {
     let s = app.generator.stats();
     let health = s.health(&app.layout);
-    let mut body = String::with_capacity(256);
     let others = || {
         app.generators.iter().skip(1).find_map(|g| {
             let health = g.app.generator.stats().health(&g.app.layout);
@@ -409,41 +408,58 @@ fn healthz(app: &App) -> Reply {
         })
     };
     let own = (!health.is_available()).then(|| (health.to_string(), health));
-    let until = |h: ringflake::Health| h.until().map_or("null".into(), |u| u.to_string());
     match own.or_else(others) {
         Some((reason, why)) => {
-            body.push_str("{\"status\":\"unavailable\",\"reason\":");
-            json_string(&mut body, &reason);
-            let _ = write!(
-                body,
-                ",\"state\":\"unavailable\",\"until\":{},\"worker_id\":{}}}",
-                until(why),
-                s.worker_id
-            );
+            /// `/healthz` while unavailable.
+            #[derive(serde::Serialize)]
+            struct Unavailable {
+                status: &'static str,
+                reason: String,
+                state: &'static str,
+                until: Option<i64>,
+                worker_id: u64,
+            }
+            let body = to_json(&Unavailable {
+                status: "unavailable",
+                reason,
+                state: "unavailable",
+                until: why.until(),
+                worker_id: s.worker_id,
+            });
             respond(StatusCode::SERVICE_UNAVAILABLE, JSON, body)
         }
         None => {
-            let _ = write!(
-                body,
-                "{{\"status\":\"ok\",\"worker_id\":{},\"state\":\"{}\",",
-                s.worker_id,
-                health.state()
-            );
-            if health != ringflake::Health::Serving {
-                body.push_str("\"detail\":");
-                json_string(&mut body, &health.to_string());
-                let _ = write!(body, ",\"until\":{},", until(health));
+            /// `/healthz` while available; `detail` and `until` unless simply serving.
+            #[derive(serde::Serialize)]
+            struct Available {
+                status: &'static str,
+                worker_id: u64,
+                state: &'static str,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                detail: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                until: Option<Option<i64>>,
+                available: u64,
+                capacity: u64,
+                lead_seconds: u64,
+                lag_seconds: u64,
+                remaining_seconds: u64,
+                issued: u64,
             }
-            let _ = write!(
-                body,
-                "\"available\":{},\"capacity\":{},\"lead_seconds\":{},\"lag_seconds\":{},\"remaining_seconds\":{},\"issued\":{}}}",
-                s.available,
-                s.capacity,
-                s.lead_seconds,
-                s.lag_seconds,
-                s.remaining_seconds,
-                s.issued
-            );
+            let serving = health == ringflake::Health::Serving;
+            let body = to_json(&Available {
+                status: "ok",
+                worker_id: s.worker_id,
+                state: health.state(),
+                detail: (!serving).then(|| health.to_string()),
+                until: (!serving).then(|| health.until()),
+                available: s.available,
+                capacity: s.capacity,
+                lead_seconds: s.lead_seconds,
+                lag_seconds: s.lag_seconds,
+                remaining_seconds: s.remaining_seconds,
+                issued: s.issued,
+            });
             respond(StatusCode::OK, JSON, body)
         }
     }

@@ -11,11 +11,12 @@
 //! Every value shown is formatted here, once: `/status` carries each generator's numbers and,
 //! under `text`, the same values as the page shows them; the script only copies them.
 
-use crate::args::Lead;
 use crate::serve::model::app::{Generators, Named};
 use crate::serve::model::history::SAMPLES;
+use crate::serve::model::plan::Lead;
 use crate::serve::model::sampler::{EVERY, unix_ms};
-use crate::text::{epoch_text, json_string, thousands};
+use crate::text::{epoch_text, thousands, to_json};
+use serde::Serialize;
 use std::fmt::Write as _;
 
 /// The page, with `<!--CARDS-->` and `<!--GENERATED-->` where the server writes its values.
@@ -25,8 +26,12 @@ pub const PAGE: &str = include_str!("status.html");
 const CHART_W: f64 = 360.0;
 const CHART_H: f64 = 64.0;
 
-/// The lag the page marks: the default `max-lag` (older IDs are discarded, not handed out).
-const LAG_WARN: u64 = 5;
+/// Whether the ring's oldest ready ID is older than the filler's sweep ever leaves it: more
+/// than the generator's `max_lag` behind the clock (at `max_lag` it is stale, and swept within
+/// a quarter of `max_lag`).
+fn lag_is_late(lag_seconds: u64, max_lag_seconds: u64) -> bool {
+    lag_seconds > max_lag_seconds
+}
 
 /// A unix second as `2026-11-23 21:45:10 UTC`.
 fn utc(second: i64) -> String {
@@ -122,11 +127,13 @@ fn view(g: &Named) -> View {
     };
     let at_cap = max_lead.is_some_and(|cap| cap > 0 && s.lead_seconds >= cap);
     put("lead", lead_text, if at_cap { "warn" } else { "ok" });
-    // A second or two behind is an idle ring's normal; older IDs near max-lag get discarded.
+    // IDs of a second max-lag behind the clock are stale: the filler's sweep drops them within
+    // a quarter of max-lag, so an idle ring shows at most max-lag for a moment. More means the
+    // sweep is late (the filler is stuck or starved): marked.
     put(
         "lag",
         format!("{} s", s.lag_seconds),
-        if s.lag_seconds >= LAG_WARN {
+        if lag_is_late(s.lag_seconds, s.max_lag_seconds) {
             "warn"
         } else {
             "ok"
@@ -258,86 +265,129 @@ fn area(points: &str) -> String {
 }
 
 /// `/status`: `{"unix":…,"sample_seconds":1,"samples":120,"generators":[…]}`.
-pub fn json(generators: &Generators) -> String {
-    let mut out = String::with_capacity(2048);
-    let _ = write!(
-        out,
-        "{{\"unix\":{},\"sample_seconds\":{},\"samples\":{SAMPLES},\"generators\":[",
-        unix_ms() / 1000,
-        EVERY.as_secs()
-    );
-    for (i, g) in generators.iter().enumerate() {
-        let v = view(g);
-        let s = &v.stats;
-        if i > 0 {
-            out.push(',');
+#[derive(Serialize)]
+struct StatusJson {
+    unix: i64,
+    sample_seconds: u64,
+    samples: usize,
+    generators: Vec<GeneratorJson>,
+}
+
+/// One generator of `/status`: its numbers, then under `text` the values as the page shows
+/// them (each `KEY` with its `KEY_state`).
+#[derive(Serialize)]
+struct GeneratorJson {
+    name: String,
+    healthy: bool,
+    reason: Option<String>,
+    state: &'static str,
+    detail: String,
+    until: Option<i64>,
+    worker_id: u64,
+    time_bits: u32,
+    worker_bits: u32,
+    seq_bits: u32,
+    epoch_seconds: i64,
+    capacity: u64,
+    available: u64,
+    /// The share of the ring filled, to 4 decimals.
+    fill: f64,
+    lead_seconds: u64,
+    max_lead_seconds: Option<u64>,
+    lag_seconds: u64,
+    issued: u64,
+    discarded: u64,
+    expired: u64,
+    take_waits: u64,
+    idle_seconds: u64,
+    waiting_takes: u64,
+    waiting_ids: u64,
+    heals: u64,
+    remaining_seconds: u64,
+    lifetime_seconds: u64,
+    runs_out: String,
+    lease_until: Option<i64>,
+    lease_lost: bool,
+    filler_up: bool,
+    /// IDs issued per second, oldest first, to 1 decimal.
+    rates: Vec<f64>,
+    points: String,
+    text: Texts,
+}
+
+/// The shown values, in the page's order: `{"health":"serving","health_state":"ok",…}`.
+struct Texts(Vec<(&'static str, String, &'static str)>);
+
+impl Serialize for Texts {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len() * 2))?;
+        for (key, text, state) in &self.0 {
+            map.serialize_entry(key, text)?;
+            map.serialize_entry(&format!("{key}_state"), state)?;
         }
-        out.push_str("{\"name\":");
-        json_string(&mut out, &v.name);
-        let _ = write!(out, ",\"healthy\":{},\"reason\":", v.healthy);
-        match &v.reason {
-            Some(r) => json_string(&mut out, r),
-            None => out.push_str("null"),
-        }
-        out.push_str(",\"state\":");
-        json_string(&mut out, v.health.state());
-        out.push_str(",\"detail\":");
-        json_string(&mut out, &v.health.to_string());
-        let _ = write!(
-            out,
-            ",\"until\":{}",
-            v.health.until().map_or("null".into(), |u| u.to_string())
-        );
-        let layout = g.app.layout;
-        let _ = write!(
-            out,
-            ",\"worker_id\":{},\"time_bits\":{},\"worker_bits\":{},\"seq_bits\":{},\"epoch_seconds\":{},\
-             \"capacity\":{},\"available\":{},\"fill\":{:.4},\"lead_seconds\":{},\"max_lead_seconds\":{},\
-             \"lag_seconds\":{},\"issued\":{},\"discarded\":{},\"expired\":{},\"take_waits\":{},\
-             \"idle_seconds\":{},\"waiting_takes\":{},\"waiting_ids\":{},\"heals\":{},\
-             \"remaining_seconds\":{},\"lifetime_seconds\":{},\"runs_out\":\"{}\",\
-             \"lease_until\":{},\"lease_lost\":{},\"filler_up\":{},\"rates\":[",
-            s.worker_id,
-            layout.time_bits(),
-            layout.worker_bits(),
-            layout.seq_bits(),
-            layout.epoch_seconds(),
-            s.capacity,
-            s.available,
-            v.fill,
-            s.lead_seconds,
-            v.max_lead.map_or("null".into(), |m| m.to_string()),
-            s.lag_seconds,
-            s.issued,
-            s.discarded,
-            s.expired,
-            s.take_waits,
-            s.idle_seconds,
-            s.waiting_takes,
-            s.waiting_ids,
-            s.heals,
-            s.remaining_seconds,
-            v.lifetime,
-            v.last_valid,
-            s.lease_until.map_or("null".into(), |u| u.to_string()),
-            s.lease_lost,
-            s.filler_up,
-        );
-        for (j, r) in v.rates.iter().enumerate() {
-            let _ = write!(out, "{}{:.1}", if j == 0 { "" } else { "," }, r);
-        }
-        out.push_str("],\"points\":");
-        json_string(&mut out, &points(&v.rates));
-        out.push_str(",\"text\":{");
-        for (j, (k, t, state)) in v.text.iter().enumerate() {
-            let _ = write!(out, "{}\"{k}\":", if j == 0 { "" } else { "," });
-            json_string(&mut out, t);
-            let _ = write!(out, ",\"{k}_state\":\"{state}\"");
-        }
-        out.push_str("}}");
+        map.end()
     }
-    out.push_str("]}");
-    out
+}
+
+/// `x` rounded to `decimals` decimals, as the page shows it.
+fn rounded(x: f64, decimals: i32) -> f64 {
+    let scale = 10f64.powi(decimals);
+    (x * scale).round() / scale
+}
+
+/// `/status`, the page's values for a script: see [`StatusJson`].
+pub fn json(generators: &Generators) -> String {
+    let generators = generators
+        .iter()
+        .map(|g| {
+            let v = view(g);
+            let s = &v.stats;
+            let layout = g.app.layout;
+            GeneratorJson {
+                name: v.name,
+                healthy: v.healthy,
+                reason: v.reason,
+                state: v.health.state(),
+                detail: v.health.to_string(),
+                until: v.health.until(),
+                worker_id: s.worker_id,
+                time_bits: layout.time_bits(),
+                worker_bits: layout.worker_bits(),
+                seq_bits: layout.seq_bits(),
+                epoch_seconds: layout.epoch_seconds(),
+                capacity: s.capacity,
+                available: s.available,
+                fill: rounded(v.fill, 4),
+                lead_seconds: s.lead_seconds,
+                max_lead_seconds: v.max_lead,
+                lag_seconds: s.lag_seconds,
+                issued: s.issued,
+                discarded: s.discarded,
+                expired: s.expired,
+                take_waits: s.take_waits,
+                idle_seconds: s.idle_seconds,
+                waiting_takes: s.waiting_takes,
+                waiting_ids: s.waiting_ids,
+                heals: s.heals,
+                remaining_seconds: s.remaining_seconds,
+                lifetime_seconds: v.lifetime,
+                runs_out: v.last_valid,
+                lease_until: s.lease_until,
+                lease_lost: s.lease_lost,
+                filler_up: s.filler_up,
+                points: points(&v.rates),
+                rates: v.rates.iter().map(|r| rounded(*r, 1)).collect(),
+                text: Texts(v.text),
+            }
+        })
+        .collect();
+    to_json(&StatusJson {
+        unix: unix_ms() / 1000,
+        sample_seconds: EVERY.as_secs(),
+        samples: SAMPLES,
+        generators,
+    })
 }
 
 /// Escapes text for HTML.
@@ -438,6 +488,17 @@ mod tests {
         // Newest at the right edge, the peak at the top.
         assert_eq!(pairs[1], format!("{CHART_W:.1},1.0"));
         assert!(pairs[0].ends_with(&format!(",{:.1}", CHART_H - 1.0)), "{p}");
+    }
+
+    /// The lag mark follows the generator's own max-lag (1 s by default; it was a fixed 5, the
+    /// default of old): 1 s behind is an idle ring between sweeps, 2 s a late sweep.
+    #[test]
+    fn lag_marks_a_late_sweep() {
+        assert!(!lag_is_late(0, 1));
+        assert!(!lag_is_late(1, 1));
+        assert!(lag_is_late(2, 1));
+        assert!(!lag_is_late(5, 5));
+        assert!(lag_is_late(6, 5));
     }
 
     #[test]

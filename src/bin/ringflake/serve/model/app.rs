@@ -5,8 +5,8 @@
 
 use super::auth::Auth;
 use super::history::History;
+use super::plan::Lead;
 use super::routes::Exposure;
-use crate::args::Lead;
 use ringflake::{CachedUidGenerator, Layout, MetricsReporter, PrometheusHandle, TimeZone};
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,3 +1,7 @@
+//! `serve`'s flags as the service takes them: its [`Config`] ([`config`]) and its generators'
+//! [`Plan`]s ([`plans`]), the default generator from the flags and the named ones from
+//! `serve --config FILE`.
+//!
 //! `serve --config FILE`: named generators from a TOML file, one `[generators.NAME]` table each,
 //! its keys spelled as `serve`'s generator flags (`time-bits = 30`, `worker-id = 3`,
 //! `db = "ids.db"`, `max-lead = 30`).
@@ -14,16 +18,17 @@
 //! given as well are then an error naming them. Every error names the file, the line, the table
 //! and the key, and the reason.
 
-use crate::args::{self, GeneratorArgs, Lead, RingArgs, ServeArgs, Source};
+use super::{Source, generator};
+use crate::args::{DEFAULT_MAX_WAIT, DEFAULT_STATE_FILE, GeneratorArgs, RingArgs, ServeArgs};
+use crate::serve::Config;
+use crate::serve::model::plan::{DEFAULT, Lead, Plan};
 use clap::ArgMatches;
 use ringflake::{DEFAULT_SQLITE_PATH, Layout, TimeZone};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 use toml::Spanned;
-
-/// The name of the generator the unnamed routes serve.
-pub const DEFAULT: &str = "default";
 
 /// The longest generator name: it goes into routes, a metrics label and the worker table's
 /// `HOST_NAME` (`NAME@host`, 64 characters at most).
@@ -40,39 +45,101 @@ struct File {
 /// A generator's table: its keys and values, with where each is in the file.
 type Keys = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
 
-/// One generator, checked and resolved, not yet booted.
-pub struct Plan {
+/// One generator, checked and resolved, not yet booted: a [`Plan`] with what the checks
+/// between generators need.
+struct Resolved {
     /// Its name: `default`, or its table's.
-    pub name: String,
+    name: String,
     /// Where it was defined, for messages: `flags`, or `ringflake.toml [generators.orders]`.
-    pub origin: String,
+    origin: String,
     /// The zone `/parse` renders timestamps in.
-    pub tz: TimeZone,
+    tz: TimeZone,
     /// Its layout.
-    pub layout: Layout,
+    layout: Layout,
     /// Its worker id source.
-    pub source: Source,
+    source: Source,
     /// Its lead cap.
-    pub lead: Lead,
+    lead: Lead,
     /// Its state file, if any.
-    pub state: Option<PathBuf>,
+    state: Option<PathBuf>,
     /// Its ring flags.
-    pub ring: RingArgs,
+    ring: RingArgs,
 }
 
 /// The origin of the generator the flags define.
 const FLAGS: &str = "flags";
 
-impl Plan {
-    /// Whether the flags define this generator (its errors then read as without a config).
-    pub fn by_flags(&self) -> bool {
-        self.origin == FLAGS
+impl Resolved {
+    /// The plain values the service boots: an error booting a generator from the file names its
+    /// table; one from the flags reads as without a config.
+    fn into_plan(self) -> Plan {
+        let Resolved {
+            name,
+            origin,
+            tz,
+            layout,
+            source,
+            lead,
+            state,
+            ring,
+        } = self;
+        let described = source.describe();
+        let boot_state = state.clone();
+        Plan {
+            name,
+            tz,
+            layout,
+            source: described,
+            lead,
+            state,
+            boot: Box::new(move || {
+                generator(layout, &source, Some((&ring, lead)), boot_state.as_deref()).map_err(
+                    |e| {
+                        if origin == FLAGS {
+                            e
+                        } else {
+                            format!("{origin}: {e}")
+                        }
+                    },
+                )
+            }),
+        }
+    }
+}
+
+/// What the service needs besides its generators, from `serve`'s flags.
+pub fn config(a: &ServeArgs) -> Config {
+    Config {
+        listen: a.listen,
+        name: a.name.clone(),
+        shutdown_timeout: a.shutdown_timeout,
+        threads: a.threads,
+        auth_token_file: a.auth_token_file.clone(),
+        metrics_listen: a.metrics_listen,
+        tls_cert: a.tls_cert.clone(),
+        tls_key: a.tls_key.clone(),
+        max_wait: a.max_wait.map_or(DEFAULT_MAX_WAIT, Duration::from_secs),
+        json_log: a.log_format == crate::log::LogFormat::Json,
     }
 }
 
 /// Every generator `serve` runs: `default` first (from the flags, or the file's table), then the
-/// file's others by name.
+/// file's others by name; refuses a named generator that would share the default one's metrics
+/// label.
 pub fn plans(a: &ServeArgs, matches: &ArgMatches) -> Result<Vec<Plan>, String> {
+    let plans = resolve(a, matches)?;
+    if let Some(clash) = plans.iter().find(|p| p.name != DEFAULT && p.name == a.name) {
+        return Err(format!(
+            "{}: generator {} has the name of the default generator's metrics label (--name {}): \
+             the two would share their series on /metrics; rename one",
+            clash.origin, clash.name, a.name
+        ));
+    }
+    Ok(plans.into_iter().map(Resolved::into_plan).collect())
+}
+
+/// Every generator, resolved and checked against the others.
+fn resolve(a: &ServeArgs, matches: &ArgMatches) -> Result<Vec<Resolved>, String> {
     let mut plans = Vec::new();
     let mut tables = match &a.config {
         Some(path) => read(path)?,
@@ -102,7 +169,7 @@ pub fn plans(a: &ServeArgs, matches: &ArgMatches) -> Result<Vec<Plan>, String> {
 }
 
 /// The default generator from the flags, as without a config.
-fn from_flags(a: &ServeArgs, matches: &ArgMatches) -> Result<Plan, String> {
+fn from_flags(a: &ServeArgs, matches: &ArgMatches) -> Result<Resolved, String> {
     let (tz, layout) = a.layout.zone_and_layout()?;
     let state = a.state.path(matches)?;
     pod_check(
@@ -110,7 +177,7 @@ fn from_flags(a: &ServeArgs, matches: &ArgMatches) -> Result<Plan, String> {
         a.worker.chosen(matches)?,
         a.worker.db.db.as_deref(),
     )?;
-    Ok(Plan {
+    Ok(Resolved {
         name: DEFAULT.into(),
         origin: FLAGS.into(),
         tz,
@@ -134,7 +201,7 @@ struct Table {
 }
 
 impl Table {
-    fn resolve(self, single_instance: bool) -> Result<Plan, String> {
+    fn resolve(self, single_instance: bool) -> Result<Resolved, String> {
         let at = |e: String| format!("{}: {e}", self.origin);
         let (tz, layout) = self.args.layout.zone_and_layout().map_err(at)?;
         let chosen = self.args.worker.chosen(&self.matches).map_err(at)?;
@@ -150,7 +217,7 @@ impl Table {
         if !self.states && self.name != DEFAULT {
             state = Some(PathBuf::from(state_file_of(&self.name)));
         }
-        Ok(Plan {
+        Ok(Resolved {
             name: self.name,
             origin: self.origin,
             tz,
@@ -197,7 +264,7 @@ fn pod_check(single_instance: bool, chosen: Option<&str>, db: Option<&Path>) -> 
 /// the default's `ringflake.state`.
 pub fn state_file_of(name: &str) -> String {
     if name == DEFAULT {
-        args::DEFAULT_STATE_FILE.into()
+        DEFAULT_STATE_FILE.into()
     } else {
         format!("ringflake-{name}.state")
     }
@@ -353,7 +420,7 @@ fn read(path: &Path) -> Result<Vec<Table>, String> {
 /// What two generators must not share: a fixed worker id on the same layout (they would hand out
 /// the same IDs). A state file they may share, as the library allows: each then starts above the
 /// seconds any of them reserved.
-fn check_shared(plans: &[Plan]) -> Result<(), String> {
+fn check_shared(plans: &[Resolved]) -> Result<(), String> {
     for (i, a) in plans.iter().enumerate() {
         for b in &plans[..i] {
             if let (Some(x), Some(y)) = (a.source.known_id(), b.source.known_id())
