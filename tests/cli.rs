@@ -418,10 +418,24 @@ fn bad_flags_are_clear_errors() {
         (&["gen", "--bogus"], 2, "unexpected argument '--bogus'"),
         (&["frobnicate"], 2, "unrecognized subcommand 'frobnicate'"),
         (
-            &["parse"],
+            &["serve", "--listen", "localhost:18088"],
             2,
-            "the following required arguments were not provided",
+            "expected IP:PORT like 127.0.0.1:8080",
         ),
+        (
+            &[
+                "layout",
+                "--rate",
+                "1e6",
+                "--restarts-per-day",
+                "1",
+                "--years",
+                "1",
+            ],
+            2,
+            "\"1e6\" is not a whole number: expected digits, like 1000000",
+        ),
+        (&["gen", "-n", "0"], 2, "0 IDs: give at least 1"),
         (&["gen", "-n", "ten"], 2, "invalid value 'ten'"),
         (&["gen", "-n", "0"], 2, "invalid value '0'"),
         (&["gen", "--time-bits", "0"], 2, "invalid value '0'"),
@@ -1063,7 +1077,13 @@ fn serve_answers_every_endpoint() {
         "{}",
         r.headers
     );
-    let first: u64 = r.body.parse().expect("a decimal ID");
+    // The digits and a newline, so that a shell prompt after `curl /id` starts a line.
+    assert!(
+        r.body.ends_with('\n') && !r.body.ends_with("\n\n"),
+        "{:?}",
+        r.body
+    );
+    let first: u64 = r.body.trim_end().parse().expect("a decimal ID");
     assert_eq!(
         (first >> 13) & ((1 << 21) - 1),
         1,
@@ -1170,7 +1190,7 @@ fn serve_answers_every_endpoint() {
     let mut previous = 0;
     for _ in 0..100 {
         write!(s, "GET /id HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
-        let id: u64 = read_one(&mut s).body.parse().unwrap();
+        let id: u64 = read_one(&mut s).body.trim_end().parse().unwrap();
         assert!(id > previous);
         previous = id;
     }
@@ -1369,7 +1389,7 @@ fn sigterm_finishes_the_request_in_flight() {
     write!(s, "\r\n").unwrap();
     let r = read_one(&mut s);
     assert_eq!(r.status, 200);
-    assert!(r.body.parse::<u64>().is_ok(), "{}", r.body);
+    assert!(r.body.trim_end().parse::<u64>().is_ok(), "{}", r.body);
     let (status, err) = server.wait(Duration::from_secs(5));
     assert!(status.success(), "{status}: {err}");
 }
@@ -1744,4 +1764,107 @@ fn head_takes_no_ids() {
     let next: u64 = get(addr, "/id").body.trim().parse().unwrap();
     assert!(next > first.body.trim().parse::<u64>().unwrap());
     assert_eq!(issued(), before + 1);
+}
+
+/// `parse` reads IDs from standard input when given none, or `-`: `gen | parse` works, and a
+/// bad line is reported as a bad argument is.
+#[test]
+fn parse_reads_standard_input() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let ids = stdout(&run(dir.path(), &["gen", "-n", "3", "--worker-id", "5"]));
+    for args in [&["parse"][..], &["parse", "-"][..]] {
+        let mut child = ringflake(dir.path())
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = child.stdin.take().unwrap();
+        write!(input, "{ids}\nnot-an-id\n").unwrap();
+        drop(input);
+        let o = child.wait_with_output().unwrap();
+        let out = stdout(&o);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 3, "{out}");
+        for (line, id) in lines.iter().zip(ids.lines()) {
+            assert!(line.starts_with(&format!("{{\"UID\":\"{id}\"")), "{line}");
+            assert!(line.contains("\"workerId\":\"5\""), "{line}");
+        }
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("ID \"not-an-id\" is not a decimal number"),
+            "{}",
+            stderr(&o)
+        );
+    }
+}
+
+/// Completion scripts for each shell, man pages for ringflake and its commands, and a version
+/// naming the commit and the features.
+#[test]
+fn completions_man_pages_and_version() {
+    let dir = tempfile::tempdir().unwrap();
+    for (shell, mark) in [
+        ("bash", "complete -F _ringflake"),
+        ("zsh", "#compdef ringflake"),
+        ("fish", "complete -c ringflake"),
+        ("elvish", "ringflake"),
+        ("powershell", "ringflake"),
+    ] {
+        let o = run(dir.path(), &["completions", shell]);
+        assert!(o.status.success(), "{shell}: {}", stderr(&o));
+        let script = stdout(&o);
+        assert!(script.contains(mark), "{shell}: {script}");
+        if shell == "bash" {
+            assert!(
+                script.contains("--max-wait") && script.contains("completions"),
+                "{script}"
+            );
+        }
+    }
+    fails(
+        dir.path(),
+        &["completions", "tcsh"],
+        2,
+        "invalid value 'tcsh'",
+    );
+    let page = stdout(&run(dir.path(), &["man"]));
+    assert!(
+        page.starts_with(".ie") && page.contains(".TH ringflake 1"),
+        "{page}"
+    );
+    let serve = stdout(&run(dir.path(), &["man", "serve"]));
+    assert!(
+        serve.contains(".TH ringflake-serve 1") && serve.contains("max\\-wait"),
+        "{serve}"
+    );
+    assert!(serve.contains("gRPC"), "serve's page names gRPC");
+    fails(
+        dir.path(),
+        &["man", "frobnicate"],
+        1,
+        "no command \"frobnicate\": expected one of serve",
+    );
+    let version = stdout(&run(dir.path(), &["--version"]));
+    let want = format!("ringflake {} (commit ", env!("CARGO_PKG_VERSION"));
+    assert!(version.starts_with(&want), "{version}");
+    assert!(
+        version.contains(", features: ") && version.contains("cli"),
+        "{version}"
+    );
+    let commit: String = version[want.len()..]
+        .chars()
+        .take_while(|c| *c != ',')
+        .collect();
+    assert!(
+        commit == "unknown"
+            || (commit.len() == 12 && commit.bytes().all(|b| b.is_ascii_hexdigit())),
+        "{version}"
+    );
+    assert_eq!(
+        stdout(&run(dir.path(), &["serve", "-V"])),
+        version.replacen("ringflake", "ringflake-serve", 1)
+    );
 }

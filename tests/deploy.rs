@@ -67,3 +67,227 @@ fn the_statefulset_settings_start_serve_as_its_pods() {
     // The ID routes want a token.
     assert_eq!(common::get(addr, "/id").status, 401);
 }
+
+/// The repository's root.
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The YAML documents of a file under `deploy/kubernetes/`.
+fn documents(name: &str) -> Vec<serde_yaml::Value> {
+    let text = std::fs::read_to_string(root().join("deploy/kubernetes").join(name)).unwrap();
+    text.split("\n---\n")
+        .map(|d| serde_yaml::from_str(d).unwrap_or_else(|e| panic!("{name}: {e}")))
+        .collect()
+}
+
+/// The image every manifest, the Dockerfile's comment and the docs name: `ringflake:` and the
+/// crate's version, so that `docker build -t` as written makes the image the StatefulSets run.
+#[test]
+fn one_image_name_and_tag_everywhere() {
+    let image = format!("ringflake:{}", env!("CARGO_PKG_VERSION"));
+    let mut seen = 0;
+    let mut files = vec![root().join("deploy/Dockerfile"), root().join("README.md")];
+    for dir in ["deploy/kubernetes", "docs"] {
+        for entry in std::fs::read_dir(root().join(dir)).unwrap() {
+            files.push(entry.unwrap().path());
+        }
+    }
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        // Every `ringflake:TAG` where the tag starts with a digit: an image reference.
+        for (i, _) in text.match_indices("ringflake:") {
+            let tag: String = text[i + "ringflake:".len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+                .collect();
+            if tag.starts_with(|c: char| c.is_ascii_digit()) && !tag.contains("5432") {
+                assert_eq!(
+                    format!("ringflake:{tag}"),
+                    image,
+                    "{}: an image tag other than the crate's version",
+                    file.display()
+                );
+                seen += 1;
+            }
+        }
+    }
+    let docker = std::fs::read_to_string(root().join("deploy/Dockerfile")).unwrap();
+    assert!(
+        docker.contains(&format!("-t {image} .")),
+        "the build command tags {image}"
+    );
+    for name in ["statefulset.yaml", "statefulset-shared-table.yaml"] {
+        let set = &documents(name)[0];
+        let containers = set["spec"]["template"]["spec"]["containers"]
+            .as_sequence()
+            .unwrap();
+        assert_eq!(
+            containers[0]["image"].as_str(),
+            Some(image.as_str()),
+            "{name}"
+        );
+    }
+    assert!(seen >= 4, "only {seen} image references");
+}
+
+/// What a StatefulSet needs to survive its own cluster: liveness (the process answers, `/livez`)
+/// apart from readiness (`/healthz`, which a restart does not fix), a startup probe, a preStop
+/// delay shorter than the grace period, spread over nodes and zones; and a PodDisruptionBudget
+/// selecting its pods.
+#[test]
+fn the_statefulsets_probe_spread_and_drain() {
+    for name in ["statefulset.yaml", "statefulset-shared-table.yaml"] {
+        let set = &documents(name)[0];
+        assert_eq!(set["kind"].as_str(), Some("StatefulSet"), "{name}");
+        let pod = &set["spec"]["template"]["spec"];
+        let c = &pod["containers"][0];
+        let path = |probe: &str| c[probe]["httpGet"]["path"].as_str().map(str::to_owned);
+        assert_eq!(path("livenessProbe").as_deref(), Some("/livez"), "{name}");
+        assert_eq!(
+            path("readinessProbe").as_deref(),
+            Some("/healthz"),
+            "{name}"
+        );
+        assert_eq!(path("startupProbe").as_deref(), Some("/livez"), "{name}");
+        let startup = &c["startupProbe"];
+        let budget = startup["periodSeconds"].as_u64().unwrap()
+            * startup["failureThreshold"].as_u64().unwrap();
+        assert!(
+            budget >= 60,
+            "{name}: a start-up of {budget} s cannot outlast --db-retry"
+        );
+        let pre_stop = c["lifecycle"]["preStop"]["exec"]["command"]
+            .as_sequence()
+            .unwrap_or_else(|| panic!("{name}: no preStop"));
+        assert_eq!(pre_stop[0].as_str(), Some("sleep"), "{name}");
+        let delay: u64 = pre_stop[1].as_str().unwrap().parse().unwrap();
+        let grace = pod["terminationGracePeriodSeconds"].as_u64().unwrap();
+        // The delay, then --shutdown-timeout (10 s), within the grace period.
+        assert!(
+            delay >= 3 && delay + 10 < grace,
+            "{name}: {delay} s + 10 s vs {grace} s"
+        );
+        let keys: Vec<&str> = pod["topologySpreadConstraints"]
+            .as_sequence()
+            .unwrap_or_else(|| panic!("{name}: no topology spread"))
+            .iter()
+            .map(|t| t["topologyKey"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            keys,
+            ["kubernetes.io/hostname", "topology.kubernetes.io/zone"],
+            "{name}"
+        );
+        // Probes on the metrics port, which the container declares.
+        let ports: Vec<&str> = c["ports"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
+            let port = c[probe]["httpGet"]["port"].as_str().unwrap();
+            assert!(ports.contains(&port), "{name} {probe}: port {port}");
+        }
+    }
+    let pdb = &documents("pdb.yaml")[0];
+    assert_eq!(pdb["kind"].as_str(), Some("PodDisruptionBudget"));
+    assert_eq!(pdb["apiVersion"].as_str(), Some("policy/v1"));
+    assert_eq!(pdb["spec"]["maxUnavailable"].as_u64(), Some(1));
+    let set = &documents("statefulset.yaml")[0];
+    assert_eq!(
+        pdb["spec"]["selector"]["matchLabels"],
+        set["spec"]["selector"]["matchLabels"]
+    );
+}
+
+/// The Secret as shipped does not start a service: its token is a placeholder, refused at start
+/// with the file and line, and the StatefulSets' headers create the Secret rather than apply it.
+#[test]
+fn the_shipped_secret_is_refused() {
+    let secret = &documents("secret.yaml")[0];
+    let tokens = secret["stringData"]["tokens"].as_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tokens"), tokens).unwrap();
+    let mut cmd = common::ringflake(dir.path());
+    cmd.args([
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--auth-token-file",
+        "tokens",
+    ]);
+    let out = common::output_within(cmd, std::time::Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("token file tokens line 1: the token contains \"replace-me\""),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("ringflake.db").exists(),
+        "refused before the worker table"
+    );
+    for name in ["statefulset.yaml", "statefulset-shared-table.yaml"] {
+        let text = std::fs::read_to_string(root().join("deploy/kubernetes").join(name)).unwrap();
+        assert!(
+            !text.contains("-f secret.yaml"),
+            "{name} applies the placeholder Secret"
+        );
+        assert!(
+            text.contains("kubectl create secret generic ringflake"),
+            "{name}"
+        );
+    }
+}
+
+/// The Dockerfile caches its dependencies apart from the sources and has a HEALTHCHECK; the
+/// systemd unit waits for serve's readiness notification.
+#[test]
+fn the_dockerfile_and_the_unit_signal_health() {
+    let docker = std::fs::read_to_string(root().join("deploy/Dockerfile")).unwrap();
+    let fetch = docker
+        .find("cargo fetch --locked")
+        .expect("a cargo fetch layer");
+    let copy_all = docker.find("COPY . .").expect("COPY . .");
+    assert!(
+        fetch < copy_all,
+        "the dependencies are fetched before the sources are copied"
+    );
+    assert!(docker.contains("--mount=type=cache,target=/src/target"));
+    assert!(docker.contains("HEALTHCHECK ") && docker.contains("GET /healthz"));
+    let unit = std::fs::read_to_string(root().join("deploy/systemd/ringflake.service")).unwrap();
+    let lines: Vec<&str> = unit.lines().collect();
+    assert!(lines.contains(&"Type=notify"), "{unit}");
+    assert!(lines.contains(&"NotifyAccess=main"), "{unit}");
+}
+
+/// `Type=notify`: with `NOTIFY_SOCKET` set, serve sends `READY=1` once it listens (its address
+/// announced) and `STOPPING=1` at SIGTERM, as datagrams to that socket.
+#[cfg(unix)]
+#[test]
+fn serve_notifies_systemd() {
+    use std::os::unix::net::UnixDatagram;
+    let dir = tempfile::tempdir().unwrap();
+    let socket_path = dir.path().join("notify");
+    let socket = UnixDatagram::bind(&socket_path).unwrap();
+    socket
+        .set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .unwrap();
+    let mut cmd = common::ringflake(dir.path());
+    cmd.args(["serve", "--listen", "127.0.0.1:0"])
+        .env("NOTIFY_SOCKET", &socket_path);
+    let mut serve = common::Serve::launch_command(cmd);
+    let mut buf = [0u8; 256];
+    let n = socket.recv(&mut buf).expect("READY=1 within 60 s");
+    let ready = String::from_utf8_lossy(&buf[..n]).into_owned();
+    assert!(ready.lines().any(|l| l == "READY=1"), "{ready:?}");
+    // Ready means listening, the address printed.
+    let addr = serve.ready(std::time::Duration::from_secs(5));
+    assert_eq!(common::get(addr, "/livez").body, "ok\n");
+    common::signal(serve.pid, "TERM");
+    let n = socket.recv(&mut buf).expect("STOPPING=1");
+    assert_eq!(&buf[..n], b"STOPPING=1");
+    serve.kill();
+}

@@ -56,6 +56,11 @@ const FOREIGN_FLAGS: &[(&str, &str)] = &[
     ("--from-file", "kubectl create secret"),
     ("--from-literal", "kubectl create secret"),
     ("--force", "kubectl delete"),
+    ("--mount", "Dockerfile RUN"),
+    ("--interval", "Dockerfile HEALTHCHECK"),
+    ("--timeout", "Dockerfile HEALTHCHECK"),
+    ("--start-period", "Dockerfile HEALTHCHECK"),
+    ("--retries", "Dockerfile HEALTHCHECK"),
 ];
 
 /// `RINGFLAKE_*` variables the docs name that the binary does not read, with the file that does
@@ -694,7 +699,7 @@ fn config_example_runs_as_documented() {
 
     // A new ID carries the time it was taken, rendered in Beijing time (UTC+8, no summer time).
     let before = common::unix_now() as i64;
-    let id = get(serve.addr(), "/id/orders").body;
+    let id = get(serve.addr(), "/id/orders").body.trim_end().to_string();
     let after = common::unix_now() as i64 + 1;
     let parsed = get(serve.addr(), &format!("/parse/orders/{id}")).body;
     let stamp = parsed

@@ -453,8 +453,12 @@ fn a_second_process_beside_a_running_one_gets_its_own_worker_id() {
         "the killed one's row"
     );
     assert!(
-        get(third.addr(), "/id").body.parse::<u64>().expect("an ID")
-            > before.parse().expect("an ID")
+        get(third.addr(), "/id")
+            .body
+            .trim_end()
+            .parse::<u64>()
+            .expect("an ID")
+            > before.trim_end().parse().expect("an ID")
     );
     // The second still holds its own row and serves.
     let health = get(second.addr(), "/healthz");
@@ -679,7 +683,7 @@ fn serves_again(serve: &Serve, layout: &Layout, old: u64, limit: Duration) -> u6
     loop {
         let r = get(serve.addr(), "/id");
         if r.status == 200 {
-            let id: u64 = r.body.parse().expect("an ID");
+            let id: u64 = r.body.trim_end().parse().expect("an ID");
             if layout.parse(id).expect("parse").worker_id != old {
                 return id;
             }

@@ -154,7 +154,7 @@ fn http_routes_over_http2() {
         let base = format!("http://{addr}");
         let (status, body) = h2_get(&mut conn, &format!("{base}/id")).await;
         assert_eq!(status, 200, "{body}");
-        let first: u64 = body.parse().unwrap();
+        let first: u64 = body.trim_end().parse().unwrap();
         let (status, body) = h2_get(&mut conn, &format!("{base}/ids?count=3")).await;
         assert_eq!(status, 200, "{body}");
         let ids = common::json_ids(&body);

@@ -4,8 +4,8 @@
 //! how long the lease still holds), the lease lost, taken over and regained, a release that fails
 //! at shutdown (never reported as released), the state file that cannot be written (with the I/O
 //! error), the clock stepped (by how much), the time bits near their end, token reloads, and
-//! accept errors at most once per 10 s, not once per attempt. Standard output keeps its start-up
-//! lines.
+//! accept errors at most once per 10 s, not once per attempt. Standard output writes nothing in
+//! JSON (the start-up lines are events); in text it keeps its start-up lines, each said once.
 //!
 //! Every test drives the real binary as a subprocess in a temporary directory. The PostgreSQL
 //! test needs `RINGFLAKE_POSTGRES_URL` (a throw-away server: `.ci/run` starts one) and the
@@ -98,9 +98,9 @@ fn sqlite(dir: &Path) -> rusqlite::Connection {
     rusqlite::Connection::open(dir.join("ringflake.db")).expect("open the worker table")
 }
 
-/// Every stderr line is a JSON object with an RFC 3339 timestamp, a level, a target and a
-/// message; standard output keeps the start-up lines scripts read; the start-up facts, token
-/// reloads (good and bad) and the shutdown are events at their level, with fields.
+/// Every line is a JSON object with an RFC 3339 timestamp, a level, a target and a message,
+/// standard output writes nothing; the start-up facts, token reloads (good and bad) and the
+/// shutdown are events at their level, with fields.
 #[test]
 fn json_lines_carry_timestamp_level_target_message_and_fields() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -128,22 +128,20 @@ fn json_lines_carry_timestamp_level_target_message_and_fields() {
     assert_eq!(text(&acquired, "target"), "ringflake::worker::table");
     assert_eq!(acquired["span"]["generator"], "ringflake", "{acquired}");
     assert_eq!(text(&acquired, "database"), "sqlite file ringflake.db");
-    // Standard output: the start-up lines as they were, the address last.
-    wait_until("the address on standard output", PATIENCE, || {
-        serve.output().contains("\nringflake: listening on")
-    });
+    // One stream: every line the process writes, standard output included, is JSON; the
+    // start-up facts are events (the layout, the state file, the tokens, the address).
+    let layout = await_event(&serve, "INFO", "layout 31/10/22 from");
+    assert_eq!(text(&layout, "generator"), "ringflake", "{layout}");
+    await_event(&serve, "INFO", "state file ");
+    await_event(&serve, "INFO", "2 bearer tokens from");
     let out = serve.output();
-    let stdout: Vec<&str> = out
-        .lines()
-        .filter(|l| l.starts_with("ringflake: "))
-        .collect();
-    assert!(
-        stdout.len() == 4
-            && stdout[0].starts_with("ringflake: layout 31/10/22")
-            && stdout[2].starts_with("ringflake: 2 bearer tokens from")
-            && stdout[3].starts_with(&format!("ringflake: listening on http://{addr} ")),
-        "{out}"
-    );
+    for line in out.lines() {
+        assert!(
+            serde_json::from_str::<Value>(line).is_ok(),
+            "not JSON: {line:?} in\n{out}"
+        );
+    }
+    assert!(!out.contains("ringflake: "), "{out}");
 
     // SIGHUP: a good file, then a missing one (the tokens in use stay).
     std::fs::write(&tokens, "token-c-0123456789abcdef\n").unwrap();
@@ -673,4 +671,100 @@ fn postgres_outage_and_takeover_are_logged() {
     assert_ne!(new_id, 1, "{healed}");
     let out = stop(&mut serve);
     assert_released_after_heal(&out, 1, new_id);
+}
+
+/// A filter whose bare word is neither a level nor a target (`warning`, `verbose`) is refused
+/// with exit 2 naming it, from `--log`, `RINGFLAKE_LOG` or `RUST_LOG`; before, it was taken for a
+/// target nothing logs under and the log stayed silent.
+#[test]
+fn a_filter_typo_exits_2_naming_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = ringflake(dir.path());
+        cmd.arg("serve").args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = common::output_within(cmd, PATIENCE);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for (args, env, named) in [
+        (&["--log", "warning"][..], &[][..], "\"warning\""),
+        (&[][..], &[("RINGFLAKE_LOG", "verbose")][..], "\"verbose\""),
+        (
+            &[][..],
+            &[("RUST_LOG", "warning")][..],
+            "RUST_LOG \"warning\"",
+        ),
+    ] {
+        let (code, err) = run(args, env);
+        assert_eq!(code, Some(2), "{args:?} {env:?}: {err}");
+        assert!(
+            err.contains(named) && err.contains("neither a level nor a target"),
+            "{args:?} {env:?}: {err}"
+        );
+    }
+    assert!(!dir.path().join("ringflake.db").exists(), "nothing started");
+}
+
+/// A fatal error at start reaches standard error whatever the filter: `--log off` in text, and
+/// in JSON as a JSON object.
+#[test]
+fn fatal_errors_are_never_filtered_out() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (format, json) in [("text", false), ("json", true)] {
+        let mut cmd = ringflake(dir.path());
+        cmd.args(["serve", "--log", "off", "--log-format", format])
+            .args(["--config", "missing.toml"]);
+        let out = common::output_within(cmd, PATIENCE);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(out.stdout.is_empty(), "{out:?}");
+        assert!(err.contains("missing.toml"), "{format}: {err}");
+        if json {
+            let e: Value = serde_json::from_str(err.trim()).expect("one JSON line");
+            assert_eq!(text(&e, "level"), "ERROR", "{e}");
+            assert!(text(&e, "message").starts_with("error: "), "{e}");
+        } else {
+            assert!(err.starts_with("ringflake: error: "), "{err}");
+        }
+    }
+}
+
+/// In text, each start-up fact is said once: the lines on standard output, not again as events
+/// on standard error. `RUST_LOG` is honoured when neither `--log` nor `RINGFLAKE_LOG` is given.
+#[test]
+fn text_says_each_start_up_fact_once_and_rust_log_is_read() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut serve = Serve::start(dir.path(), &[]);
+    let out = stop(&mut serve);
+    assert_eq!(out.matches("layout 31/10/22 from").count(), 1, "{out}");
+    assert_eq!(out.matches("listening on http://").count(), 1, "{out}");
+    assert!(out.contains("worker id 1 acquired"), "{out}");
+
+    // Each run in a directory of its own: a first boot, whose worker id is "acquired".
+    let quiet = |env: &[(&str, &str)], args: &[&str]| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut cmd = ringflake(dir.path());
+        cmd.args(["serve", "--listen", "127.0.0.1:0"]).args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut serve = Serve::launch_command(cmd);
+        serve.ready(PATIENCE);
+        let out = stop(&mut serve);
+        !out.contains("acquired")
+    };
+    assert!(quiet(&[("RUST_LOG", "warn")], &[]), "RUST_LOG=warn read");
+    assert!(
+        !quiet(&[("RUST_LOG", "warn")], &["--log", "info"]),
+        "--log wins"
+    );
+    assert!(
+        !quiet(&[("RUST_LOG", "warn"), ("RINGFLAKE_LOG", "info")], &[]),
+        "RINGFLAKE_LOG wins"
+    );
 }

@@ -115,7 +115,7 @@ fn three_generators_each_route_from_its_own() {
     let id = |path: &str| -> u64 {
         let r = get(addr, path);
         assert_eq!(r.status, 200, "{path}: {}", r.body);
-        r.body.parse().unwrap()
+        r.body.trim_end().parse().unwrap()
     };
     // default: worker id 1, the first row of the table; orders: the second.
     let (t, w, _) = decode(&default, id("/id"));
@@ -407,7 +407,7 @@ fn the_default_table_and_the_environment() {
         .env("RINGFLAKE_CONFIG", "ringflake.toml");
     let mut serve = Serve::launch_command(cmd);
     let addr = serve.ready(Duration::from_secs(60));
-    let id: u64 = get(addr, "/id").body.parse().unwrap();
+    let id: u64 = get(addr, "/id").body.trim_end().parse().unwrap();
     let (_, worker, _) = decode(
         &Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).unwrap(),
         id,
@@ -459,6 +459,7 @@ fn leaf_routes_answer_as_leaf_does() {
         "{}",
         r.headers
     );
+    // Leaf's bytes exactly: the digits, no newline (Java clients Long.parseLong the body).
     let (t, w, _) = decode(&orders, r.body.parse().unwrap());
     assert!((now - 5..=now + 15).contains(&t) && w == 2, "{t} {w}");
     // A key that names no generator: default's IDs, as Leaf gives any key its IDs.
@@ -800,9 +801,9 @@ fn environment_variables_define_only_the_default() {
     let mut serve = Serve::launch_command(cmd);
     let addr = serve.ready(Duration::from_secs(60));
     let small = Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).unwrap();
-    let id: u64 = get(addr, "/id").body.parse().unwrap();
+    let id: u64 = get(addr, "/id").body.trim_end().parse().unwrap();
     assert_eq!(decode(&small, id).1, 9);
-    let id: u64 = get(addr, "/id/orders").body.parse().unwrap();
+    let id: u64 = get(addr, "/id/orders").body.trim_end().parse().unwrap();
     let (t, w, _) = decode(&Layout::default(), id);
     assert!(
         w == 4 && (unix_now() - 5..=unix_now() + 15).contains(&t),
@@ -940,7 +941,7 @@ fn a_lost_lease_shows_on_status_and_healthz() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(get(addr, "/healthz").status, 200);
-    let id: u64 = get(addr, "/id/orders").body.parse().unwrap();
+    let id: u64 = get(addr, "/id/orders").body.trim_end().parse().unwrap();
     assert_eq!(decode(&Layout::default(), id).1, 2, "the new worker id");
     serve.kill();
 }

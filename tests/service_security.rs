@@ -227,7 +227,7 @@ fn tokens_guard_the_id_routes_and_a_sighup_reloads_them() {
     // The file's tokens: 200; comments are not tokens.
     let r = get(addr, "/id", Some(TOKEN_A));
     assert_eq!(r.status, 200, "{}", r.text());
-    assert!(r.text().parse::<u64>().is_ok(), "{}", r.text());
+    assert!(r.text().trim_end().parse::<u64>().is_ok(), "{}", r.text());
     assert_eq!(get(addr, "/ids?count=3", Some(TOKEN_B)).status, 200);
     assert_eq!(get(addr, "/parse/1", Some(TOKEN_B)).status, 200);
     get(addr, "/id", Some("token-c-0000000000000000")).assert_error(401, "invalid");
@@ -376,7 +376,7 @@ fn metrics_are_served_on_their_own_listener() {
         "/api/snowflake/get/x",
     ] {
         get(internal, path, Some(TOKEN_A))
-            .assert_error(404, "try GET /, /status, /metrics or /healthz");
+            .assert_error(404, "try GET /, /status, /metrics, /healthz or /livez");
     }
     let issued = get(main, "/healthz", None);
     assert!(issued.text().contains(r#""issued":1"#), "{}", issued.text());
@@ -456,7 +456,7 @@ fn https_serves_the_same_routes() {
     for name in ["localhost", "127.0.0.1"] {
         let (r, alpn) = tls_get(addr, name, "/id");
         assert_eq!(r.status, 200, "{}", r.text());
-        assert!(r.text().parse::<u64>().is_ok(), "{}", r.text());
+        assert!(r.text().trim_end().parse::<u64>().is_ok(), "{}", r.text());
         assert_eq!(alpn.as_deref(), Some(&b"http/1.1"[..]));
     }
     // A client that offers HTTP/2 too gets it (tests/grpc.rs speaks it).

@@ -488,9 +488,13 @@ fn a_fixed_worker_id_reserved_a_day_ahead_says_so_until_it_serves() {
     let addr = second.addr();
     let reached = format!("(unix second {reach})");
     let startup = second.output();
+    // With --log-format json the start-up line is an event (nothing on standard output).
     assert!(
-        startup.contains("ringflake: cannot serve: worker id 7 reserved ahead of the clock")
-            && startup.contains(&reached),
+        events(&startup).iter().any(|e| {
+            let m = text(e, "message");
+            m.starts_with("cannot serve: worker id 7 reserved ahead of the clock")
+                && m.contains(&reached)
+        }),
         "{startup}"
     );
     // A log event names the id, the reserved second and how far ahead it is.
@@ -598,9 +602,11 @@ fn a_recreated_table_gives_back_the_id_reserved_ahead() {
         "{given}"
     );
     assert!(
-        startup.contains("ringflake: worker id 1 given back: its IDs may already reach ")
-            && startup
-                .contains("s ahead of the clock, beyond the lead cap; took worker id 2 instead"),
+        events(&startup).iter().any(|e| {
+            let m = text(e, "message");
+            m.starts_with("worker id 1 given back: its IDs may already reach ")
+                && m.contains("s ahead of the clock, beyond the lead cap; took worker id 2 instead")
+        }),
         "{startup}"
     );
     let ids = ids_of(&get(second.addr(), "/ids?count=5"));

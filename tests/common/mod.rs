@@ -35,7 +35,8 @@ pub fn ringflake(dir: &Path) -> Command {
             cmd.env_remove(key);
         }
     }
-    cmd.env_remove("KUBERNETES_SERVICE_HOST");
+    cmd.env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("RUST_LOG");
     cmd.env("TZ", "UTC").current_dir(dir);
     cmd
 }
@@ -80,33 +81,51 @@ impl Serve {
             .expect("spawn ringflake serve");
         let output = Arc::new(Mutex::new(String::new()));
         let (tx, first_line) = channel();
+        let tx_err = tx.clone();
         let stdout = child.stdout.take().expect("piped stdout");
         let out = Arc::clone(&output);
         std::thread::spawn(move || {
             let mut first = true;
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
+                // In the output before the address is announced: whoever waits for the
+                // address finds the line in `output()`.
+                {
+                    let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
+                    o.push_str(&line);
+                    o.push('\n');
+                }
                 // The start-up line naming the address (serve prints its trade-off first).
                 if first
                     && (line.contains("listening on http://")
                         || line.contains("listening on https://"))
                 {
-                    let _ = tx.send(line.clone());
+                    let _ = tx.send(line);
                     first = false;
                 }
-                let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
-                o.push_str(&line);
-                o.push('\n');
             }
         });
         let stderr = child.stderr.take().expect("piped stderr");
         let out = Arc::clone(&output);
         std::thread::spawn(move || {
+            let mut first = true;
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
-                let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
-                o.push_str(&line);
-                o.push('\n');
+                {
+                    let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
+                    o.push_str(&line);
+                    o.push('\n');
+                }
+                // With --log-format json the address is an event on standard error, and
+                // standard output stays empty.
+                if first
+                    && line.starts_with('{')
+                    && (line.contains("\"message\":\"listening on http://")
+                        || line.contains("\"message\":\"listening on https://"))
+                {
+                    let _ = tx_err.send(line);
+                    first = false;
+                }
             }
         });
         Serve {
@@ -646,5 +665,44 @@ impl Relay {
 impl Drop for Relay {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// Runs `cmd` to its end, as `Command::output` does, but for at most `limit`: a command that
+/// should exit at once (a `serve` refusing its flags) but runs on is killed, and the test fails
+/// with what it said instead of hanging.
+pub fn output_within(mut cmd: Command, limit: Duration) -> std::process::Output {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let read = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let out = read(Box::new(child.stdout.take().expect("piped stdout")));
+    let err = read(Box::new(child.stderr.take().expect("piped stderr")));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if start.elapsed() > limit {
+            child.kill().ok();
+            child.wait().ok();
+            let err = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
+            panic!("{cmd:?} still ran after {limit:?}; stderr: {err}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::process::Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
     }
 }

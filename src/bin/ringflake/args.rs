@@ -19,7 +19,7 @@ use std::time::Duration;
 /// RINGFLAKE_ prefix (--time-bits: RINGFLAKE_TIME_BITS). A flag on the command line wins over
 /// the variable.
 #[derive(Debug, Parser)]
-#[command(name = "ringflake", version, propagate_version = true)]
+#[command(name = "ringflake", version = env!("RINGFLAKE_VERSION"), propagate_version = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -29,8 +29,11 @@ pub struct Cli {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve IDs over HTTP (the help line lists the routes).
-    #[command(about = format!("Serve IDs over HTTP: {}", crate::serve::model::routes::listing(", ")))]
+    /// Serve IDs over HTTP and gRPC on one port (the help line lists the routes).
+    #[command(about = format!(
+        "Serve IDs over HTTP and gRPC (ringflake.v1.Ids, on the same port): {}",
+        crate::serve::model::routes::listing(", ")
+    ))]
     Serve(ServeArgs),
     /// Print N new IDs, one per line.
     Gen(GenArgs),
@@ -44,6 +47,10 @@ pub enum Command {
          [default: {DEFAULT_SQLITE_PATH}]"
     ))))]
     Workers(WorkersArgs),
+    /// Print a completion script for a shell: ringflake completions bash > /etc/bash_completion.d/ringflake
+    Completions(crate::completions::CompletionsArgs),
+    /// Print the man page (roff) of ringflake or of one of its commands: ringflake man serve | man -l -
+    Man(crate::completions::ManArgs),
 }
 
 /// The ID layout, the same flags everywhere. Defaults: [`Layout::default`], 31/10/22 bits from
@@ -199,6 +206,51 @@ pub struct RingArgs {
     pub above: Option<u64>,
 }
 
+/// `--listen`'s and `--metrics-listen`'s parser: an IP address and a port. A host name is
+/// refused, with the form expected: the service binds one address, and a name can resolve to
+/// several, or to another one tomorrow.
+fn socket_addr(value: &str) -> Result<SocketAddr, String> {
+    value.trim().parse().map_err(|_| {
+        let host = value.rsplit_once(':').map_or(value, |(h, _)| h);
+        let hint = match host {
+            "localhost" => " (localhost: 127.0.0.1, or [::1])",
+            "" | "*" => " (every interface: 0.0.0.0, or [::])",
+            _ => "",
+        };
+        format!(
+            "{value:?} is not an IP address and port: expected IP:PORT like 127.0.0.1:8080, \
+             0.0.0.0:8080 or [::1]:8080{hint}; host names are not resolved"
+        )
+    })
+}
+
+/// A whole number for `--rate` and `--restarts-per-day`: digits, with `_` or `,` between
+/// thousands allowed (`1_000_000`); `1e6` and `2.5` are refused with the form expected.
+fn whole_number(value: &str) -> Result<u64, String> {
+    let digits: String = value
+        .trim()
+        .chars()
+        .filter(|c| !matches!(c, '_' | ','))
+        .collect();
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "{value:?} is not a whole number: expected digits, like 1000000 or 1_000_000 (no \
+             exponent, no fraction)"
+        ));
+    }
+    digits
+        .parse()
+        .map_err(|_| format!("{value:?} is too large: at most {}", u64::MAX))
+}
+
+/// `gen -n`: at least 1.
+fn count(value: &str) -> Result<u64, String> {
+    match whole_number(value)? {
+        0 => Err("0 IDs: give at least 1".into()),
+        n => Ok(n),
+    }
+}
+
 /// How the switches read a value from their environment variable: `true`, `1`, `yes`, `on` (and
 /// their opposites), not only `true` and `false`.
 fn boolish() -> clap::builder::BoolishValueParser {
@@ -249,12 +301,13 @@ impl From<LeadPolicyArg> for LeadPolicy {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on (port 0: any free port, printed at start)
+    /// Address to listen on, IP:PORT (port 0: any free port, printed at start)
     #[arg(
         long,
         env = "RINGFLAKE_LISTEN",
         value_name = "ADDR",
-        default_value = "127.0.0.1:8080"
+        default_value = "127.0.0.1:8080",
+        value_parser = socket_addr
     )]
     pub listen: SocketAddr,
     /// The `generator` label of the Prometheus series on /metrics
@@ -283,7 +336,7 @@ pub struct ServeArgs {
     pub auth_token_file: Option<PathBuf>,
     /// Serve /metrics, the status page (/ and /status) and /healthz on this address, an
     /// internal one, and not on --listen
-    #[arg(long, env = "RINGFLAKE_METRICS_LISTEN", value_name = "ADDR")]
+    #[arg(long, env = "RINGFLAKE_METRICS_LISTEN", value_name = "ADDR", value_parser = socket_addr)]
     pub metrics_listen: Option<SocketAddr>,
     /// Certificate chain (PEM, the server's certificate first): --listen speaks HTTPS only
     #[arg(
@@ -406,7 +459,7 @@ pub struct GenArgs {
         env = "RINGFLAKE_COUNT",
         value_name = "N",
         default_value_t = 1,
-        value_parser = clap::value_parser!(u64).range(1..)
+        value_parser = count
     )]
     pub count: u64,
     #[command(flatten)]
@@ -419,8 +472,9 @@ pub struct GenArgs {
 
 #[derive(Debug, Args)]
 pub struct ParseArgs {
-    /// The IDs, as decimal numbers
-    #[arg(value_name = "ID", required = true, allow_negative_numbers = true)]
+    /// The IDs, as decimal numbers; none or `-`: read them from standard input, one a line
+    /// (ringflake gen -n 5 | ringflake parse)
+    #[arg(value_name = "ID", allow_negative_numbers = true)]
     pub ids: Vec<String>,
     #[command(flatten)]
     pub layout: LayoutArgs,
@@ -429,10 +483,10 @@ pub struct ParseArgs {
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// Sustained IDs per second of the busiest node
-    #[arg(long, env = "RINGFLAKE_RATE", value_name = "IDS_PER_SEC")]
+    #[arg(long, env = "RINGFLAKE_RATE", value_name = "IDS_PER_SEC", value_parser = whole_number)]
     pub rate: u64,
     /// Boots per day across all nodes sharing the worker table (each takes a worker id)
-    #[arg(long, env = "RINGFLAKE_RESTARTS_PER_DAY", value_name = "N")]
+    #[arg(long, env = "RINGFLAKE_RESTARTS_PER_DAY", value_name = "N", value_parser = whole_number)]
     pub restarts_per_day: u64,
     /// How many years the layout must last
     #[arg(long, env = "RINGFLAKE_YEARS", value_name = "Y")]
@@ -534,6 +588,30 @@ mod tests {
         assert_eq!(policy(&["--lead-policy", "wait"]), LeadPolicy::Wait);
         assert_eq!(policy(&["--lead-policy", "fail"]), LeadPolicy::Fail);
         assert!(Cli::try_parse_from(["ringflake", "serve", "--lead-policy", "later"]).is_err());
+    }
+
+    /// Values of the wrong form name the form expected.
+    #[test]
+    fn value_errors_show_the_expected_form() {
+        let e = socket_addr("localhost:18088").unwrap_err();
+        assert!(
+            e.contains("IP:PORT like 127.0.0.1:8080") && e.contains("localhost: 127.0.0.1"),
+            "{e}"
+        );
+        assert_eq!(socket_addr("[::1]:80").unwrap().port(), 80);
+        assert_eq!(whole_number("1_000_000"), Ok(1_000_000));
+        assert_eq!(whole_number("4,194,304"), Ok(4_194_304));
+        for bad in ["1e6", "2.5", "-3", ""] {
+            let e = whole_number(bad).unwrap_err();
+            assert!(e.contains("expected digits, like 1000000"), "{bad}: {e}");
+        }
+        assert!(
+            whole_number("99999999999999999999")
+                .unwrap_err()
+                .contains("too large")
+        );
+        assert_eq!(count("0"), Err("0 IDs: give at least 1".into()));
+        assert_eq!(count("5"), Ok(5));
     }
 
     /// The defaults the help text states are the library's.

@@ -23,25 +23,114 @@ pub enum LogFormat {
 /// The target of the service's own events.
 pub const TARGET: &str = "ringflake";
 
+/// The access log's target, a line per request: off unless the filter names it
+/// (`--log info,ringflake::access=info`).
+pub const ACCESS_TARGET: &str = "ringflake::access";
+
+/// The levels a bare directive may name (`EnvFilter` also takes them in capitals, and `0` to `5`).
+const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
+
+/// The crates whose events this binary can log: a bare directive naming one of them (or a module
+/// of one, `ringflake::worker`) turns on all of its events. Any other bare word (`warning`,
+/// `verbose`) is a typo that `EnvFilter` would take for a target nothing logs under, turning the
+/// log off without a word.
+const TARGETS: [&str; 12] = [
+    "ringflake",
+    "hyper",
+    "hyper_util",
+    "h2",
+    "tonic",
+    "tonic_health",
+    "tower",
+    "rustls",
+    "tokio",
+    "tokio_postgres",
+    "mysql",
+    "rusqlite",
+];
+
 /// `--log`'s value parser: a filter `EnvFilter` accepts, as given (`warn`,
-/// `info,ringflake::worker=debug`); the error names the value and what is wrong with it.
+/// `info,ringflake::worker=debug`), whose bare words are levels or targets of this binary; the
+/// error names the value and what is wrong with it.
 pub fn parse_filter(value: &str) -> Result<String, String> {
     filter(value).map(|_| value.to_string())
 }
 
 fn filter(value: &str) -> Result<EnvFilter, String> {
-    EnvFilter::builder().parse(value).map_err(|e| {
-        format!(
-            "{e}: expected RUST_LOG-style directives, a level (error, warn, info, debug, trace) \
-             and/or target=level pairs separated by commas"
-        )
-    })
+    let expected = "expected RUST_LOG-style directives, a level (error, warn, info, debug, \
+                    trace, off) and/or target=level pairs separated by commas";
+    for directive in value.split(',').map(str::trim) {
+        if directive.is_empty() || directive.contains(['=', '[']) {
+            continue;
+        }
+        let level = LEVELS.iter().any(|l| directive.eq_ignore_ascii_case(l))
+            || matches!(directive, "0" | "1" | "2" | "3" | "4" | "5");
+        let krate = directive.split("::").next().unwrap_or(directive);
+        if !level && !TARGETS.contains(&krate) {
+            let hint = LEVELS
+                .iter()
+                .find(|l| directive.to_ascii_lowercase().starts_with(&l[..3]))
+                .map(|l| format!(" (did you mean {l}?)"))
+                .unwrap_or_default();
+            return Err(format!(
+                "{directive:?} is neither a level nor a target this binary logs under \
+                 ({}){hint}: {expected}",
+                TARGETS.join(", ")
+            ));
+        }
+    }
+    EnvFilter::builder()
+        .parse(value)
+        .map_err(|e| format!("{e}: {expected}"))
+}
+
+/// Where the filter comes from: `--log` or `RINGFLAKE_LOG` if given, else `RUST_LOG` if set
+/// (checked as `--log` is: the error names `RUST_LOG`), else `--log`'s default, `info`.
+pub fn directives(given: &str, from_default: bool) -> Result<String, String> {
+    match std::env::var("RUST_LOG") {
+        Ok(rust_log) if from_default && !rust_log.trim().is_empty() => {
+            parse_filter(&rust_log).map_err(|e| format!("RUST_LOG {rust_log:?}: {e}"))
+        }
+        _ => Ok(given.to_string()),
+    }
+}
+
+/// Writes a fatal error where it is never lost: as an `ERROR` event if the filter lets one
+/// through, else straight to standard error, in the log's format (a JSON object with `--log-format
+/// json`), so that `--log off` or a narrow filter never hides why the process exits.
+pub fn fatal(message: &str, format: LogFormat) {
+    if tracing::dispatcher::has_been_set()
+        && tracing::enabled!(target: TARGET, tracing::Level::ERROR)
+    {
+        tracing::error!(target: TARGET, "error: {message}");
+        return;
+    }
+    match format {
+        LogFormat::Text => eprintln!("ringflake: error: {message}"),
+        LogFormat::Json => eprintln!(
+            "{}",
+            serde_json::json!({
+                "timestamp": jiff::Timestamp::now().to_string(),
+                "level": "ERROR",
+                "message": format!("error: {message}"),
+                "target": TARGET,
+            })
+        ),
+    }
 }
 
 /// Installs the subscriber for the rest of the process: events at or above `directives` go to
 /// standard error, as text or as JSON objects, one a line.
 pub fn install(directives: &str, format: LogFormat) -> Result<(), String> {
-    let filter = filter(directives).map_err(|e| format!("--log {directives:?}: {e}"))?;
+    let mut filter = filter(directives).map_err(|e| format!("--log {directives:?}: {e}"))?;
+    // The access log (a line per request) only when the filter names its target.
+    if !directives.contains(ACCESS_TARGET) {
+        filter = filter.add_directive(
+            format!("{ACCESS_TARGET}=off")
+                .parse()
+                .map_err(|e| format!("the access log's directive: {e}"))?,
+        );
+    }
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
@@ -69,5 +158,25 @@ mod tests {
         assert!(parse_filter("warn,ringflake::worker=debug").is_ok());
         let err = parse_filter("ringflake=loud").unwrap_err();
         assert!(err.contains("RUST_LOG-style"), "{err}");
+        for fine in [
+            "WARN",
+            "off",
+            "3",
+            "ringflake",
+            "ringflake::access=info",
+            "hyper,info",
+        ] {
+            assert!(parse_filter(fine).is_ok(), "{fine}");
+        }
+        // Bare words EnvFilter takes for targets nothing logs under.
+        for (typo, hint) in [("warning", "did you mean warn?"), ("verbose", "")] {
+            let err = parse_filter(typo).unwrap_err();
+            assert!(
+                err.starts_with(&format!("{typo:?} is neither a level nor a target"))
+                    && err.contains(hint),
+                "{err}"
+            );
+        }
+        assert!(parse_filter("info,warning").is_err());
     }
 }

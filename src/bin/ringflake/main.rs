@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 mod args;
+mod completions;
 mod r#gen;
 mod generators;
 mod layout;
@@ -19,6 +20,7 @@ mod text;
 mod workers;
 
 use args::{Cli, Command};
+use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches};
 use std::process::ExitCode;
 
@@ -27,20 +29,25 @@ fn main() -> ExitCode {
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match &cli.command {
         Command::Serve(a) => {
-            // The service logs through its subscriber, its fatal error included (a JSON line
-            // with --log-format json).
-            return match log::install(&a.log, a.log_format).and_then(|()| {
+            // --log or RINGFLAKE_LOG, else RUST_LOG: a bad one exits 2, as a bad flag does.
+            let from_default = sub_source(&matches, "log") == Some(ValueSource::DefaultValue);
+            let directives = match log::directives(&a.log, from_default) {
+                Ok(d) => d,
+                Err(message) => {
+                    eprintln!("ringflake: error: {message}");
+                    return ExitCode::from(2);
+                }
+            };
+            // The service logs through its subscriber; its fatal error reaches standard error
+            // whatever the filter (a JSON line with --log-format json).
+            return match log::install(&directives, a.log_format).and_then(|()| {
                 serve::run(&generators::serve::config(a), || {
                     generators::serve::plans(a, &matches)
                 })
             }) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(message) => {
-                    if tracing::dispatcher::has_been_set() {
-                        tracing::error!(target: log::TARGET, "error: {message}");
-                    } else {
-                        eprintln!("ringflake: error: {message}");
-                    }
+                    log::fatal(&message, a.log_format);
                     ExitCode::FAILURE
                 }
             };
@@ -49,6 +56,8 @@ fn main() -> ExitCode {
         Command::Parse(a) => parse::run(a),
         Command::Layout(a) => layout::run(a),
         Command::Workers(a) => workers::run(a, &matches),
+        Command::Completions(a) => completions::completions(a, Cli::command()),
+        Command::Man(a) => completions::man(a, Cli::command()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -57,4 +66,9 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Where the subcommand's argument `id` got its value.
+fn sub_source(matches: &clap::ArgMatches, id: &str) -> Option<ValueSource> {
+    matches.subcommand()?.1.value_source(id)
 }

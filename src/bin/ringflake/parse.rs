@@ -1,4 +1,6 @@
-//! `ringflake parse ID…`: UidGenerator's `parseUID` JSON for each ID, one per line.
+//! `ringflake parse ID…`: UidGenerator's `parseUID` JSON for each ID, one per line; with no ID
+//! or `-`, the IDs are read from standard input, one a line (`ringflake gen -n 5 | ringflake
+//! parse`).
 
 use crate::args::ParseArgs;
 use crate::text::{parse_uid, stdout_error};
@@ -10,8 +12,28 @@ pub fn run(a: &ParseArgs) -> Result<(), String> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut bad = 0;
-    for text in &a.ids {
-        match parse_uid(text, &layout, &tz) {
+    let stdin_lines;
+    let ids: Box<dyn Iterator<Item = Result<String, String>>> =
+        if a.ids.is_empty() || a.ids == ["-"] {
+            if a.ids.is_empty() && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                return Err("no ID: give IDs as arguments, or pipe them in, one a line \
+                            (ringflake gen -n 5 | ringflake parse)"
+                    .into());
+            }
+            stdin_lines = std::io::stdin().lock();
+            Box::new(
+                std::io::BufRead::lines(stdin_lines)
+                    .map(|l| l.map_err(|e| format!("cannot read standard input: {e}")))
+                    // Blank lines (a trailing one, CRLF endings) are not IDs.
+                    .filter(|l| l.as_ref().map_or(true, |l| !l.trim().is_empty()))
+                    .map(|l| l.map(|l| l.trim().to_string())),
+            )
+        } else {
+            Box::new(a.ids.iter().cloned().map(Ok))
+        };
+    for text in ids {
+        let text = text?;
+        match parse_uid(&text, &layout, &tz) {
             Ok(json) => {
                 if let Err(e) = writeln!(out, "{json}") {
                     return stdout_error(e);

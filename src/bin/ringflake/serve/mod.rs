@@ -60,6 +60,9 @@ pub struct Config {
     pub tls_key: Option<PathBuf>,
     /// The longest a request for IDs waits for them.
     pub max_wait: Duration,
+    /// Whether the log is JSON (`--log-format json`): the start-up lines are then events, and
+    /// nothing goes to standard output.
+    pub json_log: bool,
 }
 
 /// Boots the generators `plans` gives (asked once the start files are read: planning may open a
@@ -91,11 +94,16 @@ pub fn run(a: &Config, plans: impl FnOnce() -> Result<Vec<Plan>, String>) -> Res
         listeners.server.addr(),
         listeners.secure,
     );
-    log_access_lines(&access);
+    let json = a.json_log;
+    if json {
+        log_access_lines(&access);
+    }
     start.push_str(&access);
-    announce(start, &listeners, worker_id, &source);
+    announce(start, &listeners, worker_id, &source, json);
+    server::notify::ready();
     let mut reload = || reload_tokens(auth.as_ref());
     let signal = control.block_on(signals.stop(&mut reload));
+    server::notify::stopping();
     let joiner = stop_listeners(a, &control, &mut signals, &mut reload, signal, listeners);
     drop(control);
     let _ = joiner.join();
@@ -178,8 +186,10 @@ fn boot_generators(a: &Config, plans: Vec<Plan>) -> Result<Booted, String> {
                 plan.name
             );
         }
-        // The same lines as events, with the generator's fields.
-        for line in start[first..].lines() {
+        // With --log-format json, the lines are events with the generator's fields (and
+        // nothing goes to standard output); in text, they are printed once, on standard output.
+        let events = if a.json_log { &start[first..] } else { "" };
+        for line in events.lines() {
             tracing::info!(
                 target: log::TARGET,
                 generator = %label,
@@ -294,24 +304,28 @@ fn log_access_lines(access: &str) {
 }
 
 /// Prints the start-up lines in one write, the address last: whoever waits for the address has
-/// the rest already. Not `print!`, which panics if standard output was closed. The address line
-/// is an event too, with its fields.
-fn announce(mut start: String, listeners: &Listeners, worker_id: u64, source: &str) {
+/// the rest already. Not `print!`, which panics if standard output was closed. With `json`
+/// (`--log-format json`), nothing is printed: the address line is an event, with its fields, as
+/// the other start-up lines were, so that every line the process writes is JSON.
+fn announce(mut start: String, listeners: &Listeners, worker_id: u64, source: &str, json: bool) {
     let scheme = if listeners.secure { "https" } else { "http" };
     let listening = format!(
         "listening on {scheme}://{} with worker id {worker_id} ({source}); {} serving threads",
         listeners.server.addr(),
         listeners.threads,
     );
-    tracing::info!(
-        target: log::TARGET,
-        address = %listeners.server.addr(),
-        scheme,
-        worker_id,
-        source = %source,
-        threads = listeners.threads,
-        "{listening}"
-    );
+    if json {
+        tracing::info!(
+            target: log::TARGET,
+            address = %listeners.server.addr(),
+            scheme,
+            worker_id,
+            source = %source,
+            threads = listeners.threads,
+            "{listening}"
+        );
+        return;
+    }
     let _ = writeln!(start, "ringflake: {listening}");
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(start.as_bytes());

@@ -158,7 +158,7 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
     // HEAD answers what GET would, headers only, and takes no ID.
     let take = req.method() != Method::HEAD;
     match route.endpoint {
-        Endpoint::Id if take => id(app).await,
+        Endpoint::Id if take => id(app, NEWLINE).await,
         Endpoint::Id => respond(StatusCode::OK, TEXT, Bytes::new()),
         Endpoint::Ids => ids(app, route, &query, take).await,
         Endpoint::Parse => parse(app, route, param),
@@ -168,7 +168,7 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
                 return no_generator(app, name);
             };
             match route.endpoint {
-                Endpoint::IdOf if take => id(target).await,
+                Endpoint::IdOf if take => id(target, NEWLINE).await,
                 Endpoint::IdOf => respond(StatusCode::OK, TEXT, Bytes::new()),
                 Endpoint::IdsOf => ids(target, route, &query, take).await,
                 _ => parse(target, route, rest),
@@ -183,7 +183,8 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
             // Leaf's snowflake service ignores the key; here it names a generator, if any.
             let target = app.named(param).unwrap_or(app);
             if take {
-                id(target).await
+                // Leaf's clients read the body as a number (Java's Long.parseLong): no newline.
+                id(target, "").await
             } else {
                 respond(StatusCode::OK, TEXT, Bytes::new())
             }
@@ -197,6 +198,7 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
         Endpoint::Status => respond(StatusCode::OK, JSON, status::json(&app.generators)),
         Endpoint::Metrics => metrics(app),
         Endpoint::Healthz => healthz(app),
+        Endpoint::Livez => respond(StatusCode::OK, TEXT, "ok\n"),
     }
 }
 
@@ -227,7 +229,11 @@ fn still_waiting(app: &App) -> Reply {
     r
 }
 
-async fn id(app: &App) -> Reply {
+/// What ends `/id`'s answer: a newline, so that `curl /id` leaves the shell's prompt on a line
+/// of its own. Leaf's route answers the bare digits, as Leaf does.
+const NEWLINE: &str = "\n";
+
+async fn id(app: &App, end: &'static str) -> Reply {
     // An ID ready in the ring while no take waits, the common case, is taken without arming a
     // timer; a take that has to wait (queued behind the others) is bounded by max_wait.
     let taken = match app.generator.try_next_id() {
@@ -236,8 +242,8 @@ async fn id(app: &App) -> Reply {
     };
     match taken {
         Some(Ok(id)) => {
-            let mut s = String::with_capacity(20);
-            let _ = write!(s, "{id}");
+            let mut s = String::with_capacity(21);
+            let _ = write!(s, "{id}{end}");
             respond(StatusCode::OK, TEXT, s)
         }
         Some(Err(e)) => unavailable(app, Some(&e)),
@@ -375,7 +381,10 @@ fn metrics(app: &App) -> Reply {
             for reporter in reporters {
                 reporter.sample();
             }
-            respond(StatusCode::OK, PROMETHEUS, handle.render())
+            let mut body = handle.render();
+            crate::serve::model::requests::render(&mut body);
+            crate::serve::model::process::render(&mut body);
+            respond(StatusCode::OK, PROMETHEUS, body)
         }
         None => error(
             StatusCode::NOT_FOUND,

@@ -167,6 +167,12 @@ fn read(path: &Path) -> Result<Tokens, String> {
                 token.len()
             ));
         }
+        if let Some(word) = placeholder(token) {
+            return Err(format!(
+                "token file {shown} line {n}: the token contains {word:?}, the mark of a \
+                 placeholder, not a secret: put a random one there (openssl rand -hex 32)"
+            ));
+        }
         tokens.push(Sha256::digest(token.as_bytes()).into());
     }
     if tokens.is_empty() {
@@ -176,6 +182,23 @@ fn read(path: &Path) -> Result<Tokens, String> {
         ));
     }
     Ok(Tokens(tokens))
+}
+
+/// Words that mark a token as a placeholder copied from an example (deploy/kubernetes/secret.yaml
+/// holds `replace-me-with-a-long-random-token`), compared in lower case.
+pub const PLACEHOLDER_WORDS: [&str; 6] = [
+    "replace-me",
+    "replaceme",
+    "changeme",
+    "change-me",
+    "example",
+    "placeholder",
+];
+
+/// The placeholder word `token` contains, if any (in any case).
+fn placeholder(token: &str) -> Option<&'static str> {
+    let lower = token.to_ascii_lowercase();
+    PLACEHOLDER_WORDS.into_iter().find(|w| lower.contains(w))
 }
 
 /// A warning if every user of the machine can read the file, for the start-up output.
@@ -245,6 +268,41 @@ mod tests {
         ] {
             assert_eq!(auth.check(&headers(values)), Err(denied), "{values:?}");
         }
+    }
+
+    /// The placeholder of deploy/kubernetes/secret.yaml, and others like it, are refused with the
+    /// file and line; a reload with one keeps the tokens in use.
+    #[test]
+    fn placeholder_tokens_are_refused() {
+        let secret = include_str!("../../../../../deploy/kubernetes/secret.yaml");
+        // The line after `tokens: |`.
+        let shipped = secret
+            .lines()
+            .skip_while(|l| l.trim() != "tokens: |")
+            .nth(1)
+            .expect("the secret's placeholder token");
+        for token in [
+            shipped.trim().trim_matches('"'),
+            "CHANGEME-0123456789abcdef",
+            "an-example-token-0123456789",
+            "placeholder-0123456789abcdef",
+        ] {
+            let f = file(&format!("# ops\n{token}\n"));
+            let e = Auth::load(f.path())
+                .err()
+                .unwrap_or_else(|| panic!("{token} accepted"));
+            assert!(e.contains("line 2: the token contains"), "{e}");
+            assert!(e.contains(&f.path().display().to_string()), "{e}");
+            assert!(!e.contains(token), "{e}");
+        }
+        let f = file("good-token-0123456789\n");
+        let auth = Auth::load(f.path()).unwrap();
+        std::fs::write(f.path(), "replace-me-with-a-long-random-token\n").unwrap();
+        assert!(auth.reload().is_err());
+        assert_eq!(
+            auth.check(&headers(&["Bearer good-token-0123456789"])),
+            Ok(())
+        );
     }
 
     #[test]

@@ -1,11 +1,14 @@
 //! What the service knows, below every handler and page: the generators by name with their
 //! histories ([`app`], [`history`], [`sampler`]), what the handlers share ([`app`]), the
-//! route table ([`routes`]), the bearer tokens ([`auth`]), and the generators to boot, as plain
-//! values ([`plan`]). Nothing here imports a handler, a page, the server or the flags.
+//! route table ([`routes`]), the bearer tokens ([`auth`]), the generators to boot, as plain
+//! values ([`plan`]), the request counters ([`requests`]) and the process's figures
+//! ([`process`]). Nothing here imports a handler, a page, the server or the flags.
 
 pub mod app;
 pub mod auth;
 pub mod history;
 pub mod plan;
+pub mod process;
+pub mod requests;
 pub mod routes;
 pub mod sampler;

@@ -6,7 +6,7 @@
 use hyper::Method;
 
 /// Every route, in the order a person is told about them.
-pub const ROUTES: [Route; 12] = [
+pub const ROUTES: [Route; 13] = [
     Route {
         usage: "/",
         endpoint: Endpoint::Page,
@@ -46,6 +46,10 @@ pub const ROUTES: [Route; 12] = [
     Route {
         usage: "/healthz",
         endpoint: Endpoint::Healthz,
+    },
+    Route {
+        usage: "/livez",
+        endpoint: Endpoint::Livez,
     },
     Route {
         usage: "/api/snowflake/get/{key}",
@@ -96,8 +100,11 @@ pub enum Endpoint {
     LeafDecode,
     /// The Prometheus series of the generator.
     Metrics,
-    /// 200 `{"status":"ok",…}`, or 503 with the reason the generator cannot serve.
+    /// 200 `{"status":"ok",…}`, or 503 with the reason the generator cannot serve: readiness.
     Healthz,
+    /// 200 `ok` whenever the process answers, whatever the generators' health: liveness (a
+    /// restart does not help a generator that cannot serve yet, see `/healthz`).
+    Livez,
 }
 
 /// Which routes a listener serves.
@@ -118,7 +125,7 @@ impl Endpoint {
     /// both.
     pub fn served_on(self, exposure: Exposure) -> bool {
         match self {
-            Endpoint::Healthz => true,
+            Endpoint::Healthz | Endpoint::Livez => true,
             _ if self.guarded() => exposure != Exposure::Internal,
             _ => exposure != Exposure::Ids,
         }
@@ -152,7 +159,8 @@ impl Endpoint {
             | Endpoint::Page
             | Endpoint::Status
             | Endpoint::Metrics
-            | Endpoint::Healthz => None,
+            | Endpoint::Healthz
+            | Endpoint::Livez => None,
         }
     }
 }
@@ -177,6 +185,12 @@ pub fn route(path: &str, exposure: Exposure) -> Option<(&'static Route, &str)> {
         .iter()
         .filter(|r| r.endpoint.served_on(exposure))
         .find_map(|r| Some((r, r.matches(path)?)))
+}
+
+/// The index in [`ROUTES`] of the route `path` asks for on a listener of `exposure`.
+pub fn route_index(path: &str, exposure: Exposure) -> Option<usize> {
+    let (found, _) = route(path, exposure)?;
+    ROUTES.iter().position(|r| std::ptr::eq(r, found))
 }
 
 /// The routes for a person to read, `last` before the final one:
@@ -242,7 +256,7 @@ mod tests {
         assert_eq!(
             listing(" or "),
             "GET /, /id, /id/{name}, /ids?count=N, /ids/{name}?count=N, /parse/{id}, \
-             /parse/{name}/{id}, /status, /metrics, /healthz, /api/snowflake/get/{key} or \
+             /parse/{name}/{id}, /status, /metrics, /healthz, /livez, /api/snowflake/get/{key} or \
              /decodeSnowflakeId?snowflakeId=ID"
         );
     }
@@ -259,12 +273,12 @@ mod tests {
         assert_eq!(on("/ids", Exposure::Ids), Some(Endpoint::Ids));
         assert_eq!(
             listing_on(Exposure::Internal, " or "),
-            "GET /, /status, /metrics or /healthz"
+            "GET /, /status, /metrics, /healthz or /livez"
         );
         assert_eq!(
             listing_on(Exposure::Ids, " or "),
             "GET /id, /id/{name}, /ids?count=N, /ids/{name}?count=N, /parse/{id}, \
-             /parse/{name}/{id}, /healthz, /api/snowflake/get/{key} or \
+             /parse/{name}/{id}, /healthz, /livez, /api/snowflake/get/{key} or \
              /decodeSnowflakeId?snowflakeId=ID"
         );
         assert_eq!(on("/", Exposure::Ids), None);

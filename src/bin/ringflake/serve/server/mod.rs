@@ -7,14 +7,18 @@
 //! thread that accepted it, and a request never crosses a thread (no work stealing). The threads
 //! share only the socket and the generator, whose take is one atomic add.
 
+pub mod access;
 pub mod bodies;
 pub mod listen;
+pub mod notify;
 pub mod signals;
 pub mod tls;
 pub mod versions;
 
 use super::handlers::{grpc, handle};
 use super::model::app::App;
+use super::model::requests;
+use super::model::routes::route_index;
 use bodies::JsonBodies;
 use hyper::Request;
 use hyper::body::Incoming;
@@ -234,10 +238,11 @@ fn serve_thread(
                 biased;
                 _ = stop.wait_for(|s| *s != Stop::No) => break,
                 accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => {
+                    Ok((stream, peer)) => {
                         let conn = serve_connection(
                             Arc::clone(&app),
                             stream,
+                            peer,
                             tls.clone(),
                             conn_stop.clone(),
                             alive.clone(),
@@ -317,6 +322,7 @@ fn thread_runtime(
 async fn serve_connection(
     app: Arc<App>,
     stream: tokio::net::TcpStream,
+    peer: SocketAddr,
     tls: Option<TlsAcceptor>,
     mut stop: watch::Receiver<Stop>,
     _alive: mpsc::Sender<()>,
@@ -328,7 +334,7 @@ async fn serve_connection(
             _ = stop.wait_for(|s| *s != Stop::No) => return,
         };
         if let Some(version) = version {
-            serve_http(app, stream, version, stop).await;
+            serve_http(app, stream, version, peer, stop).await;
         }
         return;
     };
@@ -338,14 +344,19 @@ async fn serve_connection(
     };
     if let Some(session) = session {
         let version = versions::negotiated(session.get_ref().1.alpn_protocol());
-        serve_http(app, session, version, stop).await;
+        serve_http(app, session, version, peer, stop).await;
     }
 }
 
 /// Serves HTTP/1 or HTTP/2 on `io` (a TCP stream or a TLS session on one): the HTTP routes, and
 /// gRPC calls ([`grpc`]).
-async fn serve_http<I>(app: Arc<App>, io: I, version: Version, stop: watch::Receiver<Stop>)
-where
+async fn serve_http<I>(
+    app: Arc<App>,
+    io: I,
+    version: Version,
+    peer: SocketAddr,
+    stop: watch::Receiver<Stop>,
+) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let services = Arc::new(grpc::Services::new(&app));
@@ -353,10 +364,32 @@ where
         let app = Arc::clone(&app);
         let services = Arc::clone(&services);
         async move {
+            // Counted and perhaps logged once answered (`access`): a clock read before, one
+            // after, a few relaxed adds on this thread's own counters.
+            let start = Instant::now();
             let answer = if grpc::is_grpc(&req) {
-                services.call(req).await
+                let method = requests::grpc_method(req.uri().path());
+                let answer = services.call(req).await;
+                let code = answer
+                    .headers()
+                    .get("grpc-status")
+                    .and_then(|v| v.to_str().ok()?.parse().ok())
+                    .unwrap_or(0);
+                access::grpc(method, code, Some(peer), start);
+                answer
             } else {
-                handle(&app, &req).await.map(Body::new)
+                let answer = handle(&app, &req).await.map(Body::new);
+                let path = req.uri().path();
+                access::http(
+                    req.method(),
+                    path,
+                    route_index(path, app.exposure),
+                    answer.status().as_u16(),
+                    req.version(),
+                    Some(peer),
+                    start,
+                );
+                answer
             };
             Ok::<_, Infallible>(answer)
         }

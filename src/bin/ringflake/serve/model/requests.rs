@@ -1,0 +1,349 @@
+//! What the service counts per request, for `/metrics`: HTTP requests by route and status, gRPC
+//! calls by method and code, and a latency histogram of each.
+//!
+//! # Cost
+//!
+//! A request adds one to two counters and the elapsed nanoseconds to a sum, all relaxed atomic
+//! adds on counters of the serving thread's own (each thread has a [`Shard`], registered once,
+//! when the thread serves its first request, in the list `/metrics` sums): no lock, no
+//! allocation, no label lookup, no cache line shared between threads. The histogram's buckets are
+//! fixed ([`BUCKETS`]), so memory does not grow with the number of requests, whether or not
+//! anyone scrapes. The labels are a fixed set (the route table, the service's statuses, the gRPC
+//! methods and codes), so a client cannot grow the series by asking for made-up paths: an
+//! unknown path counts as `route="none"`.
+
+use super::routes::ROUTES;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The histograms' upper bounds, seconds: from 100 µs (an ID from the ring, answered at once) to
+/// 15 s (the default `--max-wait`, a take that waited in vain at the lead cap).
+pub const BUCKETS: [f64; 16] = [
+    0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 15.0,
+];
+
+/// Slots per histogram: the buckets, one above the last (`+Inf`), and the sum in nanoseconds.
+const SLOTS: usize = BUCKETS.len() + 2;
+
+/// The HTTP statuses counted by their code; any other counts as `status="other"`.
+const STATUSES: [u16; 8] = [200, 400, 401, 404, 405, 413, 500, 503];
+
+/// HTTP routes: the route table's, and `none` (no route: a 404, or a method not allowed).
+const HTTP_ROUTES: usize = ROUTES.len() + 1;
+
+/// The gRPC methods counted by name, `(service, method)`; any other counts as `method="other"`
+/// of `service="other"`.
+pub const GRPC_METHODS: [(&str, &str); 7] = [
+    ("ringflake.v1.IdService", "Next"),
+    ("ringflake.v1.IdService", "Batch"),
+    ("ringflake.v1.IdService", "Stream"),
+    ("ringflake.v1.IdService", "Parse"),
+    ("grpc.health.v1.Health", "Check"),
+    ("grpc.health.v1.Health", "Watch"),
+    (
+        "grpc.reflection.v1.ServerReflection",
+        "ServerReflectionInfo",
+    ),
+];
+
+/// The gRPC status codes' names, by number (0 to 16).
+const GRPC_CODES: [&str; 17] = [
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+];
+
+/// gRPC methods: [`GRPC_METHODS`] and `other`.
+const GRPC_KEYS: usize = GRPC_METHODS.len() + 1;
+
+/// One serving thread's counters.
+pub struct Shard {
+    http_count: [AtomicU64; HTTP_ROUTES * (STATUSES.len() + 1)],
+    http_latency: [AtomicU64; HTTP_ROUTES * SLOTS],
+    grpc_count: [AtomicU64; GRPC_KEYS * GRPC_CODES.len()],
+    grpc_latency: [AtomicU64; GRPC_KEYS * SLOTS],
+}
+
+/// Every shard, for `/metrics` to sum.
+static SHARDS: Mutex<Vec<Arc<Shard>>> = Mutex::new(Vec::new());
+
+thread_local! {
+    /// This thread's shard, registered in [`SHARDS`] on first use.
+    static SHARD: Arc<Shard> = {
+        let shard = Arc::new(Shard::new());
+        SHARDS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Arc::clone(&shard));
+        shard
+    };
+}
+
+impl Shard {
+    fn new() -> Shard {
+        Shard {
+            http_count: std::array::from_fn(|_| AtomicU64::new(0)),
+            http_latency: std::array::from_fn(|_| AtomicU64::new(0)),
+            grpc_count: std::array::from_fn(|_| AtomicU64::new(0)),
+            grpc_latency: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+}
+
+/// Adds one observation of `elapsed` to the histogram starting at `slots[0]`.
+fn observe(slots: &[AtomicU64], elapsed: Duration) {
+    let seconds = elapsed.as_secs_f64();
+    let bucket = BUCKETS
+        .iter()
+        .position(|&b| seconds <= b)
+        .unwrap_or(BUCKETS.len());
+    slots[bucket].fetch_add(1, Ordering::Relaxed);
+    let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+    slots[SLOTS - 1].fetch_add(nanos, Ordering::Relaxed);
+}
+
+/// Counts an HTTP request: `route` its index in [`ROUTES`] (`None`: no route), `status` the
+/// answer's, `elapsed` from its head read to its answer made.
+pub fn http(route: Option<usize>, status: u16, elapsed: Duration) {
+    let r = route.unwrap_or(ROUTES.len()).min(ROUTES.len());
+    let s = STATUSES
+        .iter()
+        .position(|&x| x == status)
+        .unwrap_or(STATUSES.len());
+    SHARD.with(|shard| {
+        shard.http_count[r * (STATUSES.len() + 1) + s].fetch_add(1, Ordering::Relaxed);
+        observe(&shard.http_latency[r * SLOTS..(r + 1) * SLOTS], elapsed);
+    });
+}
+
+/// The index in [`GRPC_METHODS`] of a gRPC request's path (`/ringflake.v1.IdService/Next`);
+/// `None`: another.
+pub fn grpc_method(path: &str) -> Option<usize> {
+    let (service, method) = path.strip_prefix('/')?.split_once('/')?;
+    GRPC_METHODS
+        .iter()
+        .position(|&(s, m)| s == service && m == method)
+}
+
+/// Counts a gRPC call: `method` from [`grpc_method`], `code` its status code (0: OK), `elapsed`
+/// to its response's headers.
+pub fn grpc(method: Option<usize>, code: u16, elapsed: Duration) {
+    let m = method.unwrap_or(GRPC_METHODS.len()).min(GRPC_METHODS.len());
+    let c = usize::from(code).min(GRPC_CODES.len() - 1);
+    SHARD.with(|shard| {
+        shard.grpc_count[m * GRPC_CODES.len() + c].fetch_add(1, Ordering::Relaxed);
+        observe(&shard.grpc_latency[m * SLOTS..(m + 1) * SLOTS], elapsed);
+    });
+}
+
+/// The name of gRPC code `code`.
+pub fn grpc_code_name(code: u16) -> &'static str {
+    GRPC_CODES
+        .get(usize::from(code))
+        .copied()
+        .unwrap_or("UNKNOWN")
+}
+
+/// The route label of route index `route` (`/ids`, `/parse/{id}`; `none`).
+pub fn route_label(route: Option<usize>) -> &'static str {
+    match route.and_then(|r| ROUTES.get(r)) {
+        Some(r) => r.usage.split_once('?').map_or(r.usage, |(path, _)| path),
+        None => "none",
+    }
+}
+
+/// The sums of every shard's counters.
+struct Totals {
+    http_count: Vec<u64>,
+    http_latency: Vec<u64>,
+    grpc_count: Vec<u64>,
+    grpc_latency: Vec<u64>,
+}
+
+fn totals() -> Totals {
+    let shards = SHARDS.lock().unwrap_or_else(|e| e.into_inner());
+    let sum = |len: usize, pick: &dyn Fn(&Shard) -> &[AtomicU64]| {
+        let mut out = vec![0u64; len];
+        for shard in shards.iter() {
+            for (o, c) in out.iter_mut().zip(pick(shard)) {
+                *o = o.wrapping_add(c.load(Ordering::Relaxed));
+            }
+        }
+        out
+    };
+    Totals {
+        http_count: sum(HTTP_ROUTES * (STATUSES.len() + 1), &|s| &s.http_count),
+        http_latency: sum(HTTP_ROUTES * SLOTS, &|s| &s.http_latency),
+        grpc_count: sum(GRPC_KEYS * GRPC_CODES.len(), &|s| &s.grpc_count),
+        grpc_latency: sum(GRPC_KEYS * SLOTS, &|s| &s.grpc_latency),
+    }
+}
+
+/// Appends one histogram's series (`name_bucket`, `name_sum`, `name_count`) with `labels`.
+fn histogram(out: &mut String, name: &str, labels: &str, slots: &[u64]) {
+    let mut cumulative = 0u64;
+    for (i, bound) in BUCKETS.iter().enumerate() {
+        cumulative += slots[i];
+        let _ = writeln!(out, "{name}_bucket{{{labels},le=\"{bound}\"}} {cumulative}");
+    }
+    cumulative += slots[BUCKETS.len()];
+    let _ = writeln!(out, "{name}_bucket{{{labels},le=\"+Inf\"}} {cumulative}");
+    let sum = slots[SLOTS - 1] as f64 / 1e9;
+    let _ = writeln!(out, "{name}_sum{{{labels}}} {sum}");
+    let _ = writeln!(out, "{name}_count{{{labels}}} {cumulative}");
+}
+
+/// The request series in Prometheus's text format, for `/metrics`: each route and method once it
+/// has been asked for.
+pub fn render(out: &mut String) {
+    let t = totals();
+    let per_route = STATUSES.len() + 1;
+    out.push_str(
+        "# HELP ringflake_http_requests_total HTTP requests answered, by route and status\n\
+         # TYPE ringflake_http_requests_total counter\n",
+    );
+    for r in 0..HTTP_ROUTES {
+        let route = route_label((r < ROUTES.len()).then_some(r));
+        for s in 0..per_route {
+            let n = t.http_count[r * per_route + s];
+            if n > 0 {
+                let status = STATUSES.get(s).map_or("other".to_string(), u16::to_string);
+                let _ = writeln!(
+                    out,
+                    "ringflake_http_requests_total{{route=\"{route}\",status=\"{status}\"}} {n}"
+                );
+            }
+        }
+    }
+    out.push_str(
+        "# HELP ringflake_http_request_duration_seconds HTTP requests' time from the request \
+         read to the answer made, by route\n\
+         # TYPE ringflake_http_request_duration_seconds histogram\n",
+    );
+    for r in 0..HTTP_ROUTES {
+        let slots = &t.http_latency[r * SLOTS..(r + 1) * SLOTS];
+        if slots[..SLOTS - 1].iter().any(|&n| n > 0) {
+            let route = route_label((r < ROUTES.len()).then_some(r));
+            let labels = format!("route=\"{route}\"");
+            histogram(
+                out,
+                "ringflake_http_request_duration_seconds",
+                &labels,
+                slots,
+            );
+        }
+    }
+    let grpc_labels = |m: usize| match GRPC_METHODS.get(m) {
+        Some((service, method)) => format!("service=\"{service}\",method=\"{method}\""),
+        None => "service=\"other\",method=\"other\"".to_string(),
+    };
+    out.push_str(
+        "# HELP ringflake_grpc_requests_total gRPC calls answered, by service, method and code \
+         (the code of the response's headers: a stream that fails after its first message \
+         counts as OK)\n\
+         # TYPE ringflake_grpc_requests_total counter\n",
+    );
+    for m in 0..GRPC_KEYS {
+        for (c, code) in GRPC_CODES.iter().enumerate() {
+            let n = t.grpc_count[m * GRPC_CODES.len() + c];
+            if n > 0 {
+                let _ = writeln!(
+                    out,
+                    "ringflake_grpc_requests_total{{{},code=\"{code}\"}} {n}",
+                    grpc_labels(m)
+                );
+            }
+        }
+    }
+    out.push_str(
+        "# HELP ringflake_grpc_request_duration_seconds gRPC calls' time from the request read \
+         to the response's headers, by service and method\n\
+         # TYPE ringflake_grpc_request_duration_seconds histogram\n",
+    );
+    for m in 0..GRPC_KEYS {
+        let slots = &t.grpc_latency[m * SLOTS..(m + 1) * SLOTS];
+        if slots[..SLOTS - 1].iter().any(|&n| n > 0) {
+            histogram(
+                out,
+                "ringflake_grpc_request_duration_seconds",
+                &grpc_labels(m),
+                slots,
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Observations land in the first bucket at or above them; the histogram is cumulative, its
+    /// count the sum of its buckets, its sum in seconds.
+    #[test]
+    fn buckets_counts_and_labels() {
+        let id = ROUTES.iter().position(|r| r.usage == "/id");
+        // Counted from another thread, so that this test's counts are a shard of their own
+        // beside whatever other tests count.
+        std::thread::spawn(move || {
+            http(id, 200, Duration::from_micros(50));
+            http(id, 200, Duration::from_millis(2));
+            http(id, 503, Duration::from_secs(20));
+            http(None, 404, Duration::from_micros(10));
+            http(id, 418, Duration::from_micros(10));
+            grpc(
+                grpc_method("/ringflake.v1.IdService/Next"),
+                0,
+                Duration::from_micros(300),
+            );
+            grpc(grpc_method("/x.Y/Z"), 14, Duration::from_micros(300));
+        })
+        .join()
+        .unwrap();
+        let mut out = String::new();
+        render(&mut out);
+        for line in [
+            "ringflake_http_requests_total{route=\"/id\",status=\"200\"} 2",
+            "ringflake_http_requests_total{route=\"/id\",status=\"503\"} 1",
+            "ringflake_http_requests_total{route=\"/id\",status=\"other\"} 1",
+            "ringflake_http_requests_total{route=\"none\",status=\"404\"} 1",
+            "ringflake_http_request_duration_seconds_bucket{route=\"/id\",le=\"0.0001\"} 2",
+            "ringflake_http_request_duration_seconds_bucket{route=\"/id\",le=\"0.0025\"} 3",
+            "ringflake_http_request_duration_seconds_bucket{route=\"/id\",le=\"15\"} 3",
+            "ringflake_http_request_duration_seconds_bucket{route=\"/id\",le=\"+Inf\"} 4",
+            "ringflake_http_request_duration_seconds_count{route=\"/id\"} 4",
+            "ringflake_grpc_requests_total{service=\"ringflake.v1.IdService\",method=\"Next\",code=\"OK\"} 1",
+            "ringflake_grpc_requests_total{service=\"other\",method=\"other\",code=\"UNAVAILABLE\"} 1",
+            "ringflake_grpc_request_duration_seconds_bucket{service=\"ringflake.v1.IdService\",method=\"Next\",le=\"0.0005\"} 1",
+        ] {
+            assert!(out.lines().any(|l| l == line), "{line} not in\n{out}");
+        }
+        let sum: f64 = out
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("ringflake_http_request_duration_seconds_sum{route=\"/id\"} ")
+            })
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((sum - 20.00206).abs() < 1e-6, "{sum}");
+        assert_eq!(route_label(None), "none");
+        assert_eq!(grpc_code_name(16), "UNAUTHENTICATED");
+    }
+}

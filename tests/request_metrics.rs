@@ -1,0 +1,167 @@
+//! What `ringflake serve` tells about the requests it answers: `/metrics` counts HTTP requests by
+//! route and status and gRPC calls by method and code, each with a latency histogram, beside the
+//! `process_*` series; the access log (target `ringflake::access`) writes a line per request
+//! once the filter names it, and none otherwise.
+#![cfg(all(feature = "cli", feature = "client", unix))]
+
+mod common;
+
+use common::{Serve, events, get, text};
+use ringflake::grpc::NextRequest;
+use ringflake::grpc::id_service_client::IdServiceClient;
+use std::time::Duration;
+
+/// The value of the series `line_start` (name and labels, exactly) in a scrape.
+fn value(scrape: &str, series: &str) -> Option<f64> {
+    scrape
+        .lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+/// Requests of every kind, counted by route and status (an unknown path as `none`), a latency
+/// histogram per route whose count is the requests', gRPC calls by method and code, and the
+/// process's CPU, memory, descriptors and start time.
+#[test]
+fn requests_are_counted_by_route_status_and_method() {
+    let dir = tempfile::tempdir().unwrap();
+    let serve = Serve::start(dir.path(), &["--no-state-file"]);
+    let addr = serve.addr();
+    for _ in 0..3 {
+        assert_eq!(get(addr, "/id").status, 200);
+    }
+    assert_eq!(get(addr, "/ids?count=0").status, 400);
+    assert_eq!(get(addr, "/no/such/path").status, 404);
+    assert_eq!(get(addr, "/livez").status, 200);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+            .unwrap()
+            .connect_timeout(Duration::from_secs(10))
+            .connect()
+            .await
+            .unwrap();
+        let mut client = IdServiceClient::new(channel);
+        for _ in 0..2 {
+            let next = NextRequest {
+                generator: String::new(),
+            };
+            client.next(next).await.unwrap();
+        }
+        let missing = NextRequest {
+            generator: "nope".into(),
+        };
+        let status = client.next(missing).await.unwrap_err();
+        assert_eq!(status.code(), tonic::Code::NotFound);
+    });
+    let scrape = get(addr, "/metrics").body;
+    for (series, want) in [
+        (
+            r#"ringflake_http_requests_total{route="/id",status="200"}"#,
+            3.0,
+        ),
+        (
+            r#"ringflake_http_requests_total{route="/ids",status="400"}"#,
+            1.0,
+        ),
+        (
+            r#"ringflake_http_requests_total{route="none",status="404"}"#,
+            1.0,
+        ),
+        (
+            r#"ringflake_http_requests_total{route="/livez",status="200"}"#,
+            1.0,
+        ),
+        (
+            r#"ringflake_http_request_duration_seconds_count{route="/id"}"#,
+            3.0,
+        ),
+        (
+            r#"ringflake_http_request_duration_seconds_bucket{route="/id",le="+Inf"}"#,
+            3.0,
+        ),
+        (
+            r#"ringflake_grpc_requests_total{service="ringflake.v1.IdService",method="Next",code="OK"}"#,
+            2.0,
+        ),
+        (
+            r#"ringflake_grpc_requests_total{service="ringflake.v1.IdService",method="Next",code="NOT_FOUND"}"#,
+            1.0,
+        ),
+        (
+            r#"ringflake_grpc_request_duration_seconds_count{service="ringflake.v1.IdService",method="Next"}"#,
+            3.0,
+        ),
+    ] {
+        assert_eq!(value(&scrape, series), Some(want), "{series} in\n{scrape}");
+    }
+    // A debug build on a busy machine still answers /id within 15 s.
+    let within_15s = value(
+        &scrape,
+        r#"ringflake_http_request_duration_seconds_bucket{route="/id",le="15"}"#,
+    );
+    assert_eq!(within_15s, Some(3.0), "{scrape}");
+    assert!(scrape.contains("# TYPE ringflake_http_request_duration_seconds histogram\n"));
+    let cpu = value(&scrape, "process_cpu_seconds_total").expect("process_cpu_seconds_total");
+    // In ticks of 10 ms: a process this young may not have used one yet.
+    assert!(cpu >= 0.0, "{scrape}");
+    assert!(value(&scrape, "process_resident_memory_bytes").unwrap_or(0.0) > 1e6);
+    assert!(value(&scrape, "process_open_fds").unwrap_or(0.0) >= 3.0);
+    let start = value(&scrape, "process_start_time_seconds").unwrap_or(0.0);
+    let now = common::unix_now();
+    assert!(
+        start > now - 300.0 && start <= now + 1.0,
+        "{start} vs {now}"
+    );
+}
+
+/// The access log: off by default (`--log info` writes no line per request), one JSON event per
+/// request with `--log info,ringflake::access=info`, with the method, path, route, status,
+/// duration and peer.
+#[test]
+fn the_access_log_is_off_unless_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut quiet = Serve::start(dir.path(), &["--no-state-file", "--log-format", "json"]);
+    assert_eq!(get(quiet.addr(), "/id").status, 200);
+    assert_eq!(get(quiet.addr(), "/healthz").status, 200);
+    std::thread::sleep(Duration::from_millis(300));
+    let out = quiet.output();
+    assert!(!out.contains("ringflake::access"), "{out}");
+    quiet.kill();
+
+    let dir = tempfile::tempdir().unwrap();
+    let serve = Serve::start(
+        dir.path(),
+        &[
+            "--no-state-file",
+            "--log-format",
+            "json",
+            "--log",
+            "info,ringflake::access=info",
+        ],
+    );
+    let addr = serve.addr();
+    assert_eq!(get(addr, "/id").status, 200);
+    assert_eq!(get(addr, "/parse/x").status, 400);
+    let mut lines = Vec::new();
+    common::wait_until("two access lines", Duration::from_secs(30), || {
+        lines = events(&serve.output())
+            .into_iter()
+            .filter(|e| text(e, "target") == "ringflake::access")
+            .collect();
+        lines.len() >= 2
+    });
+    let id = &lines[0];
+    assert_eq!(text(id, "level"), "INFO", "{id}");
+    assert_eq!(text(id, "method"), "GET", "{id}");
+    assert_eq!(text(id, "path"), "/id", "{id}");
+    assert_eq!(text(id, "route"), "/id", "{id}");
+    assert_eq!(id["status"], 200, "{id}");
+    assert!(id["duration_us"].as_u64().is_some(), "{id}");
+    assert!(text(id, "peer").starts_with("127.0.0.1:"), "{id}");
+    let parse = &lines[1];
+    assert_eq!(text(parse, "route"), "/parse/{id}", "{parse}");
+    assert_eq!(parse["status"], 400, "{parse}");
+}
