@@ -327,7 +327,9 @@ fn a_lease_taken_over_is_an_error() {
 #[test]
 fn a_row_the_database_forgot_is_a_lost_write() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut serve = Serve::start(dir.path(), &["--log-format", "json"]);
+    // A 3 s window: the lease is written once per second, so the forgotten row is found within
+    // seconds (with the default 300 s, at the write due in about 100 s).
+    let mut serve = Serve::start(dir.path(), &["--log-format", "json", "--lease-window", "3"]);
     assert_eq!(get(serve.addr(), "/id").status, 200);
     let gone = sqlite(dir.path())
         .execute("DELETE FROM WORKER_NODE WHERE ID = 1", [])

@@ -528,9 +528,14 @@ impl KeeperShared {
                 Some(Err(e)) => self.failed(e, now),
                 None => {}
             }
-        } else if let Some(Err(e)) = lock(&self.lease).as_ref().map(|l| l.check()) {
-            // No extension due, but the row is not as this node left it (see `Lease::check`).
-            self.failed(e, now);
+        } else {
+            // Bound first: the guard must be gone before `failed` (which locks the lease again
+            // to describe it); held through an `if let`'s body, it deadlocked the keeper.
+            let checked = lock(&self.lease).as_ref().map(|l| l.check());
+            if let Some(Err(e)) = checked {
+                // No extension due, but the row is not as this node left it (see `Lease::check`).
+                self.failed(e, now);
+            }
         }
         self.check_expiry(now);
     }

@@ -427,7 +427,7 @@ impl WorkerTable for MysqlTable {
         })
     }
 
-    fn clock(&self) -> Result<Option<DatabaseTime>, Error> {
+    fn clock(&self, _within: Duration) -> Result<Option<DatabaseTime>, Error> {
         // UTC_TIMESTAMP(6): the statement's start in UTC, whatever the session's time zone.
         // The text protocol: one round trip, measured around it.
         self.with_conn("cannot read the database's clock", |c| {

@@ -820,10 +820,10 @@ impl WorkerTable for PostgresTable {
         })
     }
 
-    fn clock(&self) -> Result<Option<DatabaseTime>, Error> {
+    fn clock(&self, within: Duration) -> Result<Option<DatabaseTime>, Error> {
         // clock_timestamp(): the time when read (now() is the transaction's start). Typed, no
         // parameters: one round trip, measured around it.
-        self.with_client("cannot read the database's clock", |c| async move {
+        self.with_client_within("cannot read the database's clock", within, |c| async move {
             let sent = std::time::Instant::now();
             let rows = c
                 .query_typed(

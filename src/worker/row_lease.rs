@@ -299,7 +299,9 @@ impl Lease for RowLease {
     }
 
     fn database_clock(&self) -> Result<Option<super::db_clock::DatabaseTime>, Error> {
-        self.table.clock()
+        // Bounded as a lease call is: a hung connection must not hold the keeper for the
+        // table's whole timeout (the read that finds it is what makes the lease be tried).
+        self.table.clock(self.check_within())
     }
 
     fn describe(&self) -> String {

@@ -111,8 +111,9 @@ pub(crate) trait WorkerTable: TableSetup + Send + Sync + 'static {
     /// Every row, by id.
     fn list(&self) -> Result<Vec<WorkerRow>, Error>;
     /// The database's own clock, read in one round trip (a read, never a write); `None` for a
-    /// database without a clock of its own (SQLite runs on this node's clock).
-    fn clock(&self) -> Result<Option<super::db_clock::DatabaseTime>, Error> {
+    /// database without a clock of its own (SQLite runs on this node's clock). One read takes at
+    /// most `within` (where the driver can bound it).
+    fn clock(&self, _within: Duration) -> Result<Option<super::db_clock::DatabaseTime>, Error> {
         Ok(None)
     }
     /// The last write this thread made (`insert`, `claim`, `set_lease`), taken, for
