@@ -407,6 +407,12 @@ fn node_args(relay: SocketAddr, extra: &[&str]) -> Vec<String> {
         "--create-table",
         "--db-retry",
         "10",
+        // A 3 s window: the lease is written about once a second (once per third of the window),
+        // so a node serving through the stall has extensions the standby lacks, as a node
+        // whose lease is due does with any window; with the default 300 s the next write would
+        // come ~100 s later, and there would be no lost write to find.
+        "--lease-window",
+        "3",
     ]
     .iter()
     .map(|s| s.to_string())
