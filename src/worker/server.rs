@@ -520,6 +520,7 @@ impl<D: Driver> Server<D> {
     /// Runs `f` on the connection, opening it first if needed; drops the connection after a
     /// transient failure (a timeout included) so that the next attempt reconnects. `what` names
     /// the operation in the error.
+    #[cfg(feature = "mysql")] // PostgreSQL's calls all name their timeout (with_conn_within)
     pub(crate) fn with_conn<T>(
         &self,
         what: &str,
@@ -579,6 +580,7 @@ impl<D: Driver> Server<D> {
     /// Drops the kept connection if `is_it` says it is the one a call made apart from
     /// [`with_conn`](Self::with_conn) found silent: the next call reconnects instead of waiting
     /// on it again.
+    #[cfg(feature = "postgres")] // only PostgreSQL's standby check makes calls apart from with_conn
     pub(crate) fn drop_conn_if(&self, is_it: impl FnOnce(&D::Conn) -> bool) {
         let mut guard = self.conn.lock().unwrap_or_else(|e| e.into_inner());
         if guard.as_ref().is_some_and(is_it) {
