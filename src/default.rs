@@ -232,7 +232,7 @@ impl DefaultUidGenerator {
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn next_id(&self) -> Result<u64, Error> {
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut st = crate::lock::lock(&self.state);
         let mut now = self.now_delta().max(st.floor as i64);
         if st.started && now < st.last_delta as i64 {
             let behind = (st.last_delta as i64 - now) as u64;

@@ -45,7 +45,7 @@ pub(crate) struct Settings {
 
 impl Shared {
     pub(crate) fn set_reason(&self, reason: String) {
-        *self.reason.lock().unwrap_or_else(|e| e.into_inner()) = reason;
+        *crate::lock::lock(&self.reason) = reason;
     }
 
     pub(crate) fn unavailable(&self, reason: Option<String>) -> Error {

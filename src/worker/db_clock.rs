@@ -139,7 +139,7 @@ impl ClockWatch {
 
     /// Whether a reading is due ([`PROBE_EVERY`] after the last).
     pub(crate) fn due(&self) -> bool {
-        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let state = crate::lock::lock(&self.state);
         state.1.is_none_or(|at| at.elapsed() >= PROBE_EVERY)
     }
 
@@ -153,7 +153,7 @@ impl ClockWatch {
         worker_id: u64,
         database: &str,
     ) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = crate::lock::lock(&self.state);
         state.1 = Some(Instant::now());
         let reading = match read {
             Ok(Some(reading)) => reading,

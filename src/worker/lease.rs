@@ -547,8 +547,7 @@ impl KeeperShared {
         self.taken_over.store(false, Ordering::Release);
         let since = self.failing_since.swap(i64::MIN, Ordering::AcqRel);
         *lock(&self.last_error) = None;
-        let reported =
-            std::mem::take(&mut *self.reported.lock().unwrap_or_else(|e| e.into_inner()));
+        let reported = std::mem::take(&mut *crate::lock::lock(&self.reported));
         if was_lost {
             tracing::info!(
                 worker_id = self.worker(),
@@ -576,10 +575,10 @@ impl KeeperShared {
         // `Lease::extend`); anything else is the database not answering or refusing.
         let taken_over = matches!(e, Error::LeaseExpired { .. });
         let text = e.to_string();
-        *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+        *crate::lock::lock(&self.last_error) = Some(e);
         self.lost.store(true, Ordering::Release);
         let was_taken_over = self.taken_over.swap(taken_over, Ordering::AcqRel);
-        let mut reported = self.reported.lock().unwrap_or_else(|e| e.into_inner());
+        let mut reported = crate::lock::lock(&self.reported);
         reported.streak += 1;
         let until = self.horizon();
         if taken_over {
@@ -661,7 +660,7 @@ impl KeeperShared {
         if !self.is_lost() || self.is_taken_over() || now <= until {
             return;
         }
-        let mut reported = self.reported.lock().unwrap_or_else(|e| e.into_inner());
+        let mut reported = crate::lock::lock(&self.reported);
         if reported.expired {
             return;
         }
@@ -751,7 +750,7 @@ impl Keeper {
                 }
             })
             .map_err(|e| Error::thread_spawn("ringflake-lease", e))?;
-        *shared.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle.thread().clone());
+        *crate::lock::lock(&shared.thread) = Some(handle.thread().clone());
         Ok(Keeper {
             shared,
             handle: Mutex::new(Some(handle)),
@@ -787,7 +786,7 @@ impl Keeper {
         }
         let s = &self.shared;
         s.shutdown.store(true, Ordering::SeqCst);
-        let handle = self.handle.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let handle = crate::lock::lock(&self.handle).take();
         if let Some(h) = handle {
             h.thread().unpark();
             let _ = h.join();

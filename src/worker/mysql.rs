@@ -461,12 +461,7 @@ impl WorkerTable for MysqlTable {
     }
 
     fn take_commit(&self) -> Option<Commit> {
-        let taken = self
-            .driver
-            .commits
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&std::thread::current().id());
+        let taken = crate::lock::lock(&self.driver.commits).remove(&std::thread::current().id());
         taken.map(|id| Commit(Box::new(id)))
     }
 

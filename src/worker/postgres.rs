@@ -863,12 +863,7 @@ impl WorkerTable for PostgresTable {
     }
 
     fn take_commit(&self) -> Option<Commit> {
-        let taken = self
-            .driver
-            .commits
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&std::thread::current().id());
+        let taken = crate::lock::lock(&self.driver.commits).remove(&std::thread::current().id());
         taken.map(|c| Commit(Box::new(c)))
     }
 

@@ -79,7 +79,7 @@ impl RowLease {
     }
 
     fn remember(&self, until: i64) {
-        let mut pending = self.unconfirmed.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pending = crate::lock::lock(&self.unconfirmed);
         if pending.len() == MAX_UNCONFIRMED {
             pending.remove(0);
         }
@@ -103,7 +103,7 @@ impl RowLease {
     fn confirm_written(&self) -> Result<(), Error> {
         let written = self.written.load(Ordering::SeqCst);
         let fresh = self.table.take_commit();
-        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pending = crate::lock::lock(&self.pending);
         if fresh.is_some() {
             // A newer commit on the same server covers an older one.
             *pending = fresh;

@@ -479,7 +479,7 @@ impl<D: Driver> Server<D> {
 
     /// The longest one call may take.
     pub(crate) fn timeout(&self) -> Duration {
-        *self.timeout.lock().unwrap_or_else(|e| e.into_inner())
+        *crate::lock::lock(&self.timeout)
     }
 
     /// Opens a connection and checks (or creates) the table, each step within `timeout`.
@@ -537,7 +537,7 @@ impl<D: Driver> Server<D> {
         timeout: Duration,
         f: impl FnOnce(&mut D::Conn) -> Result<T, D::Error>,
     ) -> Result<T, Error> {
-        let mut guard = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = crate::lock::lock(&self.conn);
         let conn = match guard.take() {
             Some(conn) if !D::is_closed(&conn) => guard.insert(conn),
             kept => {
@@ -567,7 +567,7 @@ impl<D: Driver> Server<D> {
     /// can), or was dropped after a failure, since the last call of this: the connection is then
     /// dropped, and the next call reconnects.
     pub(crate) fn broke_since_asked(&self) -> bool {
-        let mut guard = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = crate::lock::lock(&self.conn);
         let closed = guard
             .as_ref()
             .is_some_and(|conn| self.driver.found_closed(conn, self.timeout()));
@@ -582,7 +582,7 @@ impl<D: Driver> Server<D> {
     /// on it again.
     #[cfg(feature = "postgres")] // only PostgreSQL's standby check makes calls apart from with_conn
     pub(crate) fn drop_conn_if(&self, is_it: impl FnOnce(&D::Conn) -> bool) {
-        let mut guard = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = crate::lock::lock(&self.conn);
         if guard.as_ref().is_some_and(is_it) {
             *guard = None;
         }
@@ -633,10 +633,10 @@ impl<D: Driver> TableSetup for Server<D> {
     }
 
     fn set_timeout(&self, timeout: Duration) {
-        *self.timeout.lock().unwrap_or_else(|e| e.into_inner()) = timeout;
+        *crate::lock::lock(&self.timeout) = timeout;
         if D::TIMEOUT_SET_AT_CONNECT {
             // The next call opens a connection with the new timeout.
-            *self.conn.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            *crate::lock::lock(&self.conn) = None;
         }
     }
 
@@ -649,9 +649,9 @@ impl<D: Driver> TableSetup for Server<D> {
     }
 
     fn set_ca_file(&self, path: &Path) {
-        *self.ca_file.lock().unwrap_or_else(|e| e.into_inner()) = Some(path.to_path_buf());
+        *crate::lock::lock(&self.ca_file) = Some(path.to_path_buf());
         // The next call connects with it.
-        *self.conn.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *crate::lock::lock(&self.conn) = None;
     }
 
     fn tls(&self) -> Option<String> {

@@ -87,7 +87,7 @@ impl SqliteTable {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Conn> {
-        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+        crate::lock::lock(&self.conn)
     }
 
     /// Creates the table if this connection has not yet (never for a read-only table).
