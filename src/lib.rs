@@ -237,6 +237,7 @@ mod lock;
 #[cfg(feature = "metrics")]
 mod metrics;
 pub mod plan;
+mod preset;
 mod reach;
 #[cfg(feature = "client")]
 mod remote;
@@ -261,8 +262,10 @@ pub use default::{ClockBackwards, DefaultBuilder, DefaultUidGenerator};
 pub use error::{Cause, Error, IoError};
 pub use jiff::tz::TimeZone;
 pub use layout::{
-    DEFAULT_EPOCH_SECONDS, Layout, ParsedId, Parts, UID_GENERATOR_EPOCH_SECONDS, epoch_from_date,
+    DEFAULT_EPOCH_SECONDS, FieldOrder, Layout, ParsedId, Parts, TimeUnit,
+    UID_GENERATOR_EPOCH_SECONDS, epoch_from_date,
 };
+pub use preset::{PRESET_NAMES, TWITTER_EPOCH_MILLIS};
 #[cfg(feature = "client")]
 pub use remote::{RemoteBuilder, RemoteGenerator, RemoteStats};
 pub use worker::node::NodeInfo;
