@@ -286,6 +286,9 @@ pub struct ParsedId {
     pub unix_seconds: i64,
     /// The embedded time, as unix milliseconds (where its tick starts).
     pub unix_millis: i64,
+    /// The layout's tick: with milliseconds ([`TimeUnit::Millis`], [`TimeUnit::TenMillis`])
+    /// the rendered timestamp shows them.
+    pub unit: TimeUnit,
     /// The worker id.
     pub worker_id: u64,
     /// The sequence.
@@ -314,7 +317,8 @@ impl ParsedId {
         self.to_java_string_in(&system_time_zone()?)
     }
 
-    /// Renders UidGenerator's `parseUID` JSON with the timestamp in the given time zone.
+    /// Renders UidGenerator's `parseUID` JSON with the timestamp in the given time zone; for a
+    /// millisecond or 10 ms layout the timestamp ends in its milliseconds (`.796`).
     ///
     /// After the year 9999 the timestamp is rendered as Java's `SimpleDateFormat` does: the year
     /// with all its digits, in the proleptic Gregorian calendar, with the offset of the zone's
@@ -343,11 +347,21 @@ impl ParsedId {
     ///     layout.parse(i64::MAX as u64)?.to_java_string_in(&TimeZone::UTC)?,
     ///     r#"{"UID":"9223372036854775807","timestamp":"71684-04-09 01:12:31","workerId":"1023","sequence":"4095"}"#
     /// );
+    ///
+    /// // Discord's documented ID, with its milliseconds.
+    /// assert_eq!(
+    ///     Layout::discord().parse(175_928_847_299_117_063)?.to_java_string_in(&TimeZone::UTC)?,
+    ///     r#"{"UID":"175928847299117063","timestamp":"2016-04-30 11:18:25.796","workerId":"32","sequence":"7"}"#
+    /// );
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn to_java_string_in(&self, tz: &TimeZone) -> Result<String, Error> {
+        let millis = match self.unit {
+            TimeUnit::Seconds => String::new(),
+            _ => format!(".{:03}", self.unix_millis.rem_euclid(1000)),
+        };
         Ok(format!(
-            r#"{{"UID":"{}","timestamp":"{}","workerId":"{}","sequence":"{}"}}"#,
+            r#"{{"UID":"{}","timestamp":"{}{millis}","workerId":"{}","sequence":"{}"}}"#,
             self.id,
             format_local(self.unix_seconds, tz)?,
             self.worker_id,
@@ -1081,6 +1095,7 @@ impl Layout {
             id,
             unix_seconds: self.tick_second(p.delta_ticks),
             unix_millis: self.tick_millis(p.delta_ticks),
+            unit: self.unit,
             worker_id: p.worker_id,
             sequence: p.sequence,
         })
