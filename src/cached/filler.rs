@@ -34,7 +34,7 @@ impl Shared {
         let mut st = lock(&self.filler);
         let now = self.now_delta();
         if self.ring.cursor() != st.cursor_seen {
-            let second = self.layout.epoch_seconds().saturating_add(now as i64);
+            let second = self.layout.tick_second(now);
             self.counters.demand_second.store(second, Ordering::Relaxed);
         }
         self.heal_if_renewed(&mut st, now);
@@ -51,7 +51,8 @@ impl Shared {
         }
         let cap = self.ring.capacity();
         let k = self.ring.chunk();
-        let max_delta = self.layout.max_delta_seconds();
+        let max_delta = self.layout.max_delta();
+        let max_lead = self.max_lead_ticks();
         let max_seq = self.layout.max_sequence();
         // The one chunk whose first taker wakes us when the ring fills up in this round: where the
         // fill level crosses the threshold.
@@ -78,13 +79,21 @@ impl Shared {
                 break Round::Exhausted;
             }
             if st.next_delta > now && st.next_seq == 0 {
-                // Rule 3: a second ahead of the clock only while the ring runs low.
+                // Rule 3: a second ahead of the clock only while the ring runs low. With ticks
+                // shorter than a second, the first tick ahead only while fewer than half a
+                // tick's IDs are ready (light load tells the time), further ticks while fewer
+                // than half a second's are (the ring keeps a seconds layout's reserve).
                 let ready = st.tail.saturating_sub(self.ring.cursor());
-                if ready >= self.threshold {
+                let threshold = if st.next_delta <= now.saturating_add(1) {
+                    self.tick_threshold
+                } else {
+                    self.threshold
+                };
+                if ready >= threshold {
                     break Round::Enough;
                 }
-                // Rule 4: never beyond the lead cap.
-                if let Some((lead, _)) = self.max_lead
+                // Rule 4: never beyond the lead cap (in ticks: 10 s are 10,000 ms ticks).
+                if let Some(lead) = max_lead
                     && st.next_delta > now.saturating_add(lead)
                 {
                     self.counters
@@ -98,14 +107,15 @@ impl Shared {
             self.counters.held_next.store(0, Ordering::Relaxed);
             // Rule 5: within the lease and the state file.
             if let Some(keeper) = &self.keeper {
-                let horizon = keeper.horizon().saturating_sub(self.layout.epoch_seconds());
+                // The lease reaches whole unix seconds: a tick is within it if its second is.
+                let second = self.layout.tick_second(st.next_delta);
                 // A lease lost for good (taken over, or a lost write): not one more second.
-                if st.next_delta as i64 > horizon || keeper.is_taken_over() {
+                if second > keeper.horizon() || keeper.is_taken_over() {
                     self.counters.lease_capped.store(true, Ordering::Release);
                     keeper.request_extension();
                     break Round::LeaseCapped;
                 }
-                keeper.note_used(self.layout.epoch_seconds() + st.next_delta as i64);
+                keeper.note_used(second);
             }
             self.counters.lease_capped.store(false, Ordering::Relaxed);
             if !self.reserve(st.next_delta, now) {
@@ -115,12 +125,20 @@ impl Shared {
             // of its IDs are left, so that the next second is borrowed in time (rule 3).
             // The first chunk whose taker sees fewer than the threshold ready (rounded up, so it
             // is below the threshold; within this second's chunks).
+            // Ticks shorter than a second borrowed beyond the first need no wake of their own:
+            // the ring's fill level wakes the filler (`full_wake`), not each of a thousand ticks.
             let second_end = st.tail + (max_seq + 1 - st.next_seq);
-            let second_wake = second_end
-                .saturating_sub(self.threshold)
-                .max(st.tail)
-                .div_ceil(k)
-                .min(second_end / k - 1);
+            let second_wake = if st.next_delta <= now.saturating_add(1)
+                || self.layout.unit() == crate::TimeUnit::Seconds
+            {
+                second_end
+                    .saturating_sub(self.tick_threshold)
+                    .max(st.tail)
+                    .div_ceil(k)
+                    .min(second_end / k - 1)
+            } else {
+                u64::MAX
+            };
             while st.next_seq <= max_seq {
                 let chunk = st.tail / k;
                 let base = self
@@ -161,12 +179,12 @@ impl Shared {
         let Some(reach) = &self.reach else {
             return true;
         };
-        let epoch = self.layout.epoch_seconds();
-        let second = epoch.saturating_add(delta as i64);
+        // The state file records whole unix seconds: a tick's second.
+        let second = self.layout.tick_second(delta);
         if second <= reach.reserved.load(Ordering::Relaxed) {
             return true;
         }
-        let now = epoch.saturating_add(now as i64);
+        let now = self.layout.tick_second(now);
         let target = match self.max_lead {
             // Exactly the second about to be used: a restart starts right after the last second
             // used, so crash loops under load cannot climb towards the cap. One write per second
@@ -209,7 +227,7 @@ impl Shared {
             let mut end = c;
             while end < tail {
                 match self.ring.read(end) {
-                    Ok((id, _)) if crate::stale::is_stale(id >> shift, self.max_lag_secs, now) => {
+                    Ok((id, _)) if crate::stale::is_stale(id >> shift, self.max_lag_ticks, now) => {
                         end = (end / k + 1) * k
                     }
                     _ => break,
@@ -264,8 +282,10 @@ fn filler_loop(shared: &Shared) {
         }
         let timeout = match round {
             Round::LeadCapped => {
-                // Wake when the next second starts, when the cap moves.
-                let ms = 1000 - shared.clock.now_millis().rem_euclid(1000);
+                // Wake when the next tick starts, when the cap moves.
+                let unit = shared.layout.unit().millis() as i64;
+                let since = shared.clock.now_millis() - shared.layout.epoch_millis();
+                let ms = unit - since.rem_euclid(unit);
                 Duration::from_millis(ms as u64).min(shared.tick)
             }
             Round::LeaseCapped => Duration::from_millis(10),
