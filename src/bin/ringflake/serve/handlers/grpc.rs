@@ -394,6 +394,8 @@ impl IdService for Ids {
                 worker_bits: app.layout.worker_bits(),
                 seq_bits: app.layout.seq_bits(),
                 epoch_seconds: app.layout.epoch_seconds(),
+                tick_millis: app.layout.unit().millis() as u32,
+                epoch_millis: app.layout.epoch_millis(),
             }),
         }))
     }
