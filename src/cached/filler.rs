@@ -58,6 +58,11 @@ impl Shared {
         // fill level crosses the threshold.
         let full_wake = (self.ring.cursor() + cap - self.threshold).max(st.tail) / k;
         let mut wrote = false;
+        // The cursor as last read: only ever behind the real one, so `tail - cursor_read` is an
+        // upper bound of the IDs ready. Rule 3 reads the (contended) cursor again only when that
+        // bound reaches the threshold: once per round rather than once per tick, which matters
+        // at a thousand ticks a second.
+        let mut cursor_read = st.cursor_seen;
         let outcome = 'round: loop {
             // Only while this node's clock agrees with the worker table's database's (see
             // `worker::db_clock`): else nothing is written, and the ring's ready IDs, made on
@@ -83,14 +88,16 @@ impl Shared {
                 // shorter than a second, the first tick ahead only while fewer than half a
                 // tick's IDs are ready (light load tells the time), further ticks while fewer
                 // than half a second's are (the ring keeps a seconds layout's reserve).
-                let ready = st.tail.saturating_sub(self.ring.cursor());
                 let threshold = if st.next_delta <= now.saturating_add(1) {
                     self.tick_threshold
                 } else {
                     self.threshold
                 };
-                if ready >= threshold {
-                    break Round::Enough;
+                if st.tail.saturating_sub(cursor_read) >= threshold {
+                    cursor_read = self.ring.cursor();
+                    if st.tail.saturating_sub(cursor_read) >= threshold {
+                        break Round::Enough;
+                    }
                 }
                 // Rule 4: never beyond the lead cap (in ticks: 10 s are 10,000 ms ticks).
                 if let Some(lead) = max_lead
