@@ -63,6 +63,8 @@ impl Shared {
         // bound reaches the threshold: once per round rather than once per tick, which matters
         // at a thousand ticks a second.
         let mut cursor_read = st.cursor_seen;
+        // The wake chunk of the second of ticks being written (ticks shorter than a second).
+        let mut group_wake = u64::MAX;
         let outcome = 'round: loop {
             // Only while this node's clock agrees with the worker table's database's (see
             // `worker::db_clock`): else nothing is written, and the ring's ready IDs, made on
@@ -88,10 +90,20 @@ impl Shared {
                 // shorter than a second, the first tick ahead only while fewer than half a
                 // tick's IDs are ready (light load tells the time), further ticks while fewer
                 // than half a second's are (the ring keeps a seconds layout's reserve).
-                let threshold = if st.next_delta <= now.saturating_add(1) {
+                // Beyond the first tick ahead, a second's worth of ticks at a time, as a
+                // seconds layout borrows: checked where a second of ticks starts, so that a round
+                // leaves the ring as full as a seconds layout's round does (a round stopped at
+                // the threshold tick by tick would be woken again at once).
+                let first = st.next_delta <= now.saturating_add(1);
+                let threshold = if first {
                     self.tick_threshold
-                } else {
+                } else if st
+                    .next_delta
+                    .is_multiple_of(self.layout.unit().per_second())
+                {
                     self.threshold
+                } else {
+                    u64::MAX
                 };
                 if st.tail.saturating_sub(cursor_read) >= threshold {
                     cursor_read = self.ring.cursor();
@@ -132,8 +144,9 @@ impl Shared {
             // of its IDs are left, so that the next second is borrowed in time (rule 3).
             // The first chunk whose taker sees fewer than the threshold ready (rounded up, so it
             // is below the threshold; within this second's chunks).
-            // Ticks shorter than a second borrowed beyond the first need no wake of their own:
-            // the ring's fill level wakes the filler (`full_wake`), not each of a thousand ticks.
+            // Ticks shorter than a second borrowed beyond the first wake it once per second of
+            // ticks (the ticks up to the next whole second of them), where fewer than the
+            // threshold of that second's IDs are left, as a seconds layout's second does.
             let second_end = st.tail + (max_seq + 1 - st.next_seq);
             let second_wake = if st.next_delta <= now.saturating_add(1)
                 || self.layout.unit() == crate::TimeUnit::Seconds
@@ -144,7 +157,17 @@ impl Shared {
                     .div_ceil(k)
                     .min(second_end / k - 1)
             } else {
-                u64::MAX
+                let per_second = self.layout.unit().per_second();
+                if group_wake == u64::MAX || st.next_delta.is_multiple_of(per_second) {
+                    let ticks_left = per_second - st.next_delta % per_second;
+                    let group_end = second_end + (ticks_left - 1) * (max_seq + 1);
+                    group_wake = group_end
+                        .saturating_sub(self.threshold)
+                        .max(st.tail)
+                        .div_ceil(k)
+                        .min(group_end / k - 1);
+                }
+                group_wake
             };
             while st.next_seq <= max_seq {
                 let chunk = st.tail / k;
