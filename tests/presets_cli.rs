@@ -117,3 +117,42 @@ fn remote_client_of_a_millisecond_service() {
         now - later.unix_millis
     );
 }
+
+/// A `--config` table takes `layout = "NAME"` as `--layout NAME`, and refuses it beside widths.
+#[test]
+fn config_tables_take_a_preset() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("ids.toml"),
+        "[generators.orders]\nlayout = \"leaf\"\nworker-id = 3\n",
+    )
+    .unwrap();
+    let serve = common::Serve::start(dir.path(), &["--config", "ids.toml"]);
+    let reply = common::get(serve.addr(), "/id/orders");
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let id: u64 = reply.body.trim().parse().unwrap();
+    let p = Layout::leaf().parse(id).unwrap();
+    assert_eq!(p.worker_id, 3, "{p:?}");
+    let now = (common::unix_now() * 1000.0) as i64;
+    assert!(
+        (now - 2_000..=now + 11_000).contains(&p.unix_millis),
+        "{p:?}"
+    );
+    drop(serve);
+
+    std::fs::write(
+        dir.path().join("bad.toml"),
+        "[generators.orders]\nlayout = \"leaf\"\ntime-bits = 40\nworker-id = 3\n",
+    )
+    .unwrap();
+    let out = common::ringflake(dir.path())
+        .args(["serve", "--listen", "127.0.0.1:0", "--config", "bad.toml"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("bad.toml") && err.contains("--layout leaf sets the widths"),
+        "{err}"
+    );
+}
