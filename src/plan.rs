@@ -586,7 +586,8 @@ pub fn propose_above(
 ///
 /// # Errors
 ///
-/// [`Error::NegativeId`] if `id` has the sign bit set; [`Error::AboveUnreachable`] naming `id`
+/// [`Error::UnsupportedLayout`] for a layout of ticks shorter than a second or narrower than 63
+/// bits; [`Error::NegativeId`] if `id` has the sign bit set; [`Error::AboveUnreachable`] naming `id`
 /// and the limit when no epoch can do it (`id` is at or above the first ID of the layout's last
 /// second, `max_delta << shift`); [`Error::TimeBitsExhausted`] if `layout` with its own, earlier
 /// epoch has already run out at `now`.
@@ -623,6 +624,15 @@ pub fn propose_above(
 pub fn epoch_above(layout: &Layout, id: u64, now: i64) -> Result<Layout, Error> {
     if id > i64::MAX as u64 {
         return Err(Error::NegativeId { id });
+    }
+    if layout.unit() != crate::TimeUnit::Seconds
+        || layout.time_bits() + layout.worker_bits() + layout.seq_bits() != 63
+    {
+        return Err(Error::UnsupportedLayout {
+            reason: "epoch_above moves the epoch of a layout of seconds in 63 bits; a preset of \
+                     milliseconds keeps its epoch (its IDs are above older ones of the same \
+                     layout already)",
+        });
     }
     let shift = layout.time_shift();
     let needed = (id >> shift) + 1;

@@ -375,6 +375,23 @@ pub fn report(args: &PlanArgs, now: i64) -> Result<String, String> {
         let _ = writeln!(out, "-  {name}");
         match args.above {
             None => describe(&mut out, &a, &demand, &tz, flag),
+            // A preset keeps its epoch: say whether its IDs of today are above.
+            Some(id) if flag.starts_with("--layout") => {
+                describe(&mut out, &a, &demand, &tz, flag);
+                let first = layout
+                    .compose(layout.tick_at(now.saturating_mul(1000)), 0, 0)
+                    .map_err(|e| e.to_string())?;
+                let verdict = if first > id {
+                    "above: serve --above ID starts"
+                } else {
+                    "NOT above: serve --above ID refuses to start"
+                };
+                let _ = writeln!(
+                    out,
+                    "   above      its epoch is fixed; its first ID today, at worker id 0, is \
+                     {first}: {verdict}"
+                );
+            }
             Some(id) => describe_above(&mut out, &a, id, &demand, &tz, flag)?,
         }
     }
