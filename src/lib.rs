@@ -232,6 +232,8 @@ mod default;
 mod error;
 #[cfg(feature = "grpc")]
 pub mod grpc;
+#[cfg(feature = "id-key")]
+mod id_key;
 mod layout;
 mod lock;
 #[cfg(feature = "metrics")]
@@ -242,6 +244,7 @@ mod reach;
 mod remote;
 mod ring;
 mod stale;
+mod text;
 mod worker;
 mod zone;
 
@@ -259,12 +262,15 @@ pub use cached::{
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use default::{ClockBackwards, DefaultBuilder, DefaultUidGenerator};
 pub use error::{Cause, Error, IoError};
+#[cfg(feature = "id-key")]
+pub use id_key::IdCipher;
 pub use jiff::tz::TimeZone;
 pub use layout::{
     DEFAULT_EPOCH_SECONDS, Layout, ParsedId, Parts, UID_GENERATOR_EPOCH_SECONDS, epoch_from_date,
 };
 #[cfg(feature = "client")]
 pub use remote::{RemoteBuilder, RemoteGenerator, RemoteStats};
+pub use text::{IdFormat, IdText, IdTextError};
 pub use worker::node::NodeInfo;
 pub use worker::rows::WorkerRow;
 #[cfg(feature = "sqlite")]
