@@ -295,13 +295,15 @@ impl IdFormat {
         Ok(value)
     }
 
-    /// The form `text` is written in, told by its length and its characters: only digits (or a
-    /// sign and digits) is decimal, else 13 characters are base32 and 11 base62; any other text
-    /// is taken for a decimal, so that its error says what is wrong with it as a number.
+    /// The form `text` is written in, told by its length and its characters: 13 characters are
+    /// base32 and 11 base62, unless they are only digits (or a sign and digits) without a leading
+    /// zero, which is decimal; any other text is taken for a decimal, so that its error says
+    /// what is wrong with it as a number.
     ///
-    /// A base32 or base62 text made only of digits (one base32 ID in about a million, one base62
-    /// ID in about a hundred million) reads as decimal: where the texts are not decimal, name
-    /// their form.
+    /// A decimal never starts with `0`, and the fixed-width forms of most IDs do (a base32 text
+    /// starts with `0` below 2^60, a base62 text below 62^10, about 2^59.5). A base32 or base62
+    /// text made only of digits *and* starting with another digit reads as decimal: where texts
+    /// are not decimal, name their form.
     ///
     /// ```
     /// use ringflake::IdFormat;
@@ -317,7 +319,7 @@ impl IdFormat {
             .unwrap_or(text)
             .bytes()
             .all(|b| b.is_ascii_digit());
-        if digits {
+        if digits && !text.starts_with('0') {
             return IdFormat::Decimal;
         }
         match text.chars().count() {
@@ -498,10 +500,16 @@ impl fmt::Display for IdTextError {
                     }
                     IdFormat::Base62 => "0-9, A-Z and a-z",
                 };
+                // A character that is not printable ASCII is shown by its code point, so that
+                // the message carries no raw byte of the text.
+                if found.is_ascii_graphic() {
+                    write!(f, "invalid character {found:?}")?;
+                } else {
+                    write!(f, "invalid character U+{:04X}", u32::from(*found))?;
+                }
                 write!(
                     f,
-                    "invalid character {found:?} at position {position} of a {format} ID: \
-                     expected {alphabet}"
+                    " at position {position} of a {format} ID: expected {alphabet}"
                 )
             }
             IdTextError::LeadingZero { found } => write!(
@@ -584,8 +592,10 @@ mod tests {
             for format in IdFormat::ALL {
                 let text = format.encode(id);
                 prop_assert_eq!(format.decode(text.as_str()), Ok(id));
-                prop_assert_eq!(IdFormat::detect(text.as_str()) == format
-                    || text.as_bytes().iter().all(u8::is_ascii_digit), true);
+                // Told apart unless a fixed-width text is all digits from a digit above 0.
+                let ambiguous = text.as_bytes().iter().all(u8::is_ascii_digit)
+                    && text.as_bytes()[0] != b'0';
+                prop_assert!(IdFormat::detect(text.as_str()) == format || ambiguous);
                 if format.sorts_as_bytes() {
                     prop_assert_eq!(text.as_bytes().len(), format.max_len());
                 }
@@ -695,7 +705,7 @@ mod tests {
             (
                 IdFormat::Base62,
                 "00000000é00",
-                "invalid character 'é' at position 9 of a base62",
+                "invalid character U+00E9 at position 9 of a base62",
             ),
             (
                 IdFormat::Decimal,
@@ -750,6 +760,11 @@ mod tests {
         assert_eq!(IdFormat::detect("-5"), IdFormat::Decimal);
         assert_eq!(IdFormat::detect("+5"), IdFormat::Decimal);
         assert_eq!(IdFormat::detect("1234567890123"), IdFormat::Decimal);
+        // A decimal never has a leading zero: digits from 0 are a fixed-width form.
+        assert_eq!(IdFormat::detect("0234567890123"), IdFormat::Base32);
+        assert_eq!(IdFormat::detect("02345678901"), IdFormat::Base62);
+        assert_eq!(IdFormat::detect("010"), IdFormat::Decimal);
+        assert_eq!(IdFormat::detect("0"), IdFormat::Decimal);
         assert_eq!(IdFormat::detect("123456789O123"), IdFormat::Base32);
         assert_eq!(IdFormat::detect("abc"), IdFormat::Decimal);
         assert_eq!(IdFormat::detect(""), IdFormat::Decimal);
