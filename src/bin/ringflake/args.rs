@@ -426,9 +426,10 @@ pub struct ServeArgs {
     /// timestamp, level, target, message and the event's fields)
     #[arg(long, env = "RINGFLAKE_LOG_FORMAT", value_name = "FORMAT", value_enum, default_value_t = crate::log::LogFormat::Text)]
     pub log_format: crate::log::LogFormat,
-    /// Hand out public IDs over HTTP: /id, /ids and Leaf's route pass each ID through the keyed
+    /// Hand out public IDs over HTTP: /id and /ids pass each ID through the keyed
     /// permutation of the key in this file (64 hex digits: openssl rand -hex 32), and /parse
-    /// reads them back; gRPC's Next, Batch and Stream stay plain (what RemoteGenerator buffers)
+    /// reads them back; gRPC's Next, Batch and Stream (what RemoteGenerator buffers) and Leaf's
+    /// routes stay plain
     #[arg(long, env = "RINGFLAKE_ID_KEY_FILE", value_name = "PATH")]
     pub id_key_file: Option<PathBuf>,
     #[command(flatten)]

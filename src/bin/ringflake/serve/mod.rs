@@ -99,9 +99,9 @@ pub fn run(a: &Config, plans: impl FnOnce() -> Result<Vec<Plan>, String>) -> Res
     );
     if id_key.is_some() {
         access.push_str(
-            "ringflake: public IDs: /id, /ids and Leaf's route hand out IDs through the key of \
-             --id-key-file, /parse reads them back; gRPC's Next, Batch and Stream hand out plain \
-             IDs\n",
+            "ringflake: public IDs: /id and /ids hand out IDs through the key of --id-key-file, \
+             /parse reads them back; gRPC's Next, Batch and Stream and Leaf's routes hand out \
+             and read plain IDs\n",
         );
     }
     let json = a.json_log;

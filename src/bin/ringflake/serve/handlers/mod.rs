@@ -163,7 +163,7 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
     // HEAD answers what GET would, headers only, and takes no ID.
     let take = req.method() != Method::HEAD;
     match route.endpoint {
-        Endpoint::Id if take => id(app, NEWLINE, format.unwrap_or_default()).await,
+        Endpoint::Id if take => id(app, NEWLINE, format.unwrap_or_default(), true).await,
         Endpoint::Id => respond(StatusCode::OK, TEXT, Bytes::new()),
         Endpoint::Ids => ids(app, route, &query, format.unwrap_or_default(), take).await,
         Endpoint::Parse => parse(app, route, param, format),
@@ -173,7 +173,9 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
                 return no_generator(app, name);
             };
             match route.endpoint {
-                Endpoint::IdOf if take => id(target, NEWLINE, format.unwrap_or_default()).await,
+                Endpoint::IdOf if take => {
+                    id(target, NEWLINE, format.unwrap_or_default(), true).await
+                }
                 Endpoint::IdOf => respond(StatusCode::OK, TEXT, Bytes::new()),
                 Endpoint::IdsOf => {
                     ids(target, route, &query, format.unwrap_or_default(), take).await
@@ -191,8 +193,8 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
             let target = app.named(param).unwrap_or(app);
             if take {
                 // Leaf's clients read the body as a number (Java's Long.parseLong): no newline,
-                // decimal.
-                id(target, "", IdFormat::Decimal).await
+                // decimal, and the plain ID, as Leaf's decode route reads it.
+                id(target, "", IdFormat::Decimal, false).await
             } else {
                 respond(StatusCode::OK, TEXT, Bytes::new())
             }
@@ -252,7 +254,8 @@ fn public(app: &App, id: u64) -> Result<u64, Reply> {
     }
 }
 
-async fn id(app: &App, end: &'static str, format: IdFormat) -> Reply {
+/// One ID in `format`, followed by `end`; its public ID if `public_ids` and the service has a key.
+async fn id(app: &App, end: &'static str, format: IdFormat, public_ids: bool) -> Reply {
     // An ID ready in the ring while no take waits, the common case, is taken without arming a
     // timer; a take that has to wait (queued behind the others) is bounded by max_wait.
     let taken = match app.generator.try_next_id() {
@@ -261,9 +264,10 @@ async fn id(app: &App, end: &'static str, format: IdFormat) -> Reply {
     };
     match taken {
         Some(Ok(id)) => {
-            let id = match public(app, id) {
-                Ok(id) => id,
-                Err(reply) => return reply,
+            let id = match public_ids.then(|| public(app, id)) {
+                Some(Ok(public)) => public,
+                Some(Err(reply)) => return reply,
+                None => id,
             };
             let mut s = String::with_capacity(21);
             let _ = write!(s, "{}{end}", format.encode(id));
