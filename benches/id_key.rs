@@ -34,9 +34,7 @@ fn bench(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(1));
     for format in IdFormat::ALL {
-        group.bench_function(format.name(), |b| {
-            b.iter(|| format.encode(black_box(id)))
-        });
+        group.bench_function(format.name(), |b| b.iter(|| format.encode(black_box(id))));
     }
     for format in [IdFormat::Base32, IdFormat::Base62] {
         let text = format.encode(id);

@@ -297,6 +297,8 @@ mod doc_pages {
     pub struct Grpc;
     #[doc = include_str!("../docs/health.md")]
     pub struct Health;
+    #[doc = include_str!("../docs/ids-in-urls.md")]
+    pub struct IdsInUrls;
     #[doc = include_str!("../docs/migrating.md")]
     pub struct Migrating;
     #[cfg(feature = "metrics")]
