@@ -242,7 +242,7 @@ impl IdFormat {
     pub fn decode(self, text: &str) -> Result<u64, IdTextError> {
         let len = text.chars().count();
         let fixed = match self {
-            IdFormat::Decimal => len >= 1 && len <= 19,
+            IdFormat::Decimal => (1..=19).contains(&len),
             IdFormat::Base32 | IdFormat::Base62 => len == self.max_len(),
         };
         if !fixed {

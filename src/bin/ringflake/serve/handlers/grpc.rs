@@ -372,7 +372,7 @@ impl IdService for Ids {
         let mut request = request.into_inner();
         let app = self.target(&request.generator)?;
         if !request.text.is_empty() {
-            request.id = text_id(&app, &request)?;
+            request.id = text_id(app, &request)?;
         }
         let parsed = app
             .layout

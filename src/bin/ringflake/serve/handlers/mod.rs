@@ -243,15 +243,19 @@ fn still_waiting(app: &App) -> Reply {
 /// of its own. Leaf's route answers the bare digits, as Leaf does.
 const NEWLINE: &str = "\n";
 
-/// The ID the HTTP routes hand out for `id`: its public ID with `--id-key-file`, else itself; a
-/// 500 if the key refuses it (a generator's IDs are below 2^63, which the key takes).
-fn public(app: &App, id: u64) -> Result<u64, Reply> {
+/// The ID the HTTP routes hand out for `id`: its public ID with `--id-key-file`, else itself.
+/// The key refuses only IDs above 2^63 - 1, which no generator makes; were it to, the answer is
+/// a 500 ([`refused`]).
+fn public(app: &App, id: u64) -> Result<u64, Error> {
     match &app.id_key {
-        Some(key) => key
-            .encrypt(id)
-            .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string())),
+        Some(key) => key.encrypt(id),
         None => Ok(id),
     }
+}
+
+/// The 500 for an ID the key refused.
+fn refused(e: &Error) -> Reply {
+    error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string())
 }
 
 /// One ID in `format`, followed by `end`; its public ID if `public_ids` and the service has a key.
@@ -266,7 +270,7 @@ async fn id(app: &App, end: &'static str, format: IdFormat, public_ids: bool) ->
         Some(Ok(id)) => {
             let id = match public_ids.then(|| public(app, id)) {
                 Some(Ok(public)) => public,
-                Some(Err(reply)) => return reply,
+                Some(Err(e)) => return refused(&e),
                 None => id,
             };
             let mut s = String::with_capacity(21);
@@ -423,7 +427,7 @@ async fn ids(
                 for id in &mut ids {
                     *id = match public(app, *id) {
                         Ok(public) => public,
-                        Err(reply) => return reply,
+                        Err(e) => return refused(&e),
                     };
                 }
             }
