@@ -438,6 +438,12 @@ impl fmt::Display for Error {
     }
 }
 
+impl From<crate::IdTextError> for Error {
+    fn from(e: crate::IdTextError) -> Self {
+        Error::IdText(e)
+    }
+}
+
 impl Error {
     /// The error for the thread named `thread` that could not be started.
     pub(crate) fn thread_spawn(thread: &str, source: io::Error) -> Error {

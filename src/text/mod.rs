@@ -1,37 +1,9 @@
-//! IDs as text: decimal, Crockford base32 and base62, the forms that fit a URL.
-//!
-//! An ID is a 63-bit number. Written in decimal it takes up to 19 characters, and JavaScript's
-//! numbers lose its last digits above 2^53; [`IdFormat`] writes it in three forms, each of which
-//! reads back to the same number:
-//!
-//! | form | characters | alphabet | sorts like the IDs |
-//! |---|---|---|---|
-//! | [`IdFormat::Decimal`] | 1 to 19 | `0-9` | only as numbers (`"9"` sorts after `"10"` as text) |
-//! | [`IdFormat::Base32`] | 13, fixed | Crockford's: `0-9`, `A-Z` without `I L O U`; read in either case, with `I`/`L` read as `1` and `O` as `0` | byte by byte, in any collation that orders `0-9` before `A-Z` (ASCII, UTF-8, case-insensitive ones too, as it has one case) |
-//! | [`IdFormat::Base62`] | 11, fixed | `0-9A-Za-z` | byte by byte (ASCII, UTF-8, `C` collation) only: not under a case-insensitive collation (MySQL's default `utf8mb4_0900_ai_ci`, `ORDER BY` in most locales), where `a` and `A` compare equal |
-//!
-//! The fixed-width forms are zero-padded on the left (`0000000000001` is ID 1), so a shorter text
-//! never stands for a smaller ID: between two IDs `a < b` exactly when `text(a) < text(b)`
-//! comparing bytes.
-//!
-//! # Compatibility
-//!
-//! Base32 is the form of TSID (`f4b6a3/tsid-creator`'s `Tsid.toString()`/`Tsid.from(String)`)
-//! and of `ferroid`'s `Base32SnowExt`: the 64-bit number in 13 Crockford digits, most significant
-//! first, the first carrying the top 4 bits; upper case out, either case in, `I`/`i`/`L`/`l` read
-//! as `1` and `O`/`o` as `0`; no hyphens, no check symbol. An ID's base32 text is its TSID text.
-//! Where they differ: TSID accepts a first character up to `F` and ferroid any (dropping the 65th
-//! bit); here a text above the largest 63-bit ID (first character above `7`) is refused as
-//! [`IdTextError::Overflow`], as is a base62 text above it, so every accepted text is exactly one
-//! ID.
-//!
-//! Base62 has no one standard; this is the common digit order `0-9A-Za-z` (ASCII order, which is
-//! what makes it sort) over the whole number, zero-padded to 11 characters.
-//!
-//! Writing an ID as text happens at the edge (the service's answers, `gen`'s output), never when
-//! a generator takes it; [`IdFormat::encode`] allocates nothing.
+//! IDs as text: decimal, Crockford base32 and base62, the forms that fit a URL ([`IdFormat`]);
+//! `Layout::parse_text` and `ParsedId::to_text` in [`parse`]. Nothing here imports the rest of
+//! the crate: the crate's error and layout import it.
 
-use crate::{Error, Layout, ParsedId};
+mod parse;
+
 use std::fmt;
 use std::str::FromStr;
 
@@ -84,8 +56,36 @@ const BASE62_VALUES: [u8; 256] = {
     table
 };
 
-/// A form an ID is written in: see the [module](self) for what each looks like, how each sorts
-/// and whom it is compatible with.
+/// A form an ID is written in: an ID is a 63-bit number. Written in decimal it takes up to 19
+/// characters, and JavaScript's numbers lose its last digits above 2^53; these three forms each
+/// read back to the same number.
+///
+/// | form | characters | alphabet | sorts like the IDs |
+/// |---|---|---|---|
+/// | [`IdFormat::Decimal`] | 1 to 19 | `0-9` | only as numbers (`"9"` sorts after `"10"` as text) |
+/// | [`IdFormat::Base32`] | 13, fixed | Crockford's: `0-9`, `A-Z` without `I L O U`; read in either case, with `I`/`L` read as `1` and `O` as `0` | byte by byte, in any collation that orders `0-9` before `A-Z` (ASCII, UTF-8, case-insensitive ones too, as it has one case) |
+/// | [`IdFormat::Base62`] | 11, fixed | `0-9A-Za-z` | byte by byte (ASCII, UTF-8, `C` collation) only: not under a case-insensitive collation (MySQL's default `utf8mb4_0900_ai_ci`, `ORDER BY` in most locales), where `a` and `A` compare equal |
+///
+/// The fixed-width forms are zero-padded on the left (`0000000000001` is ID 1), so a shorter text
+/// never stands for a smaller ID: between two IDs `a < b` exactly when `text(a) < text(b)`
+/// comparing bytes.
+///
+/// # Compatibility
+///
+/// Base32 is the form of TSID (`f4b6a3/tsid-creator`'s `Tsid.toString()`/`Tsid.from(String)`)
+/// and of `ferroid`'s `Base32SnowExt`: the 64-bit number in 13 Crockford digits, most significant
+/// first, the first carrying the top 4 bits; upper case out, either case in, `I`/`i`/`L`/`l` read
+/// as `1` and `O`/`o` as `0`; no hyphens, no check symbol. An ID's base32 text is its TSID text.
+/// Where they differ: TSID accepts a first character up to `F` and ferroid any (dropping the 65th
+/// bit); here a text above the largest 63-bit ID (first character above `7`) is refused as
+/// [`IdTextError::Overflow`], as is a base62 text above it, so every accepted text is exactly one
+/// ID.
+///
+/// Base62 has no one standard; this is the common digit order `0-9A-Za-z` (ASCII order, which is
+/// what makes it sort) over the whole number, zero-padded to 11 characters.
+///
+/// Writing an ID as text happens at the edge (the service's answers, `gen`'s output), never when
+/// a generator takes it; [`IdFormat::encode`] allocates nothing.
 ///
 /// # Examples
 ///
@@ -526,49 +526,6 @@ impl fmt::Display for IdTextError {
 }
 
 impl std::error::Error for IdTextError {}
-
-impl From<IdTextError> for Error {
-    fn from(e: IdTextError) -> Self {
-        Error::IdText(e)
-    }
-}
-
-impl ParsedId {
-    /// The ID written in `format`.
-    ///
-    /// ```
-    /// use ringflake::{IdFormat, Layout};
-    ///
-    /// let parsed = Layout::default().parse(256_584_189_548_167_168)?;
-    /// assert_eq!(parsed.to_text(IdFormat::Base32).as_str(), "073WHYR0G0000");
-    /// # Ok::<(), ringflake::Error>(())
-    /// ```
-    pub fn to_text(&self, format: IdFormat) -> IdText {
-        format.encode(self.id)
-    }
-}
-
-impl Layout {
-    /// Parses an ID written in `format` ([`IdFormat::detect`] tells a form from the text).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::IdText`] if `text` is not an ID in `format`.
-    ///
-    /// ```
-    /// use ringflake::{IdFormat, Layout};
-    ///
-    /// let layout = Layout::default();
-    /// let parsed = layout.parse_text("073WHYR0G0000", IdFormat::Base32)?;
-    /// assert_eq!(parsed, layout.parse(256_584_189_548_167_168)?);
-    /// assert_eq!(parsed, layout.parse_text("0Ix9oXm4KOW", IdFormat::detect("0Ix9oXm4KOW"))?);
-    /// assert!(layout.parse_text("0758RGGA0000!", IdFormat::Base32).is_err());
-    /// # Ok::<(), ringflake::Error>(())
-    /// ```
-    pub fn parse_text(&self, text: &str, format: IdFormat) -> Result<ParsedId, Error> {
-        self.parse(format.decode(text)?)
-    }
-}
 
 #[cfg(test)]
 mod tests {
