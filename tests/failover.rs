@@ -683,7 +683,20 @@ fn a_serving_node_whose_connection_hangs_finds_the_lost_write_within_seconds() {
     let load = Load::start(addr);
     std::thread::sleep(Duration::from_secs(1));
     pair.wal.pause();
-    std::thread::sleep(Duration::from_secs(2));
+    // A lease write the stalled standby lacks: without one, A0's last write is on the standby
+    // too, the promoted standby holds A0's lease as A0 left it, and there is no lost write to
+    // find (A0 then rightly serves on; the test raced that way half the time when it only slept
+    // 2 s). An extension written on P and not confirmed is said as a failed extension.
+    let unconfirmed = await_event(
+        &a0,
+        "an extension the standby lacks",
+        Duration::from_secs(15),
+        |e| text(e, "level") == "WARN" && text(e, "message").starts_with("lease extension failed"),
+    );
+    assert!(
+        text(&unconfirmed, "error").contains("is not on every standby"),
+        "{unconfirmed}"
+    );
     // The host vanishes: its connections go silent first (no reset, not even the end of the
     // stream the stopped server's sockets would send), then the server stops.
     relay.hang_and_switch(pair.standby());
