@@ -72,6 +72,8 @@ const OTHER_VARIABLES: &[(&str, &str)] = &[
     ("RINGFLAKE_POSTGRES_URL", "scripts/fleet.sh"),
     ("RINGFLAKE_PG_BIN", "tests/failover.rs"),
     ("RINGFLAKE_FAILOVER_PORT", "tests/failover.rs"),
+    ("RINGFLAKE_MARIADBD", "tests/failover.rs"),
+    ("RINGFLAKE_MARIADB_FAILOVER_PORT", "tests/failover.rs"),
 ];
 
 /// One flag of a subcommand, as its `--help` shows it.
