@@ -309,8 +309,10 @@ fn the_service_answers_in_every_form() {
 
 #[test]
 fn the_service_hands_out_public_ids() {
+    use std::os::unix::fs::PermissionsExt as _;
     let dir = tempfile::tempdir().unwrap();
     let key = key_file(dir.path(), "id.key", KEY);
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
     let serve = Serve::start(
         dir.path(),
         &["--no-state-file", "--worker-id", "7", "--id-key-file", &key],
@@ -356,6 +358,13 @@ fn the_service_hands_out_public_ids() {
         "{output}"
     );
     assert!(!output.contains(&KEY[..16]), "{output}");
+    // Every user may read the file (mode 644): the start-up output says so.
+    assert!(
+        output.contains(&format!(
+            "warning: ID key file {key} is readable by every user (mode 644): chmod 600 it"
+        )),
+        "{output}"
+    );
 }
 
 #[cfg(feature = "client")]

@@ -97,12 +97,8 @@ pub fn run(a: &Config, plans: impl FnOnce() -> Result<Vec<Plan>, String>) -> Res
         listeners.server.addr(),
         listeners.secure,
     );
-    if id_key.is_some() {
-        access.push_str(
-            "ringflake: public IDs: /id and /ids hand out IDs through the key of --id-key-file, \
-             /parse reads them back; gRPC's Next, Batch and Stream and Leaf's routes hand out \
-             and read plain IDs\n",
-        );
+    if let Some(key_file) = &a.id_key_file {
+        access.push_str(&startup::public_id_lines(key_file));
     }
     let json = a.json_log;
     if json {
