@@ -217,3 +217,64 @@ fn default_generator_at_the_millisecond() {
     let err = g.next_id().unwrap_err();
     assert_eq!(err, Error::ClockMovedBackwards { seconds: 1 });
 }
+
+/// Threads taking Twitter's IDs on the real clock, with the background filler, through every
+/// kind of take: all unique, each thread's strictly increasing, none more than the lead cap
+/// ahead of the clock.
+#[test]
+fn threads_at_the_millisecond() {
+    let layout = Layout::twitter();
+    let g = CachedUidGenerator::builder(layout)
+        .worker_id(1)
+        .build()
+        .unwrap();
+    let per_thread = if cfg!(miri) { 1_000 } else { 300_000 };
+    let all: Vec<Vec<u64>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..3)
+            .map(|kind| {
+                let g = &g;
+                s.spawn(move || {
+                    let mut ids = Vec::with_capacity(per_thread);
+                    match kind {
+                        0 => {
+                            for _ in 0..per_thread {
+                                ids.push(g.next_id().unwrap());
+                            }
+                        }
+                        1 => {
+                            let mut batch = vec![0u64; 1000];
+                            while ids.len() < per_thread {
+                                g.next_ids(&mut batch).unwrap();
+                                ids.extend_from_slice(&batch);
+                            }
+                        }
+                        _ => {
+                            let mut taker = g.local();
+                            for _ in 0..per_thread {
+                                ids.push(taker.next_id().unwrap());
+                            }
+                        }
+                    }
+                    ids
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let now = layout.tick_at(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64,
+    );
+    let mut seen = std::collections::HashSet::new();
+    for ids in &all {
+        for w in ids.windows(2) {
+            assert!(w[0] < w[1], "{} then {}", w[0], w[1]);
+        }
+        for &id in ids {
+            assert!(seen.insert(id), "{id} twice");
+            assert!((id >> layout.time_shift()) <= now + 10_000, "beyond the lead cap");
+        }
+    }
+}
