@@ -274,7 +274,10 @@ fn threads_at_the_millisecond() {
         }
         for &id in ids {
             assert!(seen.insert(id), "{id} twice");
-            assert!((id >> layout.time_shift()) <= now + 10_000, "beyond the lead cap");
+            assert!(
+                (id >> layout.time_shift()) <= now + 10_000,
+                "beyond the lead cap"
+            );
         }
     }
 }

@@ -254,8 +254,8 @@ fn too_many(app: &App, what: &str, count: u64, max: u64) -> Status {
     let lead = app.generator.max_lead().map_or(0, |d| d.as_secs());
     Status::invalid_argument(format!(
         "{what} {count} is more than the generator can take at once: at most {max} IDs \
-         ((max-lead {lead} s + 1) x 2^{} IDs a second); ask for fewer",
-        app.layout.seq_bits()
+         ({}); ask for fewer",
+        crate::serve::handlers::cap_terms(&app.layout, lead)
     ))
 }
 
