@@ -61,6 +61,24 @@ pub const DEFAULT_EPOCH_SECONDS: i64 = 1_735_689_600;
 /// [`DatabaseAssigner`](crate::DatabaseAssigner) recycles worker ids by default, where Java burned
 /// a new id on every boot. [`plan`](crate::plan) proposes widths for a given demand.
 ///
+/// # Ticks and presets
+///
+/// The layouts above count seconds. A layout may count 10 ms or milliseconds instead
+/// ([`TimeUnit`], [`Layout::with_unit`]), put the sequence above the worker id ([`FieldOrder`]),
+/// and use fewer than 63 bits or all 64 (then it ends where IDs reach `2^63`). The rest of the
+/// snowflake family, bit for bit, is [`Layout::preset`]: Twitter's, Leaf's, Discord's,
+/// Instagram's and Sonyflake's layouts, and `js53` for IDs below `2^53`
+/// ([`PRESET_NAMES`](crate::PRESET_NAMES) lists them with their ends).
+///
+/// ```
+/// use ringflake::{Layout, TimeUnit};
+///
+/// let leaf = Layout::preset("leaf")?;
+/// assert_eq!((leaf.unit(), leaf.epoch_millis()), (TimeUnit::Millis, 1_288_834_974_657));
+/// assert_eq!(leaf.parse(1_212_161_512_043_450_369)?.unix_millis, 1_577_836_800_000);
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+///
 /// # Java compatibility
 ///
 /// For the same widths and epoch an ID is exactly Java's:

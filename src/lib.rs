@@ -5,6 +5,8 @@
 //!
 //! An ID is `[sign 1][delta seconds][worker id][sequence]` ([`Layout`]), bit-exact with
 //! UidGenerator for the same widths and epoch, and parsed into UidGenerator's `parseUID` string.
+//! The rest of the snowflake family (Twitter, Leaf, Discord, Instagram, Sonyflake: millisecond
+//! and 10 ms ticks) is [`Layout::preset`] away, bit for bit.
 //! This page is a guide to the library; each type's page has the details: [`Layout`] (the
 //! layouts, their lifetimes and Java compatibility), [`CachedUidGenerator`] ([how it treats
 //! time](CachedUidGenerator#clock-behaviour) and [restarts](CachedUidGenerator#restarts)),
