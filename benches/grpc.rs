@@ -5,6 +5,8 @@
 //!   `ringflake serve` into one tonic client, which reads every ID;
 //! - `wire/ids-json-100k`: `GET /ids?count=100000` on a keep-alive HTTP/1.1 connection, the JSON
 //!   array parsed into numbers (target: `stream-1M` at least 2 x its IDs per second);
+//! - `wire/ids-json-100k-twitter`: the same against a service with `--layout twitter`
+//!   (millisecond ticks; target: at least 0.95 x `ids-json-100k`);
 //! - `wire/ferroid-stream-1M`: the same client code against `ferroid-tonic-server` (its
 //!   `StreamIds` of 1,000,000 packed IDs), installed with `cargo install ferroid-tonic-server`
 //!   and found on `PATH` (or `RINGFLAKE_BENCH_FERROID`); skipped, with a note, when absent;
@@ -70,6 +72,11 @@ impl Process {
 
 /// `ringflake serve` (this build's binary) on a free port, within the lead cap's burst.
 fn ringflake_serve(dir: &std::path::Path) -> (Process, SocketAddr) {
+    ringflake_serve_with(dir, &[])
+}
+
+/// [`ringflake_serve`] with more flags (`--layout twitter` for `wire/ids-json-100k-twitter`).
+fn ringflake_serve_with(dir: &std::path::Path, extra: &[&str]) -> (Process, SocketAddr) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ringflake"))
         .args([
             "serve",
@@ -79,6 +86,7 @@ fn ringflake_serve(dir: &std::path::Path) -> (Process, SocketAddr) {
             "--max-lead",
             "3600",
         ])
+        .args(extra)
         .current_dir(dir)
         .env("TZ", "UTC")
         .stdout(Stdio::piped())
@@ -273,6 +281,17 @@ fn wire(c: &mut Criterion) {
     let mut sink = 0;
     group.bench_function("ids-json-100k", |b| {
         b.iter(|| assert_eq!(json_ids(&mut conn, &mut sink), JSON_BATCH))
+    });
+    // The same with Twitter's layout (millisecond ticks), from a service of its own (target: at
+    // least 0.95 x `ids-json-100k`).
+    let twitter_dir = tempfile::tempdir().expect("temporary directory");
+    let (_twitter, twitter_addr) =
+        ringflake_serve_with(twitter_dir.path(), &["--layout", "twitter"]);
+    let tcp = TcpStream::connect(twitter_addr).expect("connect");
+    tcp.set_nodelay(true).expect("nodelay");
+    let mut twitter_conn = BufReader::new(tcp);
+    group.bench_function("ids-json-100k-twitter", |b| {
+        b.iter(|| assert_eq!(json_ids(&mut twitter_conn, &mut sink), JSON_BATCH))
     });
     black_box(sink);
     group.finish();

@@ -2,6 +2,9 @@
 //! (`local/*`), its mutex generator, the floors the ring is built on (a padded `fetch_add`, an
 //! `ArrayQueue` pop) and peer ID crates, each set up as its users would to be fastest.
 //!
+//! `take/1-thread-twitter` and `local/2-threads-twitter` are `take/1-thread` and
+//! `local/2-threads` with Twitter's layout (millisecond ticks): the ratio is from one run.
+//!
 //! Every bench reports elements (IDs) per second. Run with `cargo bench --bench ringflake` (about
 //! three minutes); filter with e.g. `cargo bench --bench ringflake -- 'take|local|floor|peers'`.
 //!
@@ -60,7 +63,14 @@ const RING_CAPACITY: usize = 65_536;
 /// behaviour, `unbounded_lead`), since a flat-out consumer at the default 10 s cap would spend
 /// the run waiting for the clock. The `bounded` group measures the default configuration.
 fn cached() -> CachedUidGenerator {
-    CachedUidGenerator::builder(Layout::default())
+    cached_with(Layout::default())
+}
+
+/// [`cached`] with another layout: the `*-twitter` benches take Twitter's (millisecond ticks,
+/// 4,096 IDs a tick), to compare with the same bench at the default layout in one run
+/// (target: at least 0.95 x).
+fn cached_with(layout: Layout) -> CachedUidGenerator {
+    CachedUidGenerator::builder(layout)
         .worker_id(1)
         .unbounded_lead()
         .build()
@@ -103,6 +113,12 @@ fn take(c: &mut Criterion) {
         let mut tally = Tally::default();
         group.bench_function("1-thread", |b| take_one_thread(b, &g, &mut tally));
         tally.report("take/1-thread", 1, TAKE_SAMPLES, &stats_line(&g));
+    }
+    {
+        let g = std::sync::Arc::new(cached_with(Layout::twitter()));
+        let mut tally = Tally::default();
+        group.bench_function("1-thread-twitter", |b| take_one_thread(b, &g, &mut tally));
+        tally.report("take/1-thread-twitter", 1, TAKE_SAMPLES, &stats_line(&g));
     }
     {
         let g = cached();
@@ -188,34 +204,40 @@ fn local(c: &mut Criterion) {
         drop(taker);
         tally.report("local/1-thread", 1, TAKE_SAMPLES, &stats_line(&g));
     }
-    {
-        let g = cached();
+    for (name, layout) in [
+        ("2-threads", Layout::default()),
+        ("2-threads-twitter", Layout::twitter()),
+    ] {
+        let g = cached_with(layout);
         let mut tally = Tally::default();
-        group.bench_function("2-threads", |b| {
-            b.iter_custom(|iters| {
-                let n = tally.record(iters);
-                let halves = [n / 2, n - n / 2];
-                let barrier = Barrier::new(3);
-                std::thread::scope(|s| {
-                    for half in halves {
-                        let (g, barrier) = (&g, &barrier);
-                        s.spawn(move || {
-                            let mut taker = g.local();
-                            barrier.wait();
-                            for _ in 0..half {
-                                black_box(taker.next_id().expect("next_id"));
-                            }
-                        });
-                    }
-                    barrier.wait();
-                    Instant::now()
-                })
-                .elapsed()
-            })
-        });
-        tally.report("local/2-threads", 1, TAKE_SAMPLES, &stats_line(&g));
+        group.bench_function(name, |b| local_two_threads(b, &g, &mut tally));
+        tally.report(&format!("local/{name}"), 1, TAKE_SAMPLES, &stats_line(&g));
     }
     group.finish();
+}
+
+/// Two threads with a taker each, made at the start of each sample.
+fn local_two_threads(b: &mut criterion::Bencher<'_>, g: &CachedUidGenerator, tally: &mut Tally) {
+    b.iter_custom(|iters| {
+        let n = tally.record(iters);
+        let halves = [n / 2, n - n / 2];
+        let barrier = Barrier::new(3);
+        std::thread::scope(|s| {
+            for half in halves {
+                let (g, barrier) = (g, &barrier);
+                s.spawn(move || {
+                    let mut taker = g.local();
+                    barrier.wait();
+                    for _ in 0..half {
+                        black_box(taker.next_id().expect("next_id"));
+                    }
+                });
+            }
+            barrier.wait();
+            Instant::now()
+        })
+        .elapsed()
+    })
 }
 
 /// `take/1-thread` again with monitoring on: the Prometheus exporter installed as the global

@@ -99,16 +99,18 @@ impl Boot {
             None => Reaches::default(),
         };
         let mut chosen = checked(assignment, worker_id, layout, now, &reaches, max_lead);
-        let now_delta = now.saturating_sub(layout.epoch_seconds()).max(0) as u64;
+        let now_delta = layout.tick_at(now.saturating_mul(1000));
         let mut given_back = None;
         // The first delta second beyond which the cap would hold the filler longer than patience.
-        let too_far = max_lead.map(|lead| now_delta.saturating_add(lead).saturating_add(patience));
+        let too_far = max_lead.map(|lead| {
+            now_delta
+                .saturating_add(layout.seconds_as_ticks(lead))
+                .saturating_add(layout.seconds_as_ticks(patience))
+        });
         if let (Some(too_far), Some(retake)) = (too_far, retake)
             && chosen.floor > too_far
         {
-            let reserved_until = layout
-                .epoch_seconds()
-                .saturating_add(chosen.floor as i64 - 1);
+            let reserved_until = layout.tick_second(chosen.floor - 1);
             let back = GivenBack {
                 worker_id: chosen.worker_id,
                 reserved_until,
@@ -151,7 +153,7 @@ impl Boot {
         if let (Some(lead), Some(too_far)) = (max_lead, too_far)
             && floor > too_far
         {
-            let reserved_until = layout.epoch_seconds().saturating_add(floor as i64 - 1);
+            let reserved_until = layout.tick_second(floor - 1);
             let serves_at = reserved_until.saturating_add(1 - lead as i64);
             tracing::warn!(
                 worker_id,
@@ -180,7 +182,7 @@ impl Boot {
                 worker_id,
                 Arc::clone(clock),
                 max_lead,
-                layout.epoch_seconds().saturating_add(floor as i64),
+                layout.tick_second(floor),
             )?),
             None => None,
         };
@@ -233,11 +235,7 @@ pub(crate) fn first_delta(
         .not_before
         .max(recorded)
         .max(order)
-        .map_or(0, |s| {
-            s.saturating_add(1)
-                .saturating_sub(layout.epoch_seconds())
-                .max(0) as u64
-        })
+        .map_or(0, |s| layout.first_tick_after_second(s))
 }
 
 /// Checks that the first ID of second `first` for `worker_id` sorts above `above`.
@@ -249,7 +247,8 @@ fn check_above(layout: &Layout, first: u64, worker_id: u64, above: u64) -> Resul
     Err(Error::NotAbove {
         above,
         first_id,
-        epoch_back_seconds: (above >> layout.time_shift()) + 1 - first,
+        epoch_back_seconds: ((above >> layout.time_shift()) + 1 - first)
+            .div_ceil(layout.unit().per_second()),
     })
 }
 

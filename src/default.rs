@@ -210,10 +210,13 @@ impl DefaultUidGenerator {
         self.worker_id
     }
 
+    /// The clock as ticks since the epoch (seconds for a seconds layout), negative before it.
     fn now_delta(&self) -> i64 {
+        let unit = self.layout.unit().millis() as i64;
         self.clock
-            .now_seconds()
-            .saturating_sub(self.layout.epoch_seconds())
+            .now_millis()
+            .saturating_sub(self.layout.epoch_millis())
+            .div_euclid(unit)
     }
 
     /// Makes the next ID.
@@ -237,14 +240,21 @@ impl DefaultUidGenerator {
         if st.started && now < st.last_delta as i64 {
             let behind = (st.last_delta as i64 - now) as u64;
             match self.backwards {
-                ClockBackwards::WaitUpTo(bound) if behind <= bound.as_secs() => {
+                ClockBackwards::WaitUpTo(bound)
+                    if u128::from(behind)
+                        <= bound.as_millis() / u128::from(self.layout.unit().millis()) =>
+                {
                     now = self.wait_until(st.last_delta as i64);
                 }
-                _ => return Err(Error::ClockMovedBackwards { seconds: behind }),
+                _ => {
+                    return Err(Error::ClockMovedBackwards {
+                        seconds: behind.div_ceil(self.layout.unit().per_second()),
+                    });
+                }
             }
         }
         let now = now.max(0) as u64;
-        if now > self.layout.max_delta_seconds() {
+        if now > self.layout.max_delta() {
             return Err(self.layout.exhausted(now));
         }
         if st.started && now == st.last_delta {
@@ -256,7 +266,7 @@ impl DefaultUidGenerator {
                     self.wait_until(now as i64 + 1).max(st.floor as i64) as u64
                 };
                 st.floor = st.floor.max(next);
-                if next > self.layout.max_delta_seconds() {
+                if next > self.layout.max_delta() {
                     return Err(self.layout.exhausted(next));
                 }
                 st.last_delta = next;
@@ -270,7 +280,7 @@ impl DefaultUidGenerator {
             if let Some(refused) = k.clock_refusal() {
                 return Err(refused);
             }
-            let second = self.layout.epoch_seconds() + st.last_delta as i64;
+            let second = self.layout.tick_second(st.last_delta);
             k.note_used(second);
             let mut waited = 0;
             while second > k.horizon() {

@@ -289,6 +289,37 @@ pub enum Error {
         /// How many seconds, at least, the epoch must move back for it to sort above.
         epoch_back_seconds: u64,
     },
+    /// A time unit other than `1s`, `10ms` and `1ms`.
+    UnknownTimeUnit {
+        /// The text that was refused.
+        input: String,
+    },
+    /// A layout name that is not one of the presets.
+    UnknownLayout {
+        /// The name that was refused.
+        name: String,
+        /// The presets' names, comma-separated.
+        known: &'static str,
+    },
+    /// An epoch that does not start a tick of the layout's time unit.
+    EpochNotOnTick {
+        /// The refused epoch, in unix milliseconds.
+        epoch_millis: i64,
+        /// The unit's length in milliseconds.
+        tick_millis: u64,
+    },
+    /// An ID with bits set above the layout's widths (a layout narrower than 63 bits).
+    IdOutOfRange {
+        /// The refused ID.
+        id: u64,
+        /// The largest ID of the layout.
+        max: u64,
+    },
+    /// A layout this generator cannot make IDs with.
+    UnsupportedLayout {
+        /// Why, and what can.
+        reason: &'static str,
+    },
 }
 
 impl fmt::Display for Error {
@@ -304,6 +335,11 @@ impl fmt::Display for Error {
                     write!(
                         f,
                         "invalid bit widths: time {time_bits}, worker {worker_bits}, sequence {seq_bits}: every field needs at least 1 bit"
+                    )
+                } else if sum > 64 {
+                    write!(
+                        f,
+                        "invalid bit widths: time {time_bits} + worker {worker_bits} + sequence {seq_bits} = {sum}, expected 63 (at most 64 for Layout::with_unit)"
                     )
                 } else {
                     write!(
@@ -337,6 +373,23 @@ impl fmt::Display for Error {
                 *id as i64,
                 i64::MAX
             ),
+            Error::UnknownTimeUnit { input } => {
+                write!(f, "unknown time unit {input:?}: expected 1s, 10ms or 1ms")
+            }
+            Error::UnknownLayout { name, known } => {
+                write!(f, "unknown layout {name:?}: expected one of {known}")
+            }
+            Error::EpochNotOnTick {
+                epoch_millis,
+                tick_millis,
+            } => write!(
+                f,
+                "epoch {epoch_millis} (unix ms) does not start a tick: expected a multiple of {tick_millis} ms"
+            ),
+            Error::IdOutOfRange { id, max } => {
+                write!(f, "id {id} does not fit the layout: expected at most {max}")
+            }
+            Error::UnsupportedLayout { reason } => write!(f, "unsupported layout: {reason}"),
             Error::IdText(e) => e.fmt(f),
             Error::IdKey { path, reason } => write!(f, "ID key {path}: {reason}"),
             Error::TimestampOutOfRange { seconds } => {

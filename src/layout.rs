@@ -61,6 +61,24 @@ pub const DEFAULT_EPOCH_SECONDS: i64 = 1_735_689_600;
 /// [`DatabaseAssigner`](crate::DatabaseAssigner) recycles worker ids by default, where Java burned
 /// a new id on every boot. [`plan`](crate::plan) proposes widths for a given demand.
 ///
+/// # Ticks and presets
+///
+/// The layouts above count seconds. A layout may count 10 ms or milliseconds instead
+/// ([`TimeUnit`], [`Layout::with_unit`]), put the sequence above the worker id ([`FieldOrder`]),
+/// and use fewer than 63 bits or all 64 (then it ends where IDs reach `2^63`). The rest of the
+/// snowflake family, bit for bit, is [`Layout::preset`]: Twitter's, Leaf's, Discord's,
+/// Instagram's and Sonyflake's layouts, and `js53` for IDs below `2^53`
+/// ([`PRESET_NAMES`](crate::PRESET_NAMES) lists them with their ends).
+///
+/// ```
+/// use ringflake::{Layout, TimeUnit};
+///
+/// let leaf = Layout::preset("leaf")?;
+/// assert_eq!((leaf.unit(), leaf.epoch_millis()), (TimeUnit::Millis, 1_288_834_974_657));
+/// assert_eq!(leaf.parse(1_212_161_512_043_450_369)?.unix_millis, 1_577_836_800_000);
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+///
 /// # Java compatibility
 ///
 /// For the same widths and epoch an ID is exactly Java's:
@@ -107,7 +125,129 @@ pub struct Layout {
     time_bits: u32,
     worker_bits: u32,
     seq_bits: u32,
+    /// The epoch in unix seconds, rounded down (exact for a [`TimeUnit::Seconds`] layout).
     epoch_seconds: i64,
+    /// The epoch in unix milliseconds: where tick 0 starts.
+    epoch_millis: i64,
+    unit: TimeUnit,
+    order: FieldOrder,
+}
+
+/// How long one tick of an ID's time field lasts.
+///
+/// # Layout
+///
+/// UidGenerator counts seconds ([`TimeUnit::Seconds`], the default); Twitter, Leaf, Discord and
+/// Instagram count milliseconds ([`TimeUnit::Millis`]); Sonyflake counts 10 ms
+/// ([`TimeUnit::TenMillis`]). A tick's IDs are `2^seq_bits` per worker; a generator borrows
+/// whole future ticks when they run out (see [`CachedUidGenerator`](crate::CachedUidGenerator)).
+///
+/// ```
+/// use ringflake::TimeUnit;
+///
+/// assert_eq!(TimeUnit::default(), TimeUnit::Seconds);
+/// assert_eq!(TimeUnit::TenMillis.millis(), 10);
+/// assert_eq!(TimeUnit::Millis.per_second(), 1_000);
+/// assert_eq!("10ms".parse::<TimeUnit>()?, TimeUnit::TenMillis);
+/// assert_eq!(TimeUnit::Millis.to_string(), "1ms");
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum TimeUnit {
+    /// Whole seconds: UidGenerator's unit, and ringflake's default.
+    #[default]
+    Seconds,
+    /// 10 milliseconds: Sonyflake's unit.
+    TenMillis,
+    /// Milliseconds: Twitter's, Leaf's, Discord's and Instagram's unit.
+    Millis,
+}
+
+impl TimeUnit {
+    /// The length of one tick in milliseconds: 1,000, 10 or 1.
+    ///
+    /// ```
+    /// assert_eq!(ringflake::TimeUnit::Seconds.millis(), 1_000);
+    /// ```
+    pub const fn millis(self) -> u64 {
+        match self {
+            TimeUnit::Seconds => 1_000,
+            TimeUnit::TenMillis => 10,
+            TimeUnit::Millis => 1,
+        }
+    }
+
+    /// Ticks in one second: 1, 100 or 1,000.
+    ///
+    /// ```
+    /// assert_eq!(ringflake::TimeUnit::TenMillis.per_second(), 100);
+    /// ```
+    pub const fn per_second(self) -> u64 {
+        1_000 / self.millis()
+    }
+
+    /// The unit's name as flags and files spell it: `1s`, `10ms` or `1ms`.
+    ///
+    /// ```
+    /// assert_eq!(ringflake::TimeUnit::Seconds.name(), "1s");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            TimeUnit::Seconds => "1s",
+            TimeUnit::TenMillis => "10ms",
+            TimeUnit::Millis => "1ms",
+        }
+    }
+}
+
+impl std::fmt::Display for TimeUnit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl std::str::FromStr for TimeUnit {
+    type Err = Error;
+
+    /// `1s` (or `s`), `10ms`, `1ms` (or `ms`).
+    fn from_str(s: &str) -> Result<Self, Error> {
+        match s {
+            "1s" | "s" => Ok(TimeUnit::Seconds),
+            "10ms" => Ok(TimeUnit::TenMillis),
+            "1ms" | "ms" => Ok(TimeUnit::Millis),
+            _ => Err(Error::UnknownTimeUnit {
+                input: s.to_string(),
+            }),
+        }
+    }
+}
+
+/// Which of the two lower fields sits above the other.
+///
+/// # Layout
+///
+/// UidGenerator, Twitter, Leaf, Discord and Instagram put the worker id above the sequence:
+/// `[time][worker][sequence]` ([`FieldOrder::WorkerAboveSequence`], the default). Sonyflake puts
+/// its 8-bit sequence above its 16-bit machine id: `[time][sequence][machine]`
+/// ([`FieldOrder::SequenceAboveWorker`]); its IDs of one tick and machine are then `2^16` apart.
+///
+/// ```
+/// use ringflake::{FieldOrder, Layout};
+///
+/// let sony = Layout::sonyflake();
+/// assert_eq!(sony.order(), FieldOrder::SequenceAboveWorker);
+/// assert_eq!(sony.compose(1, 2, 3)?, (1 << 24) | (3 << 16) | 2);
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum FieldOrder {
+    /// `[time][worker][sequence]`: UidGenerator's and Twitter's order.
+    #[default]
+    WorkerAboveSequence,
+    /// `[time][sequence][worker]`: Sonyflake's order.
+    SequenceAboveWorker,
 }
 
 /// The three fields of an ID.
@@ -123,8 +263,12 @@ pub struct Layout {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Parts {
-    /// Seconds since the layout's epoch.
+    /// Whole seconds since the layout's epoch: the time field for a [`TimeUnit::Seconds`]
+    /// layout, the time field's ticks rounded down to seconds otherwise.
     pub delta_seconds: u64,
+    /// Ticks since the layout's epoch: the time field itself (equal to `delta_seconds` for a
+    /// [`TimeUnit::Seconds`] layout).
+    pub delta_ticks: u64,
     /// The worker id.
     pub worker_id: u64,
     /// The sequence within that second and worker.
@@ -156,8 +300,13 @@ pub struct Parts {
 pub struct ParsedId {
     /// The ID itself.
     pub id: u64,
-    /// The embedded second, as unix seconds.
+    /// The embedded second, as unix seconds (rounded down for a millisecond layout).
     pub unix_seconds: i64,
+    /// The embedded time, as unix milliseconds (where its tick starts).
+    pub unix_millis: i64,
+    /// The layout's tick: with milliseconds ([`TimeUnit::Millis`], [`TimeUnit::TenMillis`])
+    /// the rendered timestamp shows them.
+    pub unit: TimeUnit,
     /// The worker id.
     pub worker_id: u64,
     /// The sequence.
@@ -186,7 +335,8 @@ impl ParsedId {
         self.to_java_string_in(&system_time_zone()?)
     }
 
-    /// Renders UidGenerator's `parseUID` JSON with the timestamp in the given time zone.
+    /// Renders UidGenerator's `parseUID` JSON with the timestamp in the given time zone; for a
+    /// millisecond or 10 ms layout the timestamp ends in its milliseconds (`.796`).
     ///
     /// After the year 9999 the timestamp is rendered as Java's `SimpleDateFormat` does: the year
     /// with all its digits, in the proleptic Gregorian calendar, with the offset of the zone's
@@ -215,11 +365,21 @@ impl ParsedId {
     ///     layout.parse(i64::MAX as u64)?.to_java_string_in(&TimeZone::UTC)?,
     ///     r#"{"UID":"9223372036854775807","timestamp":"71684-04-09 01:12:31","workerId":"1023","sequence":"4095"}"#
     /// );
+    ///
+    /// // Discord's documented ID, with its milliseconds.
+    /// assert_eq!(
+    ///     Layout::discord().parse(175_928_847_299_117_063)?.to_java_string_in(&TimeZone::UTC)?,
+    ///     r#"{"UID":"175928847299117063","timestamp":"2016-04-30 11:18:25.796","workerId":"32","sequence":"7"}"#
+    /// );
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn to_java_string_in(&self, tz: &TimeZone) -> Result<String, Error> {
+        let millis = match self.unit {
+            TimeUnit::Seconds => String::new(),
+            _ => format!(".{:03}", self.unix_millis.rem_euclid(1000)),
+        };
         Ok(format!(
-            r#"{{"UID":"{}","timestamp":"{}","workerId":"{}","sequence":"{}"}}"#,
+            r#"{{"UID":"{}","timestamp":"{}{millis}","workerId":"{}","sequence":"{}"}}"#,
             self.id,
             format_local(self.unix_seconds, tz)?,
             self.worker_id,
@@ -367,12 +527,7 @@ impl Default for Layout {
     /// a second per worker without borrowing) from 2025-01-01T00:00:00Z: valid until 2093-01-19.
     /// Java-compatible layouts are [`Layout::uid_generator_defaults`] or [`Layout::new`].
     fn default() -> Self {
-        Layout {
-            time_bits: 31,
-            worker_bits: 10,
-            seq_bits: 22,
-            epoch_seconds: DEFAULT_EPOCH_SECONDS,
-        }
+        Layout::seconds(31, 10, 22, DEFAULT_EPOCH_SECONDS)
     }
 }
 
@@ -420,12 +575,119 @@ impl Layout {
                 now_seconds,
             });
         }
-        Ok(Layout {
+        Ok(Layout::seconds(
             time_bits,
             worker_bits,
             seq_bits,
             epoch_seconds,
-        })
+        ))
+    }
+
+    /// A seconds layout of checked widths.
+    pub(crate) const fn seconds(
+        time_bits: u32,
+        worker_bits: u32,
+        seq_bits: u32,
+        epoch_seconds: i64,
+    ) -> Self {
+        Layout {
+            time_bits,
+            worker_bits,
+            seq_bits,
+            epoch_seconds,
+            epoch_millis: epoch_seconds.saturating_mul(1000),
+            unit: TimeUnit::Seconds,
+            order: FieldOrder::WorkerAboveSequence,
+        }
+    }
+
+    /// A layout of any tick ([`TimeUnit`]) and field order ([`FieldOrder`]), as the other
+    /// members of the snowflake family define theirs: the widths may add up to less than 63
+    /// (the high bits then stay 0: 53 keeps IDs within JavaScript's safe integers) or to 64 (the
+    /// time field's top bit is then the sign bit, and the layout ends where IDs would reach
+    /// `2^63`: [`Layout::max_delta`]). `epoch_millis` (unix milliseconds, not in the future)
+    /// must start a tick: a multiple of the unit's milliseconds.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidBitWidths`] if a width is 0 or the three add up to more than 64;
+    /// [`Error::EpochNotOnTick`]; [`Error::EpochInFuture`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ringflake::{FieldOrder, Layout, TimeUnit};
+    ///
+    /// // Twitter's snowflake: 41/10/12 bits of milliseconds from 2010-11-04T01:42:54.657Z.
+    /// let twitter = Layout::with_unit(41, 10, 12, 1_288_834_974_657, TimeUnit::Millis, FieldOrder::default())?;
+    /// assert_eq!(twitter, Layout::twitter());
+    /// assert!(Layout::with_unit(42, 10, 13, 0, TimeUnit::Millis, FieldOrder::default()).is_err());
+    /// assert!(Layout::with_unit(41, 10, 12, 1_005, TimeUnit::TenMillis, FieldOrder::default()).is_err());
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn with_unit(
+        time_bits: u32,
+        worker_bits: u32,
+        seq_bits: u32,
+        epoch_millis: i64,
+        unit: TimeUnit,
+        order: FieldOrder,
+    ) -> Result<Self, Error> {
+        if time_bits == 0
+            || worker_bits == 0
+            || seq_bits == 0
+            || time_bits
+                .checked_add(worker_bits)
+                .and_then(|s| s.checked_add(seq_bits))
+                .is_none_or(|s| s > 64)
+        {
+            return Err(Error::InvalidBitWidths {
+                time_bits,
+                worker_bits,
+                seq_bits,
+            });
+        }
+        if epoch_millis.rem_euclid(unit.millis() as i64) != 0 {
+            return Err(Error::EpochNotOnTick {
+                epoch_millis,
+                tick_millis: unit.millis(),
+            });
+        }
+        let now_millis = Timestamp::now().as_millisecond();
+        if epoch_millis > now_millis {
+            return Err(Error::EpochInFuture {
+                epoch_seconds: epoch_millis.div_euclid(1000),
+                now_seconds: now_millis.div_euclid(1000),
+            });
+        }
+        Ok(Layout::exact(
+            time_bits,
+            worker_bits,
+            seq_bits,
+            epoch_millis,
+            unit,
+            order,
+        ))
+    }
+
+    /// A layout of checked values (the presets' constructor).
+    pub(crate) const fn exact(
+        time_bits: u32,
+        worker_bits: u32,
+        seq_bits: u32,
+        epoch_millis: i64,
+        unit: TimeUnit,
+        order: FieldOrder,
+    ) -> Self {
+        Layout {
+            time_bits,
+            worker_bits,
+            seq_bits,
+            epoch_seconds: epoch_millis.div_euclid(1000),
+            epoch_millis,
+            unit,
+            order,
+        }
     }
 
     /// A layout whose epoch is the date `yyyy-MM-dd` at midnight in `tz`, as Java's `epochStr`.
@@ -468,12 +730,7 @@ impl Layout {
     /// assert!(java.check_alive_at(1_800_000_000).is_err());
     /// ```
     pub const fn uid_generator_defaults() -> Self {
-        Layout {
-            time_bits: 28,
-            worker_bits: 22,
-            seq_bits: 13,
-            epoch_seconds: UID_GENERATOR_EPOCH_SECONDS,
-        }
+        Layout::seconds(28, 22, 13, UID_GENERATOR_EPOCH_SECONDS)
     }
 
     /// Width of the time field.
@@ -503,22 +760,84 @@ impl Layout {
         self.seq_bits
     }
 
-    /// The epoch, in unix seconds.
+    /// The epoch, in unix seconds (rounded down when it is not a whole second, as Twitter's
+    /// 1288834974657 ms is not).
     ///
     /// ```
     /// assert_eq!(ringflake::Layout::default().epoch_seconds(), 1_735_689_600);
+    /// assert_eq!(ringflake::Layout::twitter().epoch_seconds(), 1_288_834_974);
     /// ```
     pub const fn epoch_seconds(&self) -> i64 {
         self.epoch_seconds
     }
 
-    /// The largest delta (seconds since the epoch) the time field holds: `2^time_bits - 1`.
+    /// The epoch, in unix milliseconds: where tick 0 starts.
+    ///
+    /// ```
+    /// assert_eq!(ringflake::Layout::default().epoch_millis(), 1_735_689_600_000);
+    /// assert_eq!(ringflake::Layout::twitter().epoch_millis(), 1_288_834_974_657);
+    /// ```
+    pub const fn epoch_millis(&self) -> i64 {
+        self.epoch_millis
+    }
+
+    /// The length of one tick of the time field.
+    ///
+    /// ```
+    /// use ringflake::{Layout, TimeUnit};
+    /// assert_eq!(Layout::default().unit(), TimeUnit::Seconds);
+    /// assert_eq!(Layout::sonyflake().unit(), TimeUnit::TenMillis);
+    /// ```
+    pub const fn unit(&self) -> TimeUnit {
+        self.unit
+    }
+
+    /// Which of worker id and sequence sits above the other.
+    ///
+    /// ```
+    /// use ringflake::{FieldOrder, Layout};
+    /// assert_eq!(Layout::default().order(), FieldOrder::WorkerAboveSequence);
+    /// ```
+    pub const fn order(&self) -> FieldOrder {
+        self.order
+    }
+
+    /// The largest delta (ticks since the epoch) an ID can carry: `2^time_bits - 1`, or less
+    /// when the widths add up to 64 and IDs would reach `2^63` before (Discord's and
+    /// Instagram's: ringflake's IDs are non-negative `i64`).
+    ///
+    /// ```
+    /// use ringflake::Layout;
+    /// assert_eq!(Layout::default().max_delta(), (1 << 31) - 1);
+    /// assert_eq!(Layout::discord().max_delta(), (1 << 41) - 1); // 42 bits, top one the sign
+    /// ```
+    pub const fn max_delta(&self) -> u64 {
+        let field = if self.time_bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.time_bits) - 1
+        };
+        let below_sign = (i64::MAX as u64) >> self.time_shift();
+        if field < below_sign {
+            field
+        } else {
+            below_sign
+        }
+    }
+
+    /// The layout's lifetime in whole seconds: [`Layout::max_delta`] ticks, rounded down to
+    /// seconds (the same number for a [`TimeUnit::Seconds`] layout).
     ///
     /// ```
     /// assert_eq!(ringflake::Layout::default().max_delta_seconds(), (1 << 31) - 1);
+    /// assert_eq!(ringflake::Layout::twitter().max_delta_seconds(), ((1 << 41) - 1) / 1000);
     /// ```
     pub const fn max_delta_seconds(&self) -> u64 {
-        (1u64 << self.time_bits) - 1
+        if self.unit.millis() == 1000 {
+            self.max_delta()
+        } else {
+            self.max_delta() / self.unit.per_second()
+        }
     }
 
     /// The largest worker id: `2^worker_bits - 1`.
@@ -548,6 +867,100 @@ impl Layout {
         self.worker_bits + self.seq_bits
     }
 
+    /// How far the worker field is shifted: `seq_bits`, or 0 with the sequence above it.
+    const fn worker_shift(&self) -> u32 {
+        match self.order {
+            FieldOrder::WorkerAboveSequence => self.seq_bits,
+            FieldOrder::SequenceAboveWorker => 0,
+        }
+    }
+
+    /// How far the sequence field is shifted: 0, or `worker_bits` with the sequence above it.
+    pub(crate) const fn seq_shift(&self) -> u32 {
+        match self.order {
+            FieldOrder::WorkerAboveSequence => 0,
+            FieldOrder::SequenceAboveWorker => self.worker_bits,
+        }
+    }
+
+    /// The largest ID the layout can hold: `2^(sum of widths) - 1`, at most `2^63 - 1`.
+    ///
+    /// ```
+    /// use ringflake::Layout;
+    /// assert_eq!(Layout::default().max_id(), i64::MAX as u64);
+    /// assert_eq!(Layout::js53().max_id(), (1 << 53) - 1);
+    /// ```
+    pub const fn max_id(&self) -> u64 {
+        let bits = self.time_bits + self.worker_bits + self.seq_bits;
+        if bits >= 63 {
+            i64::MAX as u64
+        } else {
+            (1u64 << bits) - 1
+        }
+    }
+
+    /// The tick (since the epoch) that holds unix millisecond `unix_millis`; 0 before the epoch.
+    ///
+    /// ```
+    /// use ringflake::Layout;
+    /// assert_eq!(Layout::default().tick_at(1_735_689_601_999), 1);
+    /// assert_eq!(Layout::twitter().tick_at(1_288_834_974_657 + 5), 5);
+    /// assert_eq!(Layout::sonyflake().tick_at(1_409_529_600_025), 2);
+    /// assert_eq!(Layout::twitter().tick_at(0), 0);
+    /// ```
+    #[inline]
+    pub const fn tick_at(&self, unix_millis: i64) -> u64 {
+        let since = unix_millis.saturating_sub(self.epoch_millis);
+        if since <= 0 {
+            0
+        } else {
+            since as u64 / self.unit.millis()
+        }
+    }
+
+    /// Where tick `delta` starts, in unix milliseconds (saturating).
+    ///
+    /// ```
+    /// use ringflake::Layout;
+    /// assert_eq!(Layout::default().tick_millis(1), 1_735_689_601_000);
+    /// assert_eq!(Layout::twitter().tick_millis(5), 1_288_834_974_662);
+    /// ```
+    pub const fn tick_millis(&self, delta: u64) -> i64 {
+        let since = delta.saturating_mul(self.unit.millis());
+        let since = if since > i64::MAX as u64 {
+            i64::MAX
+        } else {
+            since as i64
+        };
+        self.epoch_millis.saturating_add(since)
+    }
+
+    /// The unix second tick `delta` starts in (saturating).
+    pub(crate) const fn tick_second(&self, delta: u64) -> i64 {
+        match self.unit {
+            // Exactly as before ticks: seconds saturate, not their milliseconds.
+            TimeUnit::Seconds => self
+                .epoch_seconds
+                .saturating_add(if delta > i64::MAX as u64 {
+                    i64::MAX
+                } else {
+                    delta as i64
+                }),
+            _ => self.tick_millis(delta).div_euclid(1000),
+        }
+    }
+
+    /// The first tick that starts after unix second `second` ends (0 before the epoch): what a
+    /// restart above a recorded second starts at.
+    pub(crate) const fn first_tick_after_second(&self, second: i64) -> u64 {
+        self.tick_at(second.saturating_add(1).saturating_mul(1000))
+    }
+
+    /// A duration in whole seconds as ticks (saturating).
+    pub(crate) const fn seconds_as_ticks(&self, seconds: u64) -> u64 {
+        seconds.saturating_mul(self.unit.per_second())
+    }
+
     /// The last second an ID can carry, in unix seconds.
     ///
     /// ```
@@ -555,8 +968,7 @@ impl Layout {
     /// assert_eq!(layout.last_valid_second(), 1_735_689_600 + (1 << 31) - 1);
     /// ```
     pub const fn last_valid_second(&self) -> i64 {
-        self.epoch_seconds
-            .saturating_add(self.max_delta_seconds() as i64)
+        self.tick_second(self.max_delta())
     }
 
     /// The last valid second as an RFC 3339 date in UTC.
@@ -564,6 +976,7 @@ impl Layout {
     /// ```
     /// let java = ringflake::Layout::uid_generator_defaults();
     /// assert_eq!(java.last_valid_date(), "2024-11-20T13:24:15Z");
+    /// assert_eq!(ringflake::Layout::discord().last_valid_date(), "2084-09-06T15:47:35Z");
     /// ```
     pub fn last_valid_date(&self) -> String {
         crate::clock::rfc3339(self.last_valid_second())
@@ -581,8 +994,8 @@ impl Layout {
     /// assert!(layout.check_alive_at(layout.last_valid_second() + 1).is_err());
     /// ```
     pub fn check_alive_at(&self, now: i64) -> Result<(), Error> {
-        let delta = now.saturating_sub(self.epoch_seconds).max(0) as u64;
-        if delta > self.max_delta_seconds() {
+        let delta = self.tick_at(now.saturating_mul(1000));
+        if delta > self.max_delta() {
             return Err(self.exhausted(delta));
         }
         Ok(())
@@ -591,17 +1004,19 @@ impl Layout {
     pub(crate) fn exhausted(&self, delta: u64) -> Error {
         Error::TimeBitsExhausted {
             delta,
-            max: self.max_delta_seconds(),
+            max: self.max_delta(),
             last_valid: self.last_valid_date(),
         }
     }
 
-    /// Packs the three fields into an ID.
+    /// Packs the three fields into an ID; `delta` counts the layout's ticks (seconds unless
+    /// [`Layout::unit`] says otherwise).
     ///
     /// # Errors
     ///
     /// [`Error::DeltaOutOfRange`], [`Error::WorkerIdOutOfRange`] or [`Error::SequenceOutOfRange`]
-    /// when a value does not fit its field (Java would spill it into the next field).
+    /// when a value does not fit its field (Java would spill it into the next field); a delta
+    /// past [`Layout::max_delta`] is out of range.
     ///
     /// # Examples
     ///
@@ -613,11 +1028,11 @@ impl Layout {
     /// assert!(layout.compose(0, 0, 8192).is_err());
     /// # Ok::<(), ringflake::Error>(())
     /// ```
-    pub fn compose(&self, delta_seconds: u64, worker_id: u64, sequence: u64) -> Result<u64, Error> {
-        if delta_seconds > self.max_delta_seconds() {
+    pub fn compose(&self, delta: u64, worker_id: u64, sequence: u64) -> Result<u64, Error> {
+        if delta > self.max_delta() {
             return Err(Error::DeltaOutOfRange {
-                delta: delta_seconds,
-                max: self.max_delta_seconds(),
+                delta,
+                max: self.max_delta(),
             });
         }
         if worker_id > self.max_worker_id() {
@@ -632,54 +1047,73 @@ impl Layout {
                 max: self.max_sequence(),
             });
         }
-        Ok(self.compose_unchecked(delta_seconds, worker_id, sequence))
+        Ok(self.compose_unchecked(delta, worker_id, sequence))
     }
 
     /// Packs fields the caller has already checked.
     #[inline]
     pub(crate) const fn compose_unchecked(&self, delta: u64, worker: u64, seq: u64) -> u64 {
-        (delta << self.time_shift()) | (worker << self.seq_bits) | seq
+        (delta << self.time_shift()) | (worker << self.worker_shift()) | (seq << self.seq_shift())
     }
 
     /// Splits an ID into its fields.
     ///
     /// # Errors
     ///
-    /// [`Error::NegativeId`] if the sign bit is set.
+    /// [`Error::NegativeId`] if the sign bit is set; [`Error::IdOutOfRange`] if the ID has bits
+    /// set above the layout's widths (only for a layout narrower than 63 bits, such as
+    /// [`Layout::js53`]).
     ///
     /// ```
     /// let parts = ringflake::Layout::default().decompose(1 << 32)?;
     /// assert_eq!(parts.delta_seconds, 1);
     /// assert!(ringflake::Layout::default().decompose(u64::MAX).is_err());
+    /// assert!(ringflake::Layout::js53().decompose(1 << 53).is_err());
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn decompose(&self, id: u64) -> Result<Parts, Error> {
         if id > i64::MAX as u64 {
             return Err(Error::NegativeId { id });
         }
+        if id > self.max_id() {
+            return Err(Error::IdOutOfRange {
+                id,
+                max: self.max_id(),
+            });
+        }
+        let delta = id >> self.time_shift();
         Ok(Parts {
-            delta_seconds: id >> self.time_shift(),
-            worker_id: (id >> self.seq_bits) & self.max_worker_id(),
-            sequence: id & self.max_sequence(),
+            delta_seconds: delta / self.unit.per_second(),
+            delta_ticks: delta,
+            worker_id: (id >> self.worker_shift()) & self.max_worker_id(),
+            sequence: (id >> self.seq_shift()) & self.max_sequence(),
         })
     }
 
-    /// Parses an ID: its second as unix time, its worker id and its sequence.
+    /// Parses an ID: its time as unix seconds and milliseconds, its worker id and its sequence.
     ///
     /// # Errors
     ///
-    /// [`Error::NegativeId`] if the sign bit is set.
+    /// As [`Layout::decompose`].
     ///
     /// ```
-    /// let parsed = ringflake::Layout::default().parse(1 << 32)?;
+    /// use ringflake::Layout;
+    ///
+    /// let parsed = Layout::default().parse(1 << 32)?;
     /// assert_eq!(parsed.unix_seconds, 1_735_689_601);
+    /// // Discord's documented example: 2016-04-30 11:18:25.796 UTC, worker 1 process 0
+    /// // (worker id 1 << 5 | 0), increment 7.
+    /// let discord = Layout::discord().parse(175_928_847_299_117_063)?;
+    /// assert_eq!((discord.unix_millis, discord.worker_id, discord.sequence), (1_462_015_105_796, 32, 7));
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn parse(&self, id: u64) -> Result<ParsedId, Error> {
         let p = self.decompose(id)?;
         Ok(ParsedId {
             id,
-            unix_seconds: self.epoch_seconds.saturating_add(p.delta_seconds as i64),
+            unix_seconds: self.tick_second(p.delta_ticks),
+            unix_millis: self.tick_millis(p.delta_ticks),
+            unit: self.unit,
             worker_id: p.worker_id,
             sequence: p.sequence,
         })

@@ -5,6 +5,8 @@
 //!
 //! An ID is `[sign 1][delta seconds][worker id][sequence]` ([`Layout`]), bit-exact with
 //! UidGenerator for the same widths and epoch, and parsed into UidGenerator's `parseUID` string.
+//! The rest of the snowflake family (Twitter, Leaf, Discord, Instagram, Sonyflake: millisecond
+//! and 10 ms ticks) is [`Layout::preset`] away, bit for bit.
 //! This page is a guide to the library; each type's page has the details: [`Layout`] (the
 //! layouts, their lifetimes and Java compatibility), [`CachedUidGenerator`] ([how it treats
 //! time](CachedUidGenerator#clock-behaviour) and [restarts](CachedUidGenerator#restarts)),
@@ -248,6 +250,7 @@ mod lock;
 #[cfg(feature = "metrics")]
 mod metrics;
 pub mod plan;
+mod preset;
 mod reach;
 #[cfg(feature = "client")]
 mod remote;
@@ -275,8 +278,10 @@ pub use error::{Cause, Error, IoError};
 pub use id_key::IdCipher;
 pub use jiff::tz::TimeZone;
 pub use layout::{
-    DEFAULT_EPOCH_SECONDS, Layout, ParsedId, Parts, UID_GENERATOR_EPOCH_SECONDS, epoch_from_date,
+    DEFAULT_EPOCH_SECONDS, FieldOrder, Layout, ParsedId, Parts, TimeUnit,
+    UID_GENERATOR_EPOCH_SECONDS, epoch_from_date,
 };
+pub use preset::{PRESET_NAMES, TWITTER_EPOCH_MILLIS};
 #[cfg(feature = "client")]
 pub use remote::{RemoteBuilder, RemoteGenerator, RemoteStats};
 pub use text::{IdFormat, IdText, IdTextError};

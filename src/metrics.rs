@@ -362,8 +362,9 @@ impl GeneratorMetrics {
         self.take_waits.absolute(stats.take_waits);
         self.waiting_takes.set(stats.waiting_takes as f64);
         self.waiting_ids.set(stats.waiting_ids as f64);
-        self.lead.set(stats.lead_seconds as f64);
-        self.lag.set(stats.lag_seconds as f64);
+        // To the layout's tick: a millisecond layout's lead in milliseconds.
+        self.lead.set(stats.lead_millis as f64 / 1000.0);
+        self.lag.set(stats.lag_millis as f64 / 1000.0);
         self.remaining.set(stats.remaining_seconds as f64);
         self.worker_id.set(stats.worker_id as f64);
         self.heals.absolute(stats.heals);

@@ -172,7 +172,8 @@ impl Assessment {
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn of(layout: &Layout, demand: &Demand, now: i64) -> Assessment {
-        let per_worker = (1u64 << layout.seq_bits()) as f64;
+        // A tick's IDs, every tick of the second: 4,096 x 1,000 for Twitter's layout.
+        let per_worker = ((1u64 << layout.seq_bits()) * layout.unit().per_second()) as f64;
         let time_per_second = (demand.ids_per_second as f64 / per_worker).max(1.0);
         let used = now.saturating_sub(layout.epoch_seconds()).max(0) as u64;
         let left = layout.max_delta_seconds().saturating_sub(used);
@@ -225,16 +226,18 @@ impl Assessment {
         self.time_per_second > 1.0
     }
 
-    /// The rate one worker serves without borrowing: `2^seq_bits` IDs a second.
+    /// The rate one worker serves without borrowing: `2^seq_bits` IDs a tick, every tick of a
+    /// second (`2^seq_bits` IDs a second for a seconds layout).
     ///
     /// ```
     /// use ringflake::{DEFAULT_EPOCH_SECONDS, Layout};
     /// use ringflake::plan::{Assessment, Demand};
     /// let d = Demand { ids_per_second: 1, restarts_per_day: 0, years: 1 };
     /// assert_eq!(Assessment::of(&Layout::new(30, 20, 13, DEFAULT_EPOCH_SECONDS).unwrap(), &d, 1_800_000_000).rate_without_borrowing(), 8_192);
+    /// assert_eq!(Assessment::of(&Layout::twitter(), &d, 1_800_000_000).rate_without_borrowing(), 4_096_000);
     /// ```
     pub fn rate_without_borrowing(&self) -> u64 {
-        1 << self.layout.seq_bits()
+        (1u64 << self.layout.seq_bits()).saturating_mul(self.layout.unit().per_second())
     }
 
     /// Years until the worker ids run out without recycling; `None` without restarts.
@@ -583,7 +586,8 @@ pub fn propose_above(
 ///
 /// # Errors
 ///
-/// [`Error::NegativeId`] if `id` has the sign bit set; [`Error::AboveUnreachable`] naming `id`
+/// [`Error::UnsupportedLayout`] for a layout of ticks shorter than a second or narrower than 63
+/// bits; [`Error::NegativeId`] if `id` has the sign bit set; [`Error::AboveUnreachable`] naming `id`
 /// and the limit when no epoch can do it (`id` is at or above the first ID of the layout's last
 /// second, `max_delta << shift`); [`Error::TimeBitsExhausted`] if `layout` with its own, earlier
 /// epoch has already run out at `now`.
@@ -620,6 +624,15 @@ pub fn propose_above(
 pub fn epoch_above(layout: &Layout, id: u64, now: i64) -> Result<Layout, Error> {
     if id > i64::MAX as u64 {
         return Err(Error::NegativeId { id });
+    }
+    if layout.unit() != crate::TimeUnit::Seconds
+        || layout.time_bits() + layout.worker_bits() + layout.seq_bits() != 63
+    {
+        return Err(Error::UnsupportedLayout {
+            reason: "epoch_above moves the epoch of a layout of seconds in 63 bits; a preset of \
+                     milliseconds keeps its epoch (its IDs are above older ones of the same \
+                     layout already)",
+        });
     }
     let shift = layout.time_shift();
     let needed = (id >> shift) + 1;

@@ -102,6 +102,17 @@ impl std::fmt::Debug for CachedBuilder {
 /// The largest ring: 2^28 IDs.
 const MAX_RING_BITS: u32 = 28;
 
+/// The bits the ring grows by for ticks shorter than a second, so that it holds a second of
+/// IDs as for a seconds layout: 10 for milliseconds (1,024 >= 1,000 ticks), 7 for 10 ms (128 >=
+/// 100), 0 for seconds.
+fn tick_bits(layout: &Layout) -> u32 {
+    layout
+        .unit()
+        .per_second()
+        .next_power_of_two()
+        .trailing_zeros()
+}
+
 /// The largest chunk: 2^10 consecutive IDs per ring slot.
 const CHUNK_BITS: u32 = 10;
 
@@ -309,15 +320,23 @@ impl CachedBuilder {
     /// ```
     pub fn build(self) -> Result<CachedUidGenerator, Error> {
         let layout = self.layout;
+        if layout.order() != crate::FieldOrder::WorkerAboveSequence {
+            return Err(Error::UnsupportedLayout {
+                reason: "the ring hands out consecutive integers, and with the sequence above \
+                         the worker id (Sonyflake's order) consecutive IDs are 2^worker_bits \
+                         apart: make them with DefaultUidGenerator",
+            });
+        }
         if self
             .boost_power
-            .checked_add(layout.seq_bits())
+            .checked_add(layout.seq_bits() + tick_bits(&layout))
             .is_none_or(|bits| bits > MAX_RING_BITS)
         {
             return Err(Error::InvalidConfig {
                 name: "boost_power",
                 value: u64::from(self.boost_power),
-                allowed: "such that seq_bits + boost_power <= 28",
+                allowed: "such that seq_bits + boost_power <= 28 (plus 10 for millisecond \
+                          ticks, 7 for 10 ms ticks)",
             });
         }
         if self.padding_factor > 100 {
@@ -370,22 +389,31 @@ impl CachedBuilder {
             // The database as a second clock: read before the first ID is made.
             k.watch_database_clock(self.max_lag, max_lead.map(|(lead, _)| lead));
         }
-        let capacity = 1u64 << (layout.seq_bits() + self.boost_power);
+        // One tick's IDs (one second's for a seconds layout; for shorter ticks, rounded up to
+        // a power of two: the ring holds as much time as a seconds layout's) << boost_power.
+        let capacity = 1u64 << (layout.seq_bits() + tick_bits(&layout) + self.boost_power);
         // Chunks of up to 1024 IDs, and at least two chunks in the ring.
         let chunk_bits = layout
             .seq_bits()
             .min(CHUNK_BITS)
-            .min(layout.seq_bits() + self.boost_power - 1);
+            .min(layout.seq_bits() + tick_bits(&layout) + self.boost_power - 1);
         let shared = Arc::new(Shared {
             id: NEXT_GENERATOR_ID.fetch_add(1, Ordering::Relaxed),
             ring: Ring::new(capacity, chunk_bits),
             layout,
             worker_id: AtomicU64::new(worker_id),
             clock: Arc::clone(&self.clock),
-            // Rule 3: of one second's IDs, or of the ring if it holds less.
-            threshold: capacity.min(layout.max_sequence() + 1) * u64::from(self.padding_factor)
+            // Rule 3: of one second's IDs, or of the ring if it holds less; the first tick
+            // ahead, of one tick's.
+            threshold: capacity
+                .min((layout.max_sequence() + 1).saturating_mul(layout.unit().per_second()))
+                * u64::from(self.padding_factor)
+                / 100,
+            tick_threshold: capacity.min(layout.max_sequence() + 1)
+                * u64::from(self.padding_factor)
                 / 100,
             max_lag_secs: self.max_lag.as_secs(),
+            max_lag_ticks: (self.max_lag.as_millis() / u128::from(layout.unit().millis())) as u64,
             max_lead,
             tick: self.schedule_interval.min(self.max_lag / 4),
             background: self.background,

@@ -34,7 +34,7 @@ impl Shared {
         let mut st = lock(&self.filler);
         let now = self.now_delta();
         if self.ring.cursor() != st.cursor_seen {
-            let second = self.layout.epoch_seconds().saturating_add(now as i64);
+            let second = self.layout.tick_second(now);
             self.counters.demand_second.store(second, Ordering::Relaxed);
         }
         self.heal_if_renewed(&mut st, now);
@@ -51,12 +51,20 @@ impl Shared {
         }
         let cap = self.ring.capacity();
         let k = self.ring.chunk();
-        let max_delta = self.layout.max_delta_seconds();
+        let max_delta = self.layout.max_delta();
+        let max_lead = self.max_lead_ticks();
         let max_seq = self.layout.max_sequence();
         // The one chunk whose first taker wakes us when the ring fills up in this round: where the
         // fill level crosses the threshold.
         let full_wake = (self.ring.cursor() + cap - self.threshold).max(st.tail) / k;
         let mut wrote = false;
+        // The cursor as last read: only ever behind the real one, so `tail - cursor_read` is an
+        // upper bound of the IDs ready. Rule 3 reads the (contended) cursor again only when that
+        // bound reaches the threshold: once per round rather than once per tick, which matters
+        // at a thousand ticks a second.
+        let mut cursor_read = st.cursor_seen;
+        // The wake chunk of the second of ticks being written (ticks shorter than a second).
+        let mut group_wake = u64::MAX;
         let outcome = 'round: loop {
             // Only while this node's clock agrees with the worker table's database's (see
             // `worker::db_clock`): else nothing is written, and the ring's ready IDs, made on
@@ -78,13 +86,33 @@ impl Shared {
                 break Round::Exhausted;
             }
             if st.next_delta > now && st.next_seq == 0 {
-                // Rule 3: a second ahead of the clock only while the ring runs low.
-                let ready = st.tail.saturating_sub(self.ring.cursor());
-                if ready >= self.threshold {
-                    break Round::Enough;
+                // Rule 3: a second ahead of the clock only while the ring runs low. With ticks
+                // shorter than a second, the first tick ahead only while fewer than half a
+                // tick's IDs are ready (light load tells the time), further ticks while fewer
+                // than half a second's are (the ring keeps a seconds layout's reserve).
+                // Beyond the first tick ahead, a second's worth of ticks at a time, as a
+                // seconds layout borrows: checked where a second of ticks starts, so that a round
+                // leaves the ring as full as a seconds layout's round does (a round stopped at
+                // the threshold tick by tick would be woken again at once).
+                let first = st.next_delta <= now.saturating_add(1);
+                let threshold = if first {
+                    self.tick_threshold
+                } else if st
+                    .next_delta
+                    .is_multiple_of(self.layout.unit().per_second())
+                {
+                    self.threshold
+                } else {
+                    u64::MAX
+                };
+                if st.tail.saturating_sub(cursor_read) >= threshold {
+                    cursor_read = self.ring.cursor();
+                    if st.tail.saturating_sub(cursor_read) >= threshold {
+                        break Round::Enough;
+                    }
                 }
-                // Rule 4: never beyond the lead cap.
-                if let Some((lead, _)) = self.max_lead
+                // Rule 4: never beyond the lead cap (in ticks: 10 s are 10,000 ms ticks).
+                if let Some(lead) = max_lead
                     && st.next_delta > now.saturating_add(lead)
                 {
                     self.counters
@@ -98,14 +126,15 @@ impl Shared {
             self.counters.held_next.store(0, Ordering::Relaxed);
             // Rule 5: within the lease and the state file.
             if let Some(keeper) = &self.keeper {
-                let horizon = keeper.horizon().saturating_sub(self.layout.epoch_seconds());
+                // The lease reaches whole unix seconds: a tick is within it if its second is.
+                let second = self.layout.tick_second(st.next_delta);
                 // A lease lost for good (taken over, or a lost write): not one more second.
-                if st.next_delta as i64 > horizon || keeper.is_taken_over() {
+                if second > keeper.horizon() || keeper.is_taken_over() {
                     self.counters.lease_capped.store(true, Ordering::Release);
                     keeper.request_extension();
                     break Round::LeaseCapped;
                 }
-                keeper.note_used(self.layout.epoch_seconds() + st.next_delta as i64);
+                keeper.note_used(second);
             }
             self.counters.lease_capped.store(false, Ordering::Relaxed);
             if !self.reserve(st.next_delta, now) {
@@ -115,12 +144,31 @@ impl Shared {
             // of its IDs are left, so that the next second is borrowed in time (rule 3).
             // The first chunk whose taker sees fewer than the threshold ready (rounded up, so it
             // is below the threshold; within this second's chunks).
+            // Ticks shorter than a second borrowed beyond the first wake it once per second of
+            // ticks (the ticks up to the next whole second of them), where fewer than the
+            // threshold of that second's IDs are left, as a seconds layout's second does.
             let second_end = st.tail + (max_seq + 1 - st.next_seq);
-            let second_wake = second_end
-                .saturating_sub(self.threshold)
-                .max(st.tail)
-                .div_ceil(k)
-                .min(second_end / k - 1);
+            let second_wake = if st.next_delta <= now.saturating_add(1)
+                || self.layout.unit() == crate::TimeUnit::Seconds
+            {
+                second_end
+                    .saturating_sub(self.tick_threshold)
+                    .max(st.tail)
+                    .div_ceil(k)
+                    .min(second_end / k - 1)
+            } else {
+                let per_second = self.layout.unit().per_second();
+                if group_wake == u64::MAX || st.next_delta.is_multiple_of(per_second) {
+                    let ticks_left = per_second - st.next_delta % per_second;
+                    let group_end = second_end + (ticks_left - 1) * (max_seq + 1);
+                    group_wake = group_end
+                        .saturating_sub(self.threshold)
+                        .max(st.tail)
+                        .div_ceil(k)
+                        .min(group_end / k - 1);
+                }
+                group_wake
+            };
             while st.next_seq <= max_seq {
                 let chunk = st.tail / k;
                 let base = self
@@ -161,12 +209,12 @@ impl Shared {
         let Some(reach) = &self.reach else {
             return true;
         };
-        let epoch = self.layout.epoch_seconds();
-        let second = epoch.saturating_add(delta as i64);
+        // The state file records whole unix seconds: a tick's second.
+        let second = self.layout.tick_second(delta);
         if second <= reach.reserved.load(Ordering::Relaxed) {
             return true;
         }
-        let now = epoch.saturating_add(now as i64);
+        let now = self.layout.tick_second(now);
         let target = match self.max_lead {
             // Exactly the second about to be used: a restart starts right after the last second
             // used, so crash loops under load cannot climb towards the cap. One write per second
@@ -209,7 +257,7 @@ impl Shared {
             let mut end = c;
             while end < tail {
                 match self.ring.read(end) {
-                    Ok((id, _)) if crate::stale::is_stale(id >> shift, self.max_lag_secs, now) => {
+                    Ok((id, _)) if crate::stale::is_stale(id >> shift, self.max_lag_ticks, now) => {
                         end = (end / k + 1) * k
                     }
                     _ => break,
@@ -264,8 +312,10 @@ fn filler_loop(shared: &Shared) {
         }
         let timeout = match round {
             Round::LeadCapped => {
-                // Wake when the next second starts, when the cap moves.
-                let ms = 1000 - shared.clock.now_millis().rem_euclid(1000);
+                // Wake when the next tick starts, when the cap moves.
+                let unit = shared.layout.unit().millis() as i64;
+                let since = shared.clock.now_millis() - shared.layout.epoch_millis();
+                let ms = unit - since.rem_euclid(unit);
                 Duration::from_millis(ms as u64).min(shared.tick)
             }
             Round::LeaseCapped => Duration::from_millis(10),

@@ -59,12 +59,11 @@ impl Shared {
             },
             None => None,
         };
-        let epoch = self.layout.epoch_seconds();
         let floor = crate::boot::first_delta(
             &assignment,
             recorded,
             &self.layout,
-            epoch.saturating_add(now as i64),
+            self.layout.tick_second(now),
             self.max_lead.map(|(lead, _)| lead),
         );
         let Some(lease) = assignment.lease else {
@@ -81,7 +80,7 @@ impl Shared {
             // of its seconds is used, whatever the old one's was.
             r.reserved.store(i64::MIN, Ordering::Relaxed);
         }
-        keeper.install(new, lease, epoch.saturating_add(st.next_delta as i64));
+        keeper.install(new, lease, self.layout.tick_second(st.next_delta));
         self.counters.heals.fetch_add(1, Ordering::Relaxed);
         self.counters.lease_capped.store(false, Ordering::Release);
         // Published last (Release): whoever sees the new worker id also sees its lease and the
@@ -90,7 +89,7 @@ impl Shared {
         tracing::warn!(
             old_worker_id = old,
             worker_id = new,
-            first_second = epoch.saturating_add(st.next_delta as i64),
+            first_second = self.layout.tick_second(st.next_delta),
             "worker lease lost for good: serving again with a new worker id"
         );
     }

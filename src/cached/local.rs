@@ -236,7 +236,7 @@ impl LocalTaker<'_> {
             // Rule 6 at take time, once per block: the clock, not the second the filler last
             // published, which is as old as the filler's last round (after a pause of the
             // process, older than max_lag).
-            let deadline = StaleFrom::of(first >> shift, s.max_lag_secs);
+            let deadline = StaleFrom::of(first >> shift, s.max_lag_ticks);
             let now = s.take_clock();
             if deadline.is_stale(now) {
                 // Written before the filler's last sweep, or before a pause: not handed out.

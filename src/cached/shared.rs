@@ -67,7 +67,13 @@ pub(super) struct Shared {
     pub(super) worker_id: AtomicU64,
     pub(super) clock: Arc<dyn Clock>,
     pub(super) threshold: u64,
+    /// `max_lag` in whole seconds, as reported.
     pub(super) max_lag_secs: u64,
+    /// `max_lag` in the layout's ticks: what the stale rule compares IDs' ticks with.
+    pub(super) max_lag_ticks: u64,
+    /// Rule 3's threshold for the first tick ahead of the clock: of one tick's IDs, or of the
+    /// ring if it holds less (the same as `threshold` for a seconds layout).
+    pub(super) tick_threshold: u64,
     pub(super) max_lead: Option<(u64, LeadPolicy)>,
     pub(super) tick: Duration,
     pub(super) background: bool,
@@ -93,10 +99,15 @@ pub(super) struct Shared {
 }
 
 impl Shared {
-    /// The clock as seconds since the epoch (0 before the epoch).
+    /// The clock as ticks since the epoch (seconds for a seconds layout; 0 before the epoch).
     pub(super) fn now_delta(&self) -> u64 {
-        let now = self.clock.now_seconds();
-        now.saturating_sub(self.layout.epoch_seconds()).max(0) as u64
+        self.layout.tick_at(self.clock.now_millis())
+    }
+
+    /// The lead cap in ticks, if there is one.
+    pub(super) fn max_lead_ticks(&self) -> Option<u64> {
+        self.max_lead
+            .map(|(lead, _)| self.layout.seconds_as_ticks(lead))
     }
 
     pub(super) fn wake_filler(&self) {
@@ -116,7 +127,7 @@ impl Shared {
     pub(super) fn failure(&self) -> Option<Error> {
         let c = &self.counters;
         if c.exhausted.load(Ordering::Acquire) {
-            return Some(self.layout.exhausted(self.layout.max_delta_seconds() + 1));
+            return Some(self.layout.exhausted(self.layout.max_delta() + 1));
         }
         if self.background && !c.filler_up.load(Ordering::Acquire)
             || c.shutdown.load(Ordering::Acquire)
@@ -441,9 +452,7 @@ impl CachedUidGenerator {
         if let Some(keeper) = &s.keeper {
             let last = s.ring.cursor().min(s.ring.tail());
             let second = match last.checked_sub(1).map(|i| s.ring.read(i)) {
-                Some(Ok((id, _))) => {
-                    s.layout.epoch_seconds() + (id >> s.layout.time_shift()) as i64
-                }
+                Some(Ok((id, _))) => s.layout.tick_second(id >> s.layout.time_shift()),
                 _ => s.clock.now_seconds(),
             };
             keeper.set_final_second(second);

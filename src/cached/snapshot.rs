@@ -145,8 +145,9 @@ impl Shared {
         };
         let waiting = s.queue.waiting();
         let clock_second = s.clock.now_seconds();
-        let now = clock_second.saturating_sub(s.layout.epoch_seconds()).max(0) as u64;
+        let now = s.now_delta();
         let lead = s.max_lead.map(|(lead, _)| lead);
+        let per_second = s.layout.unit().per_second();
         let last = c.last_delta.load(Ordering::Relaxed).checked_sub(1);
         let head = (cursor < tail)
             .then(|| s.ring.read(cursor).ok())
@@ -163,9 +164,13 @@ impl Shared {
             take_waits: c.take_waits.load(Ordering::Relaxed),
             waiting_takes: waiting.takes,
             waiting_ids: waiting.ids,
-            lead_seconds: last.map_or(0, |l| l.saturating_sub(now)),
-            lag_seconds: head.map_or(0, |h| now.saturating_sub(h)),
-            remaining_seconds: s.layout.max_delta_seconds().saturating_sub(used),
+            lead_seconds: last.map_or(0, |l| l.saturating_sub(now)) / per_second,
+            lag_seconds: head.map_or(0, |h| now.saturating_sub(h)) / per_second,
+            lead_millis: (last.map_or(0, |l| l.saturating_sub(now)))
+                .saturating_mul(s.layout.unit().millis()),
+            lag_millis: (head.map_or(0, |h| now.saturating_sub(h)))
+                .saturating_mul(s.layout.unit().millis()),
+            remaining_seconds: s.layout.max_delta().saturating_sub(used) / per_second,
             worker_id: s.worker_id.load(Ordering::Acquire),
             heals: c.heals.load(Ordering::Relaxed),
             filler_up: !s.background || c.filler_up.load(Ordering::Relaxed),
@@ -184,8 +189,7 @@ impl Shared {
                 .checked_sub(1)
                 .map(|next| {
                     s.layout
-                        .epoch_seconds()
-                        .saturating_add(next.saturating_sub(lead.unwrap_or(0)) as i64)
+                        .tick_second(next.saturating_sub(s.max_lead_ticks().unwrap_or(0)))
                 }),
             idle_seconds: clock_second
                 .saturating_sub(c.demand_second.load(Ordering::Relaxed))

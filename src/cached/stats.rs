@@ -133,10 +133,17 @@ pub struct Stats {
     /// IDs those takes still wait for: the queue ahead of a take that arrives now. At the lead
     /// cap, `2^seq_bits` of them become ready per second.
     pub waiting_ids: u64,
-    /// How many seconds the newest ID in the ring is ahead of the clock (0 if not ahead).
+    /// How many seconds the newest ID in the ring is ahead of the clock (0 if not ahead;
+    /// whole seconds, rounded down, for a layout of shorter ticks).
     pub lead_seconds: u64,
-    /// How many seconds the oldest ready ID is behind the clock (0 if none is behind).
+    /// How many seconds the oldest ready ID is behind the clock (0 if none is behind; rounded
+    /// down as `lead_seconds`).
     pub lag_seconds: u64,
+    /// `lead_seconds` in milliseconds, to the layout's tick (whole seconds for a seconds
+    /// layout, the millisecond for [`Layout::twitter`](crate::Layout::twitter)).
+    pub lead_millis: u64,
+    /// `lag_seconds` in milliseconds, to the layout's tick.
+    pub lag_millis: u64,
     /// Seconds until the time bits run out, counting borrowed seconds as used.
     pub remaining_seconds: u64,
     /// This generator's worker id: the one it serves with now (a generator that healed after
@@ -556,6 +563,8 @@ mod tests {
             waiting_ids: 0,
             lead_seconds: 0,
             lag_seconds: 0,
+            lead_millis: 0,
+            lag_millis: 0,
             remaining_seconds: 1_000,
             worker_id: 4,
             heals: 0,

@@ -68,7 +68,7 @@ impl Shared {
     /// `now` ([`crate::stale`], the rule the filler's sweep applies too).
     #[inline]
     pub(super) fn is_stale(&self, id: u64, now: u64) -> bool {
-        crate::stale::is_stale(id >> self.layout.time_shift(), self.max_lag_secs, now)
+        crate::stale::is_stale(id >> self.layout.time_shift(), self.max_lag_ticks, now)
     }
 
     /// The clock's delta second, read by a take once per chunk or batch it claims (never per
@@ -137,7 +137,7 @@ impl Shared {
 
     /// The most IDs there can be at once under the lead cap: seconds `now..=now + max_lead`.
     fn max_batch(&self) -> Option<u64> {
-        let (lead, _) = self.max_lead?;
+        let lead = self.max_lead_ticks()?;
         Some(
             lead.saturating_add(1)
                 .saturating_mul(self.layout.max_sequence() + 1),

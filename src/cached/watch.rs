@@ -128,7 +128,8 @@ impl Watch {
         }
         let last = c.last_delta.load(Ordering::Relaxed).saturating_sub(1);
         let used = last.max(shared.now_delta());
-        let left = shared.layout.max_delta_seconds().saturating_sub(used);
+        let left =
+            shared.layout.max_delta().saturating_sub(used) / shared.layout.unit().per_second();
         let crossed = TIME_LEFT_WARNINGS.iter().filter(|&&t| left < t).count();
         if crossed > self.time_warnings {
             self.time_warnings = crossed;

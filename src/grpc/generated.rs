@@ -109,9 +109,17 @@ pub struct Layout {
     #[prost(uint32, tag = "3")]
     pub seq_bits: u32,
     /// The epoch, in unix seconds: an ID's second is `epoch_seconds + (id >> (worker_bits +
-    /// seq_bits))`.
+    /// seq_bits))` for a layout of 1 s ticks; rounded down when the epoch is not a whole second.
     #[prost(int64, tag = "4")]
     pub epoch_seconds: i64,
+    /// The length of one tick of the time field, in milliseconds: 1000, 10 or 1 (0 from a service
+    /// that predates ticks: 1000). An ID's millisecond is `epoch_millis + (id >> (worker_bits +
+    /// seq_bits)) * tick_millis`.
+    #[prost(uint32, tag = "5")]
+    pub tick_millis: u32,
+    /// The epoch, in unix milliseconds (0 from a service that predates ticks: use epoch_seconds).
+    #[prost(int64, tag = "6")]
+    pub epoch_millis: i64,
 }
 /// Generated client implementations.
 pub mod id_service_client {

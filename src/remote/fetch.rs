@@ -9,7 +9,7 @@
 //! (takes on an empty buffer then fail at once with the reason) and is retried after a delay
 //! that doubles up to [`MAX_BACKOFF`]; the channel reconnects by itself.
 
-use super::shared::{Shared, describe};
+use super::shared::{Settings, Shared, describe};
 use crate::grpc::StreamRequest;
 use crate::grpc::id_service_client::IdServiceClient;
 use std::sync::Arc;
@@ -82,12 +82,24 @@ impl Demand {
     }
 }
 
-/// The clock's delta second under the layout's epoch (0 before the epoch).
-pub(crate) fn delta_now(epoch_seconds: i64) -> u64 {
+impl Settings {
+    /// The clock's tick under the served layout.
+    pub(crate) fn delta_now(&self) -> u64 {
+        delta_now(self.epoch_millis, self.tick_millis)
+    }
+}
+
+/// The clock's tick under the layout's epoch (0 before the epoch): its delta second for a
+/// layout of 1 s ticks.
+pub(crate) fn delta_now(epoch_millis: i64, tick_millis: u64) -> u64 {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    u64::try_from(i128::from(now) - i128::from(epoch_seconds)).unwrap_or(0)
+        .map_or(0, |d| d.as_millis());
+    u64::try_from(
+        (i128::try_from(now).unwrap_or(i128::MAX) - i128::from(epoch_millis)).max(0)
+            / i128::from(tick_millis.max(1)),
+    )
+    .unwrap_or(0)
 }
 
 /// The fetcher's loop, until the generator is dropped.
@@ -100,9 +112,7 @@ pub(crate) async fn run(shared: Arc<Shared>, mut client: Client) {
     let mut backoff = MIN_BACKOFF;
     let mut chunk = CHUNK;
     while !shared.stop.load(Ordering::Acquire) {
-        shared
-            .buffer
-            .publish_seen(delta_now(shared.settings.epoch_seconds));
+        shared.buffer.publish_seen(shared.settings.delta_now());
         shared.buffer.sweep();
         demand.update(shared.buffer.head(), Instant::now());
         shared.record();
@@ -147,9 +157,7 @@ async fn pause(shared: &Shared, d: Duration) {
 
 /// The first fetch, before the generator is handed to its user: its error if it fails.
 pub(crate) async fn first(shared: &Shared, client: &mut Client) -> Result<(), crate::Error> {
-    shared
-        .buffer
-        .publish_seen(delta_now(shared.settings.epoch_seconds));
+    shared.buffer.publish_seen(shared.settings.delta_now());
     let mut chunk = CHUNK;
     match fetch(shared, client, shared.settings.min_fill, &mut chunk).await {
         Ok(()) => Ok(()),

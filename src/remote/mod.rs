@@ -280,12 +280,27 @@ impl RemoteBuilder {
                     }));
                     return;
                 };
+                // A service that predates ticks sends neither: seconds from epoch_seconds.
+                let tick_millis = match layout.tick_millis {
+                    0 => 1000,
+                    ms => u64::from(ms),
+                };
+                let epoch_millis = match (layout.tick_millis, layout.epoch_millis) {
+                    (0, _) | (_, 0) => layout.epoch_seconds.saturating_mul(1000),
+                    (_, ms) => ms,
+                };
                 let shared = Arc::new(Shared {
-                    buffer: Buffer::new(capacity, layout.worker_bits + layout.seq_bits, max_lag),
+                    // max_lag in the layout's ticks: 1 s is 1,000 millisecond ticks.
+                    buffer: Buffer::new(
+                        capacity,
+                        layout.worker_bits + layout.seq_bits,
+                        max_lag.saturating_mul(1000 / tick_millis.clamp(1, 1000)),
+                    ),
                     settings: Settings {
                         endpoint: name,
                         generator,
-                        epoch_seconds: layout.epoch_seconds,
+                        epoch_millis,
+                        tick_millis,
                         capacity,
                         min_fill,
                     },

@@ -38,7 +38,10 @@ pub(crate) struct Shared {
 pub(crate) struct Settings {
     pub(crate) endpoint: String,
     pub(crate) generator: String,
-    pub(crate) epoch_seconds: i64,
+    /// The layout's epoch in unix milliseconds.
+    pub(crate) epoch_millis: i64,
+    /// The layout's tick in milliseconds.
+    pub(crate) tick_millis: u64,
     pub(crate) capacity: u64,
     pub(crate) min_fill: u64,
 }

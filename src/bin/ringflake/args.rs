@@ -58,6 +58,13 @@ pub enum Command {
 /// widths, the third is 63 minus their sum.
 #[derive(Debug, Clone, Args)]
 pub struct LayoutArgs {
+    #[arg(long = "layout", id = "layout", env = "RINGFLAKE_LAYOUT", value_name = "NAME",
+          value_parser = clap::builder::PossibleValuesParser::new(ringflake::PRESET_NAMES),
+          help = "A preset layout, bit-exact with the original (epoch, widths, time unit, field \
+                  order), instead of the widths and epoch: twitter and leaf (41/10/12 bits of \
+                  milliseconds), discord, instagram, sonyflake, uidgenerator (UidGenerator's \
+                  expired defaults), js53 (IDs below 2^53, safe in JavaScript), default")]
+    pub preset: Option<String>,
     #[arg(long, env = "RINGFLAKE_TIME_BITS", value_name = "BITS", value_parser = clap::value_parser!(u32).range(1..=61),
           help = format!("Width of the time field (seconds since the epoch) [default: {}]", Layout::default().time_bits()))]
     pub time_bits: Option<u32>,

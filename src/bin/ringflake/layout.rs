@@ -42,13 +42,25 @@ fn date(seconds: i64, tz: &TimeZone) -> String {
 fn describe(out: &mut String, a: &Assessment, demand: &Demand, tz: &TimeZone, epoch_flag: &str) {
     let l = a.layout;
     let rate = thousands(demand.ids_per_second);
-    let _ = writeln!(
-        out,
-        "   flags      --time-bits {} --worker-bits {} --seq-bits {} {epoch_flag}",
-        l.time_bits(),
-        l.worker_bits(),
-        l.seq_bits()
-    );
+    if epoch_flag.starts_with("--layout") {
+        let _ = writeln!(
+            out,
+            "   flags      {epoch_flag} ({}/{}/{} bits of {} ticks from {})",
+            l.time_bits(),
+            l.worker_bits(),
+            l.seq_bits(),
+            l.unit(),
+            crate::text::epoch_text(&l)
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "   flags      --time-bits {} --worker-bits {} --seq-bits {} {epoch_flag}",
+            l.time_bits(),
+            l.worker_bits(),
+            l.seq_bits()
+        );
+    }
     let verdict = if a.lifetime_years() >= f64::from(demand.years) {
         format!("lasts the {} years", demand.years)
     } else {
@@ -301,6 +313,25 @@ pub fn report(args: &PlanArgs, now: i64) -> Result<String, String> {
         let _ = writeln!(out);
     }
     let mut known: Vec<(String, Layout, String)> = Vec::new();
+    if let Some(name) = &args.layout.preset {
+        let layout = args.layout.preset_layout(name)?;
+        let note = if layout.max_id() < i64::MAX as u64 {
+            format!("; IDs below 2^{}", 64 - layout.max_id().leading_zeros())
+        } else {
+            String::new()
+        };
+        known.push((
+            format!(
+                "your layout, the preset {name}: {}/{}/{} bits of {} ticks{note}",
+                layout.time_bits(),
+                layout.worker_bits(),
+                layout.seq_bits(),
+                layout.unit()
+            ),
+            layout,
+            format!("--layout {name}"),
+        ));
+    }
     if args.layout.has_widths() {
         let (t, w, s) = args.layout.widths();
         let layout = Layout::new(t, w, s, epoch).map_err(|e| e.to_string())?;
@@ -344,6 +375,23 @@ pub fn report(args: &PlanArgs, now: i64) -> Result<String, String> {
         let _ = writeln!(out, "-  {name}");
         match args.above {
             None => describe(&mut out, &a, &demand, &tz, flag),
+            // A preset keeps its epoch: say whether its IDs of today are above.
+            Some(id) if flag.starts_with("--layout") => {
+                describe(&mut out, &a, &demand, &tz, flag);
+                let first = layout
+                    .compose(layout.tick_at(now.saturating_mul(1000)), 0, 0)
+                    .map_err(|e| e.to_string())?;
+                let verdict = if first > id {
+                    "above: serve --above ID starts"
+                } else {
+                    "NOT above: serve --above ID refuses to start"
+                };
+                let _ = writeln!(
+                    out,
+                    "   above      its epoch is fixed; its first ID today, at worker id 0, is \
+                     {first}: {verdict}"
+                );
+            }
             Some(id) => describe_above(&mut out, &a, id, &demand, &tz, flag)?,
         }
     }

@@ -267,11 +267,12 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
-/// The layout's epoch for reading: the date if it is midnight UTC, else the second in RFC 3339.
+/// The layout's epoch for reading: the date if it is midnight UTC, else the instant in RFC 3339
+/// (with Twitter's milliseconds).
 pub fn epoch_text(layout: &Layout) -> String {
     let epoch = layout.epoch_seconds();
-    match jiff::Timestamp::from_second(epoch) {
-        Ok(t) if epoch.rem_euclid(86_400) == 0 => {
+    match jiff::Timestamp::from_millisecond(layout.epoch_millis()) {
+        Ok(t) if layout.epoch_millis().rem_euclid(86_400_000) == 0 => {
             t.to_zoned(jiff::tz::TimeZone::UTC).date().to_string()
         }
         Ok(t) => t.to_string(),

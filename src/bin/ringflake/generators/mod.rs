@@ -30,6 +30,17 @@ impl LayoutArgs {
         }
     }
 
+    /// The preset `name` (`--layout`), which the widths and epoch flags may not amend.
+    pub fn preset_layout(&self, name: &str) -> Result<Layout, String> {
+        if self.has_widths() || self.epoch.is_some() || self.epoch_seconds.is_some() {
+            return Err(format!(
+                "--layout {name} sets the widths and the epoch: give --layout, or --time-bits, \
+                 --worker-bits, --seq-bits and --epoch / --epoch-seconds, not both"
+            ));
+        }
+        Layout::preset(name).map_err(|e| e.to_string())
+    }
+
     /// Whether any width was given.
     pub fn has_widths(&self) -> bool {
         self.time_bits.is_some() || self.worker_bits.is_some() || self.seq_bits.is_some()
@@ -66,6 +77,9 @@ impl LayoutArgs {
     /// The time zone and the layout these flags describe.
     pub fn zone_and_layout(&self) -> Result<(TimeZone, Layout), String> {
         let tz = self.zone()?;
+        if let Some(name) = &self.preset {
+            return Ok((tz, self.preset_layout(name)?));
+        }
         let (t, w, s) = self.widths();
         let epoch = self.epoch(&tz)?.unwrap_or(DEFAULT_EPOCH_SECONDS);
         let layout = Layout::new(t, w, s, epoch).map_err(|e| e.to_string())?;

@@ -69,8 +69,15 @@ pub fn public_id_lines(key_file: &Path) -> String {
 /// The start-up line on time: what the layout sustains, what borrowing under `lead` absorbs, and
 /// what happens at the cap, in numbers.
 pub fn trade_off(layout: &Layout, lead: Lead) -> String {
-    let per_second = layout.max_sequence() + 1;
+    // A tick's IDs, every tick of a second (4,096 x 1,000 for Twitter's layout).
+    let per_tick = layout.max_sequence() + 1;
+    let ticks = layout.unit().per_second();
+    let per_second = per_tick.saturating_mul(ticks);
     let rate = thousands(per_second);
+    let unit = match layout.unit() {
+        ringflake::TimeUnit::Seconds => String::new(),
+        unit => format!(" of {unit} ticks"),
+    };
     // The last day of a layout that lasts years; the second of one that lasts less.
     let last = layout.last_valid_date();
     let until = match last.split_once('T') {
@@ -78,8 +85,8 @@ pub fn trade_off(layout: &Layout, lead: Lead) -> String {
         _ => last.as_str(),
     };
     let mut line = format!(
-        "ringflake: layout {}/{}/{} from {} (until {until}): sustains {rate} IDs/s per worker \
-         without borrowing; ",
+        "ringflake: layout {}/{}/{}{unit} from {} (until {until}): sustains {rate} IDs/s per \
+         worker without borrowing; ",
         layout.time_bits(),
         layout.worker_bits(),
         layout.seq_bits(),
@@ -104,7 +111,11 @@ pub fn trade_off(layout: &Layout, lead: Lead) -> String {
                     thousands(seconds.saturating_mul(per_second))
                 );
             }
-            let batch = seconds.saturating_add(1).saturating_mul(per_second);
+            // Ticks now..=now + max_lead.
+            let batch = seconds
+                .saturating_mul(ticks)
+                .saturating_add(1)
+                .saturating_mul(per_tick);
             let _ = writeln!(
                 line,
                 "; /ids?count=N up to {}",

@@ -254,8 +254,8 @@ fn too_many(app: &App, what: &str, count: u64, max: u64) -> Status {
     let lead = app.generator.max_lead().map_or(0, |d| d.as_secs());
     Status::invalid_argument(format!(
         "{what} {count} is more than the generator can take at once: at most {max} IDs \
-         ((max-lead {lead} s + 1) x 2^{} IDs a second); ask for fewer",
-        app.layout.seq_bits()
+         ({}); ask for fewer",
+        crate::serve::handlers::cap_terms(&app.layout, lead)
     ))
 }
 
@@ -397,6 +397,8 @@ impl IdService for Ids {
                 worker_bits: app.layout.worker_bits(),
                 seq_bits: app.layout.seq_bits(),
                 epoch_seconds: app.layout.epoch_seconds(),
+                tick_millis: app.layout.unit().millis() as u32,
+                epoch_millis: app.layout.epoch_millis(),
             }),
         }))
     }

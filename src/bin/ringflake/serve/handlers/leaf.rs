@@ -48,14 +48,18 @@ fn decoded(text: &str, layout: &Layout, tz: &TimeZone) -> Result<String, String>
     let id = parse_id(text).map_err(|e| format!("snowflakeId: {e}"))?;
     let parsed = layout.parse(id).map_err(|e| e.to_string())?;
     // The date as `/parse` renders it (UidGenerator's pattern, whatever the year), then Leaf's
-    // milliseconds: ringflake's IDs carry whole seconds.
+    // milliseconds: those of a millisecond layout's IDs (`--layout leaf`), else 000 (whole
+    // seconds).
     let java = parsed.to_java_string_in(tz).map_err(|e| e.to_string())?;
     let date = java
         .split("\"timestamp\":\"")
         .nth(1)
-        .and_then(|rest| rest.split('"').next())
+        .and_then(|rest| rest.split(['"', '.']).next())
         .ok_or_else(|| format!("cannot render the second of ID {id}"))?;
-    let millis = i128::from(parsed.unix_seconds) * 1000;
+    let millis = match layout.unit() {
+        ringflake::TimeUnit::Seconds => i128::from(parsed.unix_seconds) * 1000,
+        _ => i128::from(parsed.unix_millis),
+    };
     /// Leaf's `decodeSnowflakeId` answer, its fields in Leaf's order, each a string, as Leaf's
     /// clients read them byte for byte (`fields_in_javas_order`).
     #[derive(Serialize)]
@@ -68,7 +72,7 @@ fn decoded(text: &str, layout: &Layout, tz: &TimeZone) -> Result<String, String>
     Ok(to_json(&Decoded {
         worker_id: parsed.worker_id.to_string(),
         sequence_id: parsed.sequence.to_string(),
-        timestamp: format!("{millis}({date}.000)"),
+        timestamp: format!("{millis}({date}.{:03})", millis.rem_euclid(1000)),
     }))
 }
 
@@ -84,6 +88,19 @@ mod tests {
         assert_eq!(
             body,
             r#"{"workerId":"1","sequenceId":"1","timestamp":"1474329601000(2016-09-20 00:00:01.000)"}"#
+        );
+        // A millisecond layout answers in its milliseconds, as Leaf does: Leaf's own ID for
+        // 2020-01-01T00:00:00.123Z, worker 5, sequence 9.
+        let id = ((1_577_836_800_123u64 - 1_288_834_974_657) << 22) | (5 << 12) | 9;
+        let (status, body) = decode(
+            Some(&format!("snowflakeId={id}")),
+            &Layout::leaf(),
+            &TimeZone::UTC,
+        );
+        assert_eq!(status, 200);
+        assert_eq!(
+            body,
+            r#"{"workerId":"5","sequenceId":"9","timestamp":"1577836800123(2020-01-01 00:00:00.123)"}"#
         );
         for bad in [
             None,

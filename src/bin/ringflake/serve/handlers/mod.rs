@@ -383,6 +383,24 @@ fn count(route: &Route, query: &[(&str, &str)]) -> Result<usize, String> {
     }
 }
 
+/// How the lead cap's largest batch is made: `(max-lead 10 s + 1) x 2^22 IDs a second`, or for
+/// ticks shorter than a second `(max-lead 10 s x 1000 ticks + 1) x 2^12 IDs a tick`.
+pub(crate) fn cap_terms(layout: &ringflake::Layout, lead: u64) -> String {
+    match layout.unit() {
+        ringflake::TimeUnit::Seconds => {
+            format!(
+                "(max-lead {lead} s + 1) x 2^{} IDs a second",
+                layout.seq_bits()
+            )
+        }
+        unit => format!(
+            "(max-lead {lead} s x {} ticks of {unit} + 1) x 2^{} IDs a tick",
+            unit.per_second(),
+            layout.seq_bits()
+        ),
+    }
+}
+
 /// Why `count` IDs cannot be taken at once: more than the lead cap holds.
 fn too_many(app: &App, count: u64, max: u64) -> Reply {
     let lead = app.generator.max_lead().map_or(0, |d| d.as_secs());
@@ -390,8 +408,8 @@ fn too_many(app: &App, count: u64, max: u64) -> Reply {
         StatusCode::BAD_REQUEST,
         &format!(
             "count {count} is more than the generator can take at once: at most {max} IDs \
-             ((max-lead {lead} s + 1) x 2^{} IDs a second); ask for fewer",
-            app.layout.seq_bits()
+             ({}); ask for fewer",
+            cap_terms(&app.layout, lead)
         ),
     )
 }

@@ -102,13 +102,22 @@ fn view(g: &Named) -> View {
     put("source", g.source.clone(), "ok");
     put(
         "layout",
-        format!(
-            "{}/{}/{} bits from {}",
-            layout.time_bits(),
-            layout.worker_bits(),
-            layout.seq_bits(),
-            epoch_text(&layout)
-        ),
+        match layout.unit() {
+            ringflake::TimeUnit::Seconds => format!(
+                "{}/{}/{} bits from {}",
+                layout.time_bits(),
+                layout.worker_bits(),
+                layout.seq_bits(),
+                epoch_text(&layout)
+            ),
+            unit => format!(
+                "{}/{}/{} bits of {unit} ticks from {}",
+                layout.time_bits(),
+                layout.worker_bits(),
+                layout.seq_bits(),
+                epoch_text(&layout)
+            ),
+        },
         "ok",
     );
     put(
@@ -121,9 +130,14 @@ fn view(g: &Named) -> View {
         ),
         if s.available == 0 { "warn" } else { "ok" },
     );
+    // Seconds; to the millisecond for a layout of shorter ticks.
+    let seconds = |whole: u64, millis: u64| match layout.unit() {
+        ringflake::TimeUnit::Seconds => format!("{whole} s"),
+        _ => format!("{:.3} s", millis as f64 / 1000.0),
+    };
     let lead_text = match max_lead {
-        Some(cap) => format!("{} s of {cap} s", s.lead_seconds),
-        None => format!("{} s (unbounded)", s.lead_seconds),
+        Some(cap) => format!("{} of {cap} s", seconds(s.lead_seconds, s.lead_millis)),
+        None => format!("{} (unbounded)", seconds(s.lead_seconds, s.lead_millis)),
     };
     let at_cap = max_lead.is_some_and(|cap| cap > 0 && s.lead_seconds >= cap);
     put("lead", lead_text, if at_cap { "warn" } else { "ok" });
@@ -132,7 +146,7 @@ fn view(g: &Named) -> View {
     // sweep is late (the filler is stuck or starved): marked.
     put(
         "lag",
-        format!("{} s", s.lag_seconds),
+        seconds(s.lag_seconds, s.lag_millis),
         if lag_is_late(s.lag_seconds, s.max_lag_seconds) {
             "warn"
         } else {
@@ -319,6 +333,10 @@ struct GeneratorJson {
     worker_bits: u32,
     seq_bits: u32,
     epoch_seconds: i64,
+    /// The epoch to the millisecond (Twitter's is not a whole second).
+    epoch_millis: i64,
+    /// The time field's tick: `1s`, `10ms` or `1ms`.
+    tick: &'static str,
     capacity: u64,
     available: u64,
     /// The share of the ring filled, to 4 decimals.
@@ -395,6 +413,8 @@ pub fn json(generators: &Generators) -> String {
                 worker_bits: layout.worker_bits(),
                 seq_bits: layout.seq_bits(),
                 epoch_seconds: layout.epoch_seconds(),
+                epoch_millis: layout.epoch_millis(),
+                tick: layout.unit().name(),
                 capacity: s.capacity,
                 available: s.available,
                 fill: rounded(v.fill, 4),

@@ -50,7 +50,8 @@ impl App {
     /// at least 1. `asker` names the waiters ahead ("request" over HTTP, "call" over gRPC).
     pub fn still_waiting(&self, asker: &str) -> (String, u64) {
         let stats = self.generator.stats();
-        let rate = self.layout.max_sequence() + 1;
+        // A tick's IDs every tick of a second (4,096,000 for Twitter's layout).
+        let rate = (self.layout.max_sequence() + 1).saturating_mul(self.layout.unit().per_second());
         let retry = stats.waiting_ids.div_ceil(rate).max(1);
         let queue = match stats.waiting_takes {
             0 => String::new(),
