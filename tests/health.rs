@@ -151,7 +151,10 @@ fn held_at_the_lead_cap_under_load() {
 #[test]
 fn lease_at_risk_then_lost_then_regained() {
     let dir = tempfile::tempdir().unwrap();
-    let serve = Serve::start(dir.path(), &["--lease-window", "4", "--db-timeout", "1"]);
+    // A 9 s window: the extension is due below 6 s left, and a locked table fails it after two
+    // 1 s tries (the call is retried once on a fresh connection), so the lease is at risk for
+    // about 3 s before it expires; with 4 s it was at risk for milliseconds, missed under load.
+    let serve = Serve::start(dir.path(), &["--lease-window", "9", "--db-timeout", "1"]);
     let addr = serve.addr();
     assert_eq!(get(addr, "/id").status, 200);
     let lock = rusqlite::Connection::open(dir.path().join("ringflake.db")).unwrap();
