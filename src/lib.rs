@@ -270,6 +270,8 @@ pub use worker::rows::WorkerRow;
 #[cfg(feature = "sqlite")]
 pub use worker::sqlite::DEFAULT_SQLITE_PATH;
 pub use worker::table::DatabaseAssigner;
+#[cfg(feature = "zookeeper")]
+pub use worker::zookeeper::{ZooKeeperAssigner, ZooKeeperWorker};
 pub use worker::{
     Assignment, DatabaseTime, FixedWorkerId, Lease, StatefulSetOrdinal, WorkerIdAssigner,
 };
