@@ -137,6 +137,24 @@ pub trait Lease: Send + Sync + fmt::Debug + 'static {
         None
     }
 
+    /// How often the keeper should look at the lease (extend it when due, else
+    /// [`check`](Self::check) it and ask [`at_risk`](Self::at_risk)), if more often than its
+    /// default (three times a window, at least once a second): a lease whose risk comes from a
+    /// session timeout of a few seconds asks for a tenth of it. `None` (the default) keeps the
+    /// default.
+    ///
+    /// ```
+    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let a = DatabaseAssigner::sqlite(dir.path().join("w.db"))?.assign(&Layout::default())?;
+    /// assert_eq!(a.lease.as_ref().expect("a lease").look_every(), None);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    fn look_every(&self) -> Option<std::time::Duration> {
+        None
+    }
+
     /// How far beyond the newest used second an extension reaches, in seconds (default 300).
     ///
     /// ```
@@ -778,7 +796,9 @@ impl Keeper {
         // Look three times per window (at least every second) whether the lease is due
         // (`extension_target`): a look costs nothing, a write happens once per third of the
         // window, so one lost update is harmless.
-        let renew = Duration::from_millis((window.max(1) as u64 * 1000 / 3).clamp(100, 1000));
+        let renew = Duration::from_millis((window.max(1) as u64 * 1000 / 3).clamp(100, 1000))
+            .min(lease.look_every().unwrap_or(Duration::MAX))
+            .max(Duration::from_millis(50));
         let shared = Arc::new(KeeperShared {
             lease: Mutex::new(Some(lease)),
             clock,

@@ -11,19 +11,21 @@ use std::time::Duration;
 use zookeeper_client as zk;
 
 /// The one rule of the fence: a node stops serving once the newest call the servers answered was
-/// sent half a session timeout ago or more.
+/// sent a third of a session timeout ago or more.
 ///
 /// The servers expire a session one session timeout after they last heard from it, and not
 /// before (a new leader gives every session a whole timeout again); they heard from this node
 /// no earlier than when it sent the newest call they answered. Its ephemeral znode, and with it
 /// the id, can therefore go to another node no sooner than `timeout` after that send. The client
 /// itself learns of the expiry only once it reconnects, which a node cut off from the ensemble
-/// cannot: it must stop on its own clock, with room left for the keeper's next look (about a
-/// second, with its call bounded by a sixth of the timeout) and for the filler to drop the ring
-/// (a round, 250 ms). Half the timeout leaves that room down to ZooKeeper's least timeout (4 s
-/// with the default tick of 2 s): stopped 3.9 s after the send at the latest.
+/// cannot: it must stop on its own clock, with room left for the keeper's next look (it looks
+/// every tenth of the timeout, and a call takes at most another tenth: [`ZkLease::tick`]) and for
+/// the filler to drop the ring (a round, 250 ms). A third of the timeout leaves that room: stopped
+/// by `0.53 × timeout + 0.25 s` after the send at the latest (2.4 s of ZooKeeper's least timeout,
+/// 4 s; 5.6 s of the default 10 s), while a server that pauses for less than a third of the
+/// timeout (a collection, an election) stops nothing.
 pub(crate) fn cut_off(since_answered: Duration, session_timeout: Duration) -> bool {
-    since_answered >= session_timeout / 2
+    since_answered >= session_timeout / 3
 }
 
 /// A worker id's lease in ZooKeeper.
@@ -62,10 +64,14 @@ impl ZkLease {
         format!("{}/{}", znodes::forever(&self.name), self.forever_name)
     }
 
-    /// How long one lease call may take: a sixth of the session timeout (see [`cut_off`]),
-    /// between 200 ms and 3 s.
+    /// How long one lease call may take, and how often the keeper looks: a tenth of the session
+    /// timeout (see [`cut_off`]), between 100 ms and 1 s.
+    pub(super) fn tick(&self) -> Duration {
+        (self.session.timeout() / 10).clamp(Duration::from_millis(100), Duration::from_secs(1))
+    }
+
     fn within(&self) -> Duration {
-        (self.session.timeout() / 6).clamp(Duration::from_millis(200), Duration::from_secs(3))
+        self.tick()
     }
 
     fn lost(&self, why: String) -> Error {
@@ -211,12 +217,16 @@ impl Lease for ZkLease {
         self.window
     }
 
+    fn look_every(&self) -> Option<Duration> {
+        Some(self.tick())
+    }
+
     fn at_risk(&self) -> Option<String> {
         let since = self.session.since_answered();
         let timeout = self.session.timeout();
         let risk = cut_off(since, timeout).then(|| {
             format!(
-                "no answer from {} for {:.1} s, half the session timeout of {:.1} s: the session \
+                "no answer from {} for {:.1} s, a third of the session timeout of {:.1} s: the session \
                  may expire, and worker id {} go to another node, before this node can tell",
                 self.session.describe(),
                 since.as_secs_f64(),
@@ -236,14 +246,14 @@ impl Lease for ZkLease {
 mod tests {
     use super::*;
 
-    /// The boundary: serving up to just under half the session timeout, not at it.
+    /// The boundary: serving up to just under a third of the session timeout, not at it.
     #[test]
-    fn cut_off_at_half_the_session_timeout() {
-        let t = Duration::from_secs(10);
-        assert!(!cut_off(Duration::from_millis(4_999), t));
-        assert!(cut_off(Duration::from_secs(5), t));
-        // ZooKeeper's least timeout (2 ticks of 2 s): 2 s.
-        assert!(cut_off(Duration::from_secs(2), Duration::from_secs(4)));
-        assert!(!cut_off(Duration::from_millis(1_999), Duration::from_secs(4)));
+    fn cut_off_at_a_third_of_the_session_timeout() {
+        let t = Duration::from_secs(9);
+        assert!(!cut_off(Duration::from_millis(2_999), t));
+        assert!(cut_off(Duration::from_secs(3), t));
+        // ZooKeeper's least timeout (2 ticks of 2 s): 1.33 s.
+        assert!(cut_off(Duration::from_millis(1_334), Duration::from_secs(4)));
+        assert!(!cut_off(Duration::from_millis(1_333), Duration::from_secs(4)));
     }
 }

@@ -551,6 +551,10 @@ impl Claim<'_> {
                     return Ok(a);
                 }
             }
+            let held = view
+                .ids
+                .iter()
+                .any(|(id, d)| *id <= self.max && d.origin == Origin::Ringflake);
             match soonest {
                 Some(reach) => {
                     self.pause(&format!(
@@ -559,6 +563,11 @@ impl Claim<'_> {
                         crate::clock::rfc3339(reach)
                     ))?;
                 }
+                // Their holders may go (a session expires, a node stops).
+                None if held => self.pause(&format!(
+                    "every id up to {} is held by a live session or a Leaf node",
+                    self.max
+                ))?,
                 None => {
                     return Err(Error::WorkerAssignment(format!(
                         "no worker id up to {} free in {}: Leaf's sequence is at {} and no id \
