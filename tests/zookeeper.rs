@@ -43,7 +43,14 @@ impl LeafNode {
     fn start(name: &str, port: u16) -> LeafNode {
         let script = format!("{}/tests/python/leaf_holder.py", env!("CARGO_MANIFEST_DIR"));
         let mut child = Command::new(python())
-            .args([&script, "hold", &ensemble(), name, "127.0.0.1", &port.to_string()])
+            .args([
+                &script,
+                "hold",
+                &ensemble(),
+                name,
+                "127.0.0.1",
+                &port.to_string(),
+            ])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -119,15 +126,27 @@ fn restarts_keep_their_id_and_new_addresses_get_the_next_sequence() {
     let name = fresh_name("restart");
     let layout = Layout::default();
     let a = assigner(&name, 19020);
-    let first = CachedUidGenerator::builder(layout).worker_id_from(&a).build().unwrap();
+    let first = CachedUidGenerator::builder(layout)
+        .worker_id_from(&a)
+        .build()
+        .unwrap();
     let id_a = first.worker_id();
-    assert_eq!(id_a, 0, "the first child of a new forever path is sequence 0");
+    assert_eq!(
+        id_a, 0,
+        "the first child of a new forever path is sequence 0"
+    );
     let last = first.next_id().unwrap();
     let b = assigner(&name, 19021);
-    let other = CachedUidGenerator::builder(layout).worker_id_from(&b).build().unwrap();
+    let other = CachedUidGenerator::builder(layout)
+        .worker_id_from(&b)
+        .build()
+        .unwrap();
     assert_eq!(other.worker_id(), 1);
     drop(first);
-    let again = CachedUidGenerator::builder(layout).worker_id_from(&a).build().unwrap();
+    let again = CachedUidGenerator::builder(layout)
+        .worker_id_from(&a)
+        .build()
+        .unwrap();
     assert_eq!(again.worker_id(), id_a, "the same ip:port keeps its id");
     assert!(again.next_id().unwrap() > last);
     let listed = a.list().unwrap();
@@ -137,7 +156,10 @@ fn restarts_keep_their_id_and_new_addresses_get_the_next_sequence() {
         .collect();
     assert_eq!(
         names,
-        [(0, "127.0.0.1:19020", true, true), (1, "127.0.0.1:19021", true, true)]
+        [
+            (0, "127.0.0.1:19020", true, true),
+            (1, "127.0.0.1:19021", true, true)
+        ]
     );
     assert!(listed.iter().all(|w| w.leaf_timestamp_ms.is_some()));
     drop(again);
@@ -167,7 +189,12 @@ fn leaf_nodes_and_ringflake_nodes_never_share_a_worker_id() {
         .worker_id_from(&assigner(&name, 19031))
         .build()
         .unwrap();
-    let mut held = vec![leaf1.worker_id, r1.worker_id(), leaf2.worker_id, r2.worker_id()];
+    let mut held = vec![
+        leaf1.worker_id,
+        r1.worker_id(),
+        leaf2.worker_id,
+        r2.worker_id(),
+    ];
     held.sort();
     held.dedup();
     assert_eq!(held.len(), 4, "a worker id held twice: {held:?}");
@@ -191,7 +218,11 @@ fn leaf_nodes_and_ringflake_nodes_never_share_a_worker_id() {
         .retry_for(Duration::from_secs(3))
         .assign_worker_id(&layout)
         .unwrap_err();
-    assert!(e.to_string().contains("a Leaf node may still be serving it"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("a Leaf node may still be serving it"),
+        "{e}"
+    );
     assert!(started.elapsed() >= Duration::from_secs(3));
     // Once the Leaf node is gone (its timestamp stands still for 10 s), a ringflake node on its
     // ip:port takes its id over in place, as a Leaf restart would, above its last timestamp.
@@ -286,7 +317,14 @@ fn a_fleet_under_kill_9_churn_and_leader_failover_hands_out_no_id_twice() {
     let dirs: Vec<tempfile::TempDir> = (0..NODES).map(|_| tempfile::tempdir().unwrap()).collect();
     let current: Vec<AtomicU16> = (0..NODES).map(|i| AtomicU16::new(port_of(i, 0))).collect();
     let nodes: Vec<Mutex<Option<common::Serve>>> = (0..NODES)
-        .map(|i| Mutex::new(Some(serve_node(dirs[i].path(), &name, port_of(i, 0), &FLEET_LAYOUT))))
+        .map(|i| {
+            Mutex::new(Some(serve_node(
+                dirs[i].path(),
+                &name,
+                port_of(i, 0),
+                &FLEET_LAYOUT,
+            )))
+        })
         .collect();
     let stop = AtomicBool::new(false);
     let start = Instant::now();
@@ -370,12 +408,18 @@ fn a_fleet_under_kill_9_churn_and_leader_failover_hands_out_no_id_twice() {
         start.elapsed()
     );
     assert_eq!(all.len(), total, "duplicate IDs");
-    assert!(per_node.iter().all(|&n| n > 0), "a node served nothing: {per_node:?}");
+    assert!(
+        per_node.iter().all(|&n| n > 0),
+        "a node served nothing: {per_node:?}"
+    );
     assert!(boots >= 8, "{boots} restarts");
     assert_eq!(leader_kills, 2);
     // More addresses booted than the layout has ids: the ids of gone holders were recycled (the
     // forever znodes renamed), and no two znodes name the same id.
-    let listed = ZooKeeperAssigner::new(&ensemble(), &name).unwrap().list().unwrap();
+    let listed = ZooKeeperAssigner::new(&ensemble(), &name)
+        .unwrap()
+        .list()
+        .unwrap();
     assert!(boots + NODES > 16, "{boots} restarts recycle nothing");
     assert!(listed.len() <= 16, "{listed:?}");
     let mut ids: Vec<u64> = listed.iter().map(|w| w.worker_id).collect();
@@ -408,9 +452,20 @@ fn a_node_frozen_past_its_session_timeout_is_fenced_and_heals() {
     let name = fresh_name("frozen");
     // One worker bit: ids 0 and 1, both held, so that the frozen node's id is the only one free.
     let layout = [
-        "--time-bits", "37", "--worker-bits", "1", "--seq-bits", "25", "--lease-window", "2",
+        "--time-bits",
+        "37",
+        "--worker-bits",
+        "1",
+        "--seq-bits",
+        "25",
+        "--lease-window",
+        "2",
     ];
-    let (da, db, dc) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (da, db, dc) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
     let mut a = serve_node(da.path(), &name, 19033, &layout);
     let _c = serve_node(dc.path(), &name, 19034, &layout);
     let a_addr = "127.0.0.1:19033".parse().unwrap();
@@ -425,7 +480,10 @@ fn a_node_frozen_past_its_session_timeout_is_fenced_and_heals() {
     let mut cb = common::Client::new("127.0.0.1:19035".parse().unwrap(), Duration::from_secs(1));
     let mut from_b = take(&mut cb, 1000);
     assert_eq!(worker_of(from_b[0]), 0, "B recycled the frozen node's id");
-    assert!(b_boot >= Duration::from_secs(3), "B took the id after {b_boot:?}, before A's session could expire");
+    assert!(
+        b_boot >= Duration::from_secs(3),
+        "B took the id after {b_boot:?}, before A's session could expire"
+    );
     common::signal(a.pid, "CONT");
     let thawed = Instant::now();
     let mut from_a = Vec::new();
@@ -439,7 +497,10 @@ fn a_node_frozen_past_its_session_timeout_is_fenced_and_heals() {
         from_b.extend(take(&mut cb, 100));
     }
     let refused_at = refused_at.expect("the thawed node kept serving");
-    assert!(refused_at <= Duration::from_millis(2500), "fenced {refused_at:?} after the thaw");
+    assert!(
+        refused_at <= Duration::from_millis(2500),
+        "fenced {refused_at:?} after the thaw"
+    );
     let first_b = *from_b.iter().min().unwrap();
     assert!(
         from_a.iter().all(|&id| worker_of(id) != 0 || id < first_b),
@@ -456,7 +517,12 @@ fn a_node_frozen_past_its_session_timeout_is_fenced_and_heals() {
     });
     assert_eq!(worker_of(healed[0]), 0);
     assert!(healed[0] > last_b, "A healed below B's IDs");
-    let mut all: Vec<u64> = before.into_iter().chain(from_a).chain(from_b).chain(healed).collect();
+    let mut all: Vec<u64> = before
+        .into_iter()
+        .chain(from_a)
+        .chain(from_b)
+        .chain(healed)
+        .collect();
     let n = all.len();
     all.sort_unstable();
     all.dedup();
@@ -475,7 +541,8 @@ fn a_node_cut_off_from_the_ensemble_stops_before_its_session_can_expire() {
     let name = fresh_name("cutoff");
     let dir = tempfile::tempdir().unwrap();
     let _a = serve_node(dir.path(), &name, 19036, &[]);
-    let mut client = common::Client::new("127.0.0.1:19036".parse().unwrap(), Duration::from_secs(1));
+    let mut client =
+        common::Client::new("127.0.0.1:19036".parse().unwrap(), Duration::from_secs(1));
     assert!(!take(&mut client, 10).is_empty());
     let pids = ensemble_pids();
     assert_eq!(pids.len(), 3);
@@ -503,8 +570,14 @@ fn a_node_cut_off_from_the_ensemble_stops_before_its_session_can_expire() {
     drop(thaw);
     let stopped = stopped.expect("the node served on for 6 s cut off from the ensemble");
     eprintln!("cut off: stopped serving {stopped:?} after the ensemble froze");
-    assert!(stopped >= Duration::from_millis(900), "stopped after {stopped:?}: too early");
-    assert!(stopped < Duration::from_secs(4), "stopped after {stopped:?}: its session may have expired");
+    assert!(
+        stopped >= Duration::from_millis(900),
+        "stopped after {stopped:?}: too early"
+    );
+    assert!(
+        stopped < Duration::from_secs(4),
+        "stopped after {stopped:?}: its session may have expired"
+    );
     ensemble_ctl(&["wait"]);
     common::wait_until("serving again", Duration::from_secs(30), || {
         !take(&mut client, 10).is_empty()

@@ -53,11 +53,19 @@ impl ZkLease {
     }
 
     fn ids_path(&self) -> String {
-        format!("{}/{}", znodes::ids(&self.name), znodes::seq(self.worker_id))
+        format!(
+            "{}/{}",
+            znodes::ids(&self.name),
+            znodes::seq(self.worker_id)
+        )
     }
 
     fn live_path(&self) -> String {
-        format!("{}/{}", znodes::live(&self.name), znodes::seq(self.worker_id))
+        format!(
+            "{}/{}",
+            znodes::live(&self.name),
+            znodes::seq(self.worker_id)
+        )
     }
 
     fn forever_path(&self) -> String {
@@ -90,11 +98,11 @@ impl ZkLease {
     /// told (the servers do not answer) or the session has ended.
     fn holds(&self) -> Result<bool, Error> {
         let path = self.live_path();
-        let answer = self
-            .session
-            .call("reading the id's live znode", self.within(), move |c| async move {
-                c.check_stat(&path).await
-            })?;
+        let answer = self.session.call(
+            "reading the id's live znode",
+            self.within(),
+            move |c| async move { c.check_stat(&path).await },
+        )?;
         match answer {
             Ok(Some(stat)) => Ok(stat.ephemeral_owner == self.session.id()),
             Ok(None) => Ok(false),
@@ -162,11 +170,11 @@ impl ZkLease {
     /// Takes the id znode's current version as this node's (its live znode is this session's).
     fn adopt(&self) -> Result<(), Error> {
         let path = self.ids_path();
-        let answer = self
-            .session
-            .call("reading the id's znode", self.within(), move |c| async move {
-                c.get_data(&path).await
-            })?;
+        let answer = self.session.call(
+            "reading the id's znode",
+            self.within(),
+            move |c| async move { c.get_data(&path).await },
+        )?;
         match answer {
             Ok((_, stat)) => {
                 self.version.store(stat.version, Ordering::SeqCst);
@@ -205,11 +213,11 @@ impl Lease for ZkLease {
         self.write(last_second.max(1))?;
         self.until.store(last_second.max(1), Ordering::SeqCst);
         let live = self.live_path();
-        let _ = self
-            .session
-            .call("deleting the id's live znode", self.within(), move |c| async move {
-                c.delete(&live, None).await
-            });
+        let _ = self.session.call(
+            "deleting the id's live znode",
+            self.within(),
+            move |c| async move { c.delete(&live, None).await },
+        );
         Ok(())
     }
 
@@ -224,7 +232,7 @@ impl Lease for ZkLease {
     fn at_risk(&self) -> Option<String> {
         let since = self.session.since_answered();
         let timeout = self.session.timeout();
-        let risk = cut_off(since, timeout).then(|| {
+        cut_off(since, timeout).then(|| {
             format!(
                 "no answer from {} for {:.1} s, a third of the session timeout of {:.1} s: the session \
                  may expire, and worker id {} go to another node, before this node can tell",
@@ -233,8 +241,7 @@ impl Lease for ZkLease {
                 timeout.as_secs_f64(),
                 self.worker_id
             )
-        });
-        risk
+        })
     }
 
     fn describe(&self) -> String {
@@ -253,7 +260,13 @@ mod tests {
         assert!(!cut_off(Duration::from_millis(2_999), t));
         assert!(cut_off(Duration::from_secs(3), t));
         // ZooKeeper's least timeout (2 ticks of 2 s): 1.33 s.
-        assert!(cut_off(Duration::from_millis(1_334), Duration::from_secs(4)));
-        assert!(!cut_off(Duration::from_millis(1_333), Duration::from_secs(4)));
+        assert!(cut_off(
+            Duration::from_millis(1_334),
+            Duration::from_secs(4)
+        ));
+        assert!(!cut_off(
+            Duration::from_millis(1_333),
+            Duration::from_secs(4)
+        ));
     }
 }

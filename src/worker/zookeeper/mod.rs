@@ -18,8 +18,8 @@ use crate::{Clock, Error, Layout, SystemClock};
 use lease::ZkLease;
 use session::{Op, Session};
 use std::fmt;
-use std::sync::atomic::{AtomicI32, AtomicI64};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, AtomicI64};
 use std::time::{Duration, Instant};
 use znodes::{ForeverNode, IdData, Origin};
 use zookeeper_client as zk;
@@ -295,7 +295,8 @@ impl ZooKeeperAssigner {
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn list(&self) -> Result<Vec<ZooKeeperWorker>, Error> {
-        let session = Session::connect(&self.ensemble, self.session_timeout, self.connect_within())?;
+        let session =
+            Session::connect(&self.ensemble, self.session_timeout, self.connect_within())?;
         let view = View::read(&session, &self.name, Duration::from_secs(10))?;
         Ok(view
             .forever
@@ -389,8 +390,11 @@ impl View {
         for path in [&forever_path, &ids_path, &live_path] {
             let p = path.clone();
             match session.call("creating the paths", within, move |c| async move {
-                c.mkdir(&p, &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all()))
-                    .await
+                c.mkdir(
+                    &p,
+                    &zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all()),
+                )
+                .await
             })? {
                 Ok(()) | Err(zk::Error::NodeExists) => {}
                 Err(e) => return Err(err("creating the paths", &e)),
@@ -686,7 +690,10 @@ impl Claim<'_> {
             }
         };
         let reach = now.max(not_before.saturating_add(1)).saturating_add(window);
-        match self.session.multi("taking this node's id", self.within(), ops)? {
+        match self
+            .session
+            .multi("taking this node's id", self.within(), ops)?
+        {
             Ok(results) => {
                 let version = version_of(&results, 1);
                 tracing::info!(
@@ -722,14 +729,18 @@ impl Claim<'_> {
         let data = self.leaf_data();
         let (_, sequence) = self
             .session
-            .call("creating a forever znode", self.within(), move |c| async move {
-                c.create(
-                    &prefix,
-                    &data,
-                    &zk::CreateMode::PersistentSequential.with_acls(zk::Acls::anyone_all()),
-                )
-                .await
-            })?
+            .call(
+                "creating a forever znode",
+                self.within(),
+                move |c| async move {
+                    c.create(
+                        &prefix,
+                        &data,
+                        &zk::CreateMode::PersistentSequential.with_acls(zk::Acls::anyone_all()),
+                    )
+                    .await
+                },
+            )?
             .map_err(|e| self.session.error("creating a forever znode", &e))?;
         let Ok(id) = u64::try_from(sequence.into_i64()) else {
             return Ok(None);
@@ -737,9 +748,11 @@ impl Claim<'_> {
         let name = ForeverNode::name_of(&self.address, id);
         if id > self.max {
             let path = format!("{}/{name}", znodes::forever(self.name()));
-            let _ = self.session.call("deleting a forever znode", self.within(), move |c| {
-                async move { c.delete(&path, None).await }
-            });
+            let _ = self.session.call(
+                "deleting a forever znode",
+                self.within(),
+                move |c| async move { c.delete(&path, None).await },
+            );
             return Ok(None);
         }
         let (ids_path, live_path) = self.paths(id);
@@ -761,7 +774,14 @@ impl Claim<'_> {
                     address = %self.address,
                     "worker id {id} acquired: a new forever znode {name}"
                 );
-                Ok(Some(self.assignment(id, name, Origin::Ringflake, 0, reach, now)))
+                Ok(Some(self.assignment(
+                    id,
+                    name,
+                    Origin::Ringflake,
+                    0,
+                    reach,
+                    now,
+                )))
             }
             Err((_, e)) => Err(self.session.error("marking a new id", &e)),
         }
@@ -818,9 +838,7 @@ impl Claim<'_> {
                     data.reach,
                 )))
             }
-            Err((_, zk::Error::NodeExists | zk::Error::BadVersion | zk::Error::NoNode)) => {
-                Ok(None)
-            }
+            Err((_, zk::Error::NodeExists | zk::Error::BadVersion | zk::Error::NoNode)) => Ok(None),
             Err((_, e)) => Err(self.session.error("recycling an id", &e)),
         }
     }

@@ -225,10 +225,7 @@ fn run_raw<T: Send + 'static>(
     });
     rx.recv_timeout(within).map_err(|_| Error::Database {
         database: describe.to_string(),
-        message: format!(
-            "{what}: no answer within {:.1} s",
-            within.as_secs_f64()
-        ),
+        message: format!("{what}: no answer within {:.1} s", within.as_secs_f64()),
         transient: true,
         source: None,
     })

@@ -400,9 +400,11 @@ impl WorkerArgs {
         }
         if chosen == Some("zookeeper") {
             if self.no_recycle {
-                return Err("--no-recycle is for a worker table: ZooKeeper ids always hold a \
+                return Err(
+                    "--no-recycle is for a worker table: ZooKeeper ids always hold a \
                             lease (their reach)"
-                    .into());
+                        .into(),
+                );
             }
             let mut z = self.zk.assigner()?;
             if let Some(s) = self.lease_window {
