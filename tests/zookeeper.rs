@@ -257,6 +257,16 @@ fn ensemble_ctl(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+/// Starts ensemble node N again when dropped, and waits until the ensemble serves.
+struct Restart(String);
+
+impl Drop for Restart {
+    fn drop(&mut self) {
+        ensemble_ctl(&["start-node", &self.0]);
+        ensemble_ctl(&["wait"]);
+    }
+}
+
 /// A `ringflake serve` on `port` with worker ids from the ensemble (its address `127.0.0.1:port`
 /// from `--listen`), in `dir` (its state file there).
 fn serve_node(dir: &std::path::Path, name: &str, port: u16, extra: &[&str]) -> common::Serve {
@@ -377,12 +387,13 @@ fn a_fleet_under_kill_9_churn_and_leader_failover_hands_out_no_id_twice() {
             let mut kills = 0;
             for _ in 0..2 {
                 std::thread::sleep(Duration::from_secs(5));
+                ensemble_ctl(&["wait"]);
                 let leader = ensemble_ctl(&["leader"]);
+                // Started again even if this test fails meanwhile: the next tests need it.
+                let _restart = Restart(leader.clone());
                 ensemble_ctl(&["kill-node", &leader]);
                 kills += 1;
                 std::thread::sleep(Duration::from_secs(4));
-                ensemble_ctl(&["start-node", &leader]);
-                ensemble_ctl(&["wait"]);
             }
             kills
         });
