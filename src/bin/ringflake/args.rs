@@ -535,6 +535,8 @@ pub struct WorkersArgs {
     #[command(flatten)]
     pub db: DbArgs,
     #[command(flatten)]
+    pub zk: ZkArgs,
+    #[command(flatten)]
     pub layout: LayoutArgs,
 }
 

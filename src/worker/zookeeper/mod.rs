@@ -297,7 +297,7 @@ impl ZooKeeperAssigner {
     pub fn list(&self) -> Result<Vec<ZooKeeperWorker>, Error> {
         let session =
             Session::connect(&self.ensemble, self.session_timeout, self.connect_within())?;
-        let view = View::read(&session, &self.name, Duration::from_secs(10))?;
+        let view = View::read(&session, &self.name, Duration::from_secs(10), false)?;
         Ok(view
             .forever
             .iter()
@@ -382,12 +382,18 @@ struct View {
 }
 
 impl View {
-    fn read(session: &Session, name: &str, within: Duration) -> Result<View, Error> {
+    /// Reads the znodes under `name`; `create`: the paths are made first where missing (a
+    /// boot), else a missing path reads as empty (a listing, which writes nothing).
+    fn read(session: &Session, name: &str, within: Duration, create: bool) -> Result<View, Error> {
         let err = |what: &str, e: &zk::Error| session.error(what, e);
         let forever_path = znodes::forever(name);
         let ids_path = znodes::ids(name);
         let live_path = znodes::live(name);
-        for path in [&forever_path, &ids_path, &live_path] {
+        let missing = |e: &zk::Error| !create && *e == zk::Error::NoNode;
+        for path in [&forever_path, &ids_path, &live_path]
+            .into_iter()
+            .filter(|_| create)
+        {
             let p = path.clone();
             match session.call("creating the paths", within, move |c| async move {
                 c.mkdir(
@@ -401,11 +407,14 @@ impl View {
             }
         }
         let p = forever_path.clone();
-        let (children, stat) = session
-            .call("listing forever", within, move |c| async move {
+        let (children, next_seq) =
+            match session.call("listing forever", within, move |c| async move {
                 c.get_children(&p).await
-            })?
-            .map_err(|e| err("listing forever", &e))?;
+            })? {
+                Ok((children, stat)) => (children, i64::from(stat.cversion)),
+                Err(e) if missing(&e) => (Vec::new(), 0),
+                Err(e) => return Err(err("listing forever", &e)),
+            };
         let mut forever = Vec::new();
         for child in children {
             match ForeverNode::parse(&child) {
@@ -420,11 +429,13 @@ impl View {
         }
         forever.sort_by_key(|n| n.worker_id);
         let p = ids_path.clone();
-        let id_names = session
-            .call("listing ids", within, move |c| async move {
-                c.list_children(&p).await
-            })?
-            .map_err(|e| err("listing ids", &e))?;
+        let id_names = match session.call("listing ids", within, move |c| async move {
+            c.list_children(&p).await
+        })? {
+            Ok(names) => names,
+            Err(e) if missing(&e) => Vec::new(),
+            Err(e) => return Err(err("listing ids", &e)),
+        };
         let mut ids = Vec::new();
         let mut ids_versions = std::collections::HashMap::new();
         for child in id_names {
@@ -446,14 +457,13 @@ impl View {
             }
         }
         let p = live_path.clone();
-        let live = session
-            .call("listing live ids", within, move |c| async move {
-                c.list_children(&p).await
-            })?
-            .map_err(|e| err("listing live ids", &e))?
-            .iter()
-            .filter_map(|c| c.parse().ok())
-            .collect();
+        let live = match session.call("listing live ids", within, move |c| async move {
+            c.list_children(&p).await
+        })? {
+            Ok(names) => names.iter().filter_map(|c| c.parse().ok()).collect(),
+            Err(e) if missing(&e) => Vec::new(),
+            Err(e) => return Err(err("listing live ids", &e)),
+        };
         let mut timestamps = std::collections::HashMap::new();
         for n in &forever {
             let p = format!("{forever_path}/{}", n.name);
@@ -467,7 +477,7 @@ impl View {
         }
         Ok(View {
             forever,
-            next_seq: i64::from(stat.cversion),
+            next_seq,
             ids,
             ids_versions,
             live,
@@ -508,7 +518,7 @@ impl Claim<'_> {
 
     fn run(&self) -> Result<Assignment, Error> {
         loop {
-            let view = View::read(self.session, self.name(), self.within())?;
+            let view = View::read(self.session, self.name(), self.within(), true)?;
             let now = SystemClock.now_seconds();
             // 1. This ip:port's own id, as Leaf's restart finds it.
             let mut waiting = None;
