@@ -117,6 +117,94 @@ fn assigner(name: &str, port: u16) -> ZooKeeperAssigner {
         .session_timeout(Duration::from_secs(4))
 }
 
+/// The ZooKeeper flags refuse what cannot work, at once and without connecting.
+#[test]
+fn zookeeper_flags_refuse_what_cannot_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let fails = |args: &[&str], says: &str| {
+        let out = common::output_within(
+            {
+                let mut c = common::ringflake(dir.path());
+                c.args(args);
+                c
+            },
+            Duration::from_secs(20),
+        );
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(err.contains(says), "{args:?}: {err}");
+    };
+    let zk = ["--zookeeper", "127.0.0.1:1"];
+    fails(&["gen", zk[0], zk[1]], "needs --zookeeper-name");
+    fails(
+        &["gen", "--zookeeper-name", "ids"],
+        "--zookeeper-name needs --zookeeper",
+    );
+    fails(
+        &[
+            "gen",
+            zk[0],
+            zk[1],
+            "--zookeeper-name",
+            "ids",
+            "--db",
+            "w.db",
+        ],
+        "got --db and --zookeeper",
+    );
+    fails(
+        &[
+            "workers",
+            zk[0],
+            zk[1],
+            "--zookeeper-name",
+            "ids",
+            "--mysql",
+            "mysql://u@h/d",
+        ],
+        "--zookeeper and --mysql exclude each other",
+    );
+    fails(
+        &[
+            "gen",
+            zk[0],
+            zk[1],
+            "--zookeeper-name",
+            "ids",
+            "--zookeeper-address",
+            "10.1.2.3",
+        ],
+        "expected IP:PORT",
+    );
+    fails(
+        &[
+            "gen",
+            zk[0],
+            zk[1],
+            "--zookeeper-name",
+            "a/b",
+            "--zookeeper-address",
+            "10.1.2.3:80",
+        ],
+        "without /",
+    );
+    fails(
+        &["gen", zk[0], zk[1], "--zookeeper-name", "ids"],
+        "needs this node's port",
+    );
+    fails(
+        &[
+            "gen",
+            zk[0],
+            zk[1],
+            "--zookeeper-name",
+            "ids",
+            "--no-recycle",
+        ],
+        "--no-recycle is for a worker table",
+    );
+}
+
 /// Leaf's rules: a new ip:port gets the next sequence, a restart on the same ip:port keeps its
 /// id (and starts above what it issued), and the znodes are Leaf's.
 #[test]
@@ -166,7 +254,25 @@ fn restarts_keep_their_id_and_new_addresses_get_the_next_sequence() {
     drop(other);
     let listed = a.list().unwrap();
     assert!(listed.iter().all(|w| !w.live), "{listed:?}");
-    let _ = a.assign_worker_id(&layout);
+    // `ringflake workers --zookeeper` lists them.
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = common::ringflake(dir.path());
+    cmd.args([
+        "workers",
+        "--zookeeper",
+        &ensemble(),
+        "--zookeeper-name",
+        &name,
+    ]);
+    let out = common::output_within(cmd, Duration::from_secs(30));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.starts_with("ID  ADDRESS"), "{text}");
+    assert!(
+        text.contains("0   127.0.0.1:19020  ringflake  no"),
+        "{text}"
+    );
+    assert!(text.contains("2 ids in zookeeper "), "{text}");
 }
 
 /// A process following Leaf's holder step by step shares the path with ringflake nodes: they

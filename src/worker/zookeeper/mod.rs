@@ -259,7 +259,7 @@ impl ZooKeeperAssigner {
         let Some(port) = self.port.clone() else {
             return Err(Error::WorkerAssignment(
                 "a ZooKeeper worker id needs this node's port (Leaf's leaf.snowflake.port): \
-                 ZooKeeperAssigner::port or ::address"
+                 give it (--zookeeper-address IP:PORT, ZooKeeperAssigner::port or ::address)"
                     .into(),
             ));
         };

@@ -8,8 +8,8 @@
 
 use crate::Error;
 use std::future::Future;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use zookeeper_client as zk;
 
@@ -37,8 +37,6 @@ pub(crate) struct Session {
     answered_sent: AtomicU64,
     /// The session timeout the servers granted.
     timeout: Duration,
-    /// A call's error kept for `Debug` output and messages.
-    last_error: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -62,6 +60,21 @@ pub(crate) fn transient(e: &zk::Error) -> bool {
             | zk::Error::NoHosts
             | zk::Error::Throttled
             | zk::Error::SessionMoved
+    )
+}
+
+/// Whether an error is the servers' answer about the data (so the session was heard), not a
+/// failure to reach them or a session that has ended.
+fn answered(e: &zk::Error) -> bool {
+    matches!(
+        e,
+        zk::Error::NoNode
+            | zk::Error::NodeExists
+            | zk::Error::BadVersion
+            | zk::Error::NotEmpty
+            | zk::Error::NoAuth
+            | zk::Error::NoChildrenForEphemerals
+            | zk::Error::InvalidAcl
     )
 }
 
@@ -108,7 +121,6 @@ impl Session {
             ensemble: ensemble.to_string(),
             answered_sent: AtomicU64::new(nanos(started)),
             timeout,
-            last_error: Mutex::new(None),
         })
     }
 
@@ -155,8 +167,8 @@ impl Session {
         let answer = run_raw(&self.handle, &self.describe(), what, within, fut)?;
         match &answer {
             Ok(_) => self.heard(sent),
-            Err(e) if !transient(e) && *e != zk::Error::SessionExpired => self.heard(sent),
-            Err(e) => *crate::lock::lock(&self.last_error) = Some(e.to_string()),
+            Err(e) if answered(e) => self.heard(sent),
+            Err(_) => {}
         }
         Ok(answer)
     }
@@ -185,13 +197,18 @@ impl Session {
                     Op::Delete(path, version) => w.add_delete(path, *version)?,
                 }
             }
-            Ok(w.commit().await)
+            // An operation refused is the servers' answer; a request that never got one is not.
+            match w.commit().await {
+                Ok(results) => Ok(Ok(results)),
+                Err(zk::MultiWriteError::OperationFailed { index, source }) => {
+                    Ok(Err((index, source)))
+                }
+                Err(zk::MultiWriteError::RequestFailed { source }) => Err(source),
+            }
         })?;
         Ok(match answer {
             Err(e) => Err((usize::MAX, e)),
-            Ok(Ok(results)) => Ok(results),
-            Ok(Err(zk::MultiWriteError::RequestFailed { source })) => Err((usize::MAX, source)),
-            Ok(Err(zk::MultiWriteError::OperationFailed { index, source })) => Err((index, source)),
+            Ok(result) => result,
         })
     }
 
