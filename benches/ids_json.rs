@@ -4,7 +4,9 @@
 //!
 //! - `ids-json/hand-1`, `ids-json/serde-1`: one ID (`/id` answers plain text; `/ids?count=1`);
 //! - `ids-json/hand-1k`, `ids-json/serde-1k`: 1,000 consecutive IDs (a chunk of the ring);
-//! - `ids-json/hand-100k`, `ids-json/serde-100k`: 100,000, the largest `/ids` batch.
+//! - `ids-json/hand-100k`, `ids-json/serde-100k`: 100,000, the largest `/ids` batch;
+//! - `ids-json/base32-100k`, `ids-json/base62-100k`: the same 100,000 in a text form
+//!   (`/ids?count=100000&format=base32`), by `json_text_ids`.
 //!
 //! Both write into a buffer reused across iterations, as a response body is written once. The
 //! two outputs are checked equal before timing. Run with
@@ -69,6 +71,18 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 out.clear();
                 serde_ids(black_box(&ids), &mut out);
+                black_box(out.len())
+            })
+        });
+    }
+    let ids: Vec<u64> = (first..first + 100_000).collect();
+    group.throughput(Throughput::Elements(100_000));
+    let mut out = Vec::new();
+    for format in [ringflake::IdFormat::Base32, ringflake::IdFormat::Base62] {
+        group.bench_function(format!("{}-100k", format.name()), |b| {
+            b.iter(|| {
+                out.clear();
+                text::json_text_ids(black_box(&ids), format, &mut out);
                 black_box(out.len())
             })
         });

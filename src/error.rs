@@ -70,6 +70,16 @@ pub enum Error {
         /// The refused ID, as an unsigned number.
         id: u64,
     },
+    /// A text that is not an ID in the form it was read in ([`IdFormat`](crate::IdFormat)).
+    IdText(crate::IdTextError),
+    /// An ID key ([`IdCipher`](crate::IdCipher), feature `id-key`) that could not be read or is
+    /// not a key; the message never shows the file's content.
+    IdKey {
+        /// The key file, if the key came from one.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A timestamp that cannot be rendered as a calendar date.
     TimestampOutOfRange {
         /// The unix second that could not be rendered.
@@ -327,6 +337,8 @@ impl fmt::Display for Error {
                 *id as i64,
                 i64::MAX
             ),
+            Error::IdText(e) => e.fmt(f),
+            Error::IdKey { path, reason } => write!(f, "ID key {path}: {reason}"),
             Error::TimestampOutOfRange { seconds } => {
                 write!(
                     f,
@@ -426,6 +438,12 @@ impl fmt::Display for Error {
     }
 }
 
+impl From<crate::IdTextError> for Error {
+    fn from(e: crate::IdTextError) -> Self {
+        Error::IdText(e)
+    }
+}
+
 impl Error {
     /// The error for the thread named `thread` that could not be started.
     pub(crate) fn thread_spawn(thread: &str, source: io::Error) -> Error {
@@ -451,6 +469,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::ThreadSpawn { source, .. } => Some(source),
+            Error::IdText(e) => Some(e),
             Error::Database {
                 source: Some(source),
                 ..

@@ -168,8 +168,9 @@
 //! | `zookeeper` | with `cli` | `ZooKeeperAssigner`: worker ids from a ZooKeeper ensemble in Meituan Leaf's znodes, shared with Leaf nodes (kezhuw's `zookeeper-client` on a private runtime) |
 //! | `metrics` | yes | [`MetricsReporter`], [`GeneratorMetrics`] (also a sink for [`CachedBuilder::record_stats`]), [`install_prometheus`] and [`install_prometheus_recorder`]: Prometheus series |
 //! | `tokio` | yes | [`CachedUidGenerator::next_id_async`] |
-//! | `cli` | yes | the `ringflake` binary (HTTP and gRPC service, `gen`, `parse`, `layout`, `workers`) with every worker source: turns on `sqlite`, `mysql`, `postgres`, `zookeeper`, `metrics`, `tokio` and `grpc`, and brings `clap`, `hyper` and tonic's server |
+//! | `cli` | yes | the `ringflake` binary (HTTP and gRPC service, `gen`, `parse`, `layout`, `workers`) with every worker source: turns on `sqlite`, `mysql`, `postgres`, `zookeeper`, `metrics`, `id-key`, `tokio` and `grpc`, and brings `clap`, `hyper` and tonic's server |
 //! | `grpc` | with `cli` | `ringflake::grpc`: the messages and stubs of the service's `ringflake.v1` gRPC API (prost, tonic's codec; generated code committed, no `protoc` needed) |
+//! | `id-key` | with `cli` | [`IdCipher`]: public IDs through a keyed permutation (FF1 over AES-256, the `fpe` and `aes` crates), hiding order, volume, worker and time |
 //! | `client` | no | `RemoteGenerator`: IDs from a `ringflake serve` over gRPC, prefetched into a local lock-free buffer (tonic's client, rustls with ring for TLS) |
 //!
 //! The default features are the binary's, database clients included, so that `cargo install
@@ -197,6 +198,13 @@
 //! server. [`MetricsReporter`] lists the series; the repository's [`docs/monitoring.md`] adds a
 //! Grafana dashboard and alert rules.
 //!
+//! ## IDs in URLs
+//!
+//! [`IdFormat`] writes an ID as decimal, Crockford base32 (13 characters, TSID's form) or base62
+//! (11 characters) and reads it back; the fixed-width forms sort as the IDs do. [`IdCipher`]
+//! (feature `id-key`) turns IDs into public IDs that tell neither order, volume, worker nor time.
+//! The repository's [`docs/ids-in-urls.md`] says what each hides and costs.
+//!
 //! ## Planning a layout
 //!
 //! [`plan::propose`] turns a demand (IDs per second, restarts per day, years) into bit widths and
@@ -221,6 +229,7 @@
 //! embed the generator, when to call the service, and when to use the prefetching client.
 //!
 //! [`docs/grpc.md`]: https://github.com/ringflake/ringflake/blob/main/docs/grpc.md
+//! [`docs/ids-in-urls.md`]: https://github.com/ringflake/ringflake/blob/main/docs/ids-in-urls.md
 //! [`docs/service.md`]: https://github.com/ringflake/ringflake/blob/main/docs/service.md
 //! [`docs/production.md`]: https://github.com/ringflake/ringflake/blob/main/docs/production.md
 //! [`docs/monitoring.md`]: https://github.com/ringflake/ringflake/blob/main/docs/monitoring.md
@@ -234,6 +243,8 @@ mod default;
 mod error;
 #[cfg(feature = "grpc")]
 pub mod grpc;
+#[cfg(feature = "id-key")]
+mod id_key;
 mod layout;
 mod lock;
 #[cfg(feature = "metrics")]
@@ -244,6 +255,7 @@ mod reach;
 mod remote;
 mod ring;
 mod stale;
+mod text;
 mod worker;
 mod zone;
 
@@ -261,12 +273,15 @@ pub use cached::{
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use default::{ClockBackwards, DefaultBuilder, DefaultUidGenerator};
 pub use error::{Cause, Error, IoError};
+#[cfg(feature = "id-key")]
+pub use id_key::IdCipher;
 pub use jiff::tz::TimeZone;
 pub use layout::{
     DEFAULT_EPOCH_SECONDS, Layout, ParsedId, Parts, UID_GENERATOR_EPOCH_SECONDS, epoch_from_date,
 };
 #[cfg(feature = "client")]
 pub use remote::{RemoteBuilder, RemoteGenerator, RemoteStats};
+pub use text::{IdFormat, IdText, IdTextError};
 pub use worker::node::NodeInfo;
 pub use worker::rows::WorkerRow;
 #[cfg(feature = "sqlite")]
@@ -295,6 +310,8 @@ mod doc_pages {
     pub struct Grpc;
     #[doc = include_str!("../docs/health.md")]
     pub struct Health;
+    #[doc = include_str!("../docs/ids-in-urls.md")]
+    pub struct IdsInUrls;
     #[doc = include_str!("../docs/migrating.md")]
     pub struct Migrating;
     #[cfg(feature = "metrics")]

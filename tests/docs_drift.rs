@@ -72,6 +72,8 @@ const OTHER_VARIABLES: &[(&str, &str)] = &[
     ("RINGFLAKE_POSTGRES_URL", "scripts/fleet.sh"),
     ("RINGFLAKE_PG_BIN", "tests/failover.rs"),
     ("RINGFLAKE_FAILOVER_PORT", "tests/failover.rs"),
+    ("RINGFLAKE_MARIADBD", "tests/failover.rs"),
+    ("RINGFLAKE_MARIADB_FAILOVER_PORT", "tests/failover.rs"),
 ];
 
 /// One flag of a subcommand, as its `--help` shows it.
@@ -577,12 +579,18 @@ fn relative_links_point_at_files_and_headings() {
     assert!(bad.is_empty(), "dead links:\n{}", bad.join("\n"));
 }
 
-/// The transcripts of `ringflake parse` (exact) and `ringflake layout … --today …` (abridged: each
+/// The transcripts of `ringflake parse` (exact, run beside `id.key`, the example key) and `ringflake layout … --today …` (abridged: each
 /// shown line in order) in the docs print what the binary prints, on any day: a layout transcript
 /// must pin the day it plans from.
 #[test]
 fn deterministic_transcripts_print_what_the_docs_show() {
     let dir = tempfile::tempdir().unwrap();
+    // docs/ids-in-urls.md's public IDs were made with the example key, as `id.key`.
+    std::fs::copy(
+        root().join("tests/data/example-id.key"),
+        dir.path().join("id.key"),
+    )
+    .unwrap();
     let mut replayed = 0;
     for (file, text) in scanned_files()
         .into_iter()

@@ -638,7 +638,7 @@ fn the_id_routes_read_a_strict_grammar() {
     );
     bad(
         "/id?count=5",
-        r#"unknown query parameter \"count\": /id takes none"#,
+        r#"unknown query parameter \"count\": use /id [?format=decimal|base32|base62]"#,
     );
     bad("/parse/1?tz=UTC", r#"unknown query parameter \"tz\""#);
     assert_eq!(get(addr, "/ids?count=10", None).status, 200);

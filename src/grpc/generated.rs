@@ -56,9 +56,19 @@ pub struct ParseRequest {
     /// The generator whose layout and time zone parse the ID; empty: the default one.
     #[prost(string, tag = "1")]
     pub generator: ::prost::alloc::string::String,
-    /// The ID.
+    /// The ID, as Next, Batch and Stream return it (never a public ID). Leave it 0 when giving
+    /// `text`.
     #[prost(fixed64, tag = "2")]
     pub id: u64,
+    /// The ID as the HTTP routes write it, instead of `id`: decimal, base32 (13 characters) or
+    /// base62 (11), in the form `format` names; with `serve --id-key-file`, a public ID (as /id and
+    /// /ids hand out), which the service reads back through its key. Empty: `id` is parsed.
+    #[prost(string, tag = "3")]
+    pub text: ::prost::alloc::string::String,
+    /// The form of `text`: "decimal", "base32" or "base62"; empty: told by the text (13
+    /// characters: base32, 11: base62, unless only digits without a leading zero: decimal).
+    #[prost(string, tag = "4")]
+    pub format: ::prost::alloc::string::String,
 }
 /// An ID's parts.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]

@@ -254,7 +254,7 @@ impl RemoteBuilder {
                 );
                 let request = crate::grpc::ParseRequest {
                     generator: generator.clone(),
-                    id: 0,
+                    ..Default::default()
                 };
                 let layout = match tokio::time::timeout(timeout, client.parse(request)).await {
                     Ok(Ok(answer)) => answer.into_inner().layout,

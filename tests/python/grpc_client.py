@@ -122,6 +122,17 @@ def main():
             assert f'"sequence":"{parsed.sequence}"' in parsed.parse_uid, parsed.parse_uid
             assert parsed.unix_seconds > 1_600_000_000, parsed
 
+            # The same ID as text: Crockford base32, TSID's form, in lower case, told by its text.
+            b32 = "".join(
+                "0123456789ABCDEFGHJKMNPQRSTVWXYZ"[(one.id >> (60 - 5 * i)) & 31] for i in range(13)
+            )
+            by_text = ids.Parse(
+                pb2.ParseRequest(generator=generator, text=b32.lower()),
+                metadata=metadata,
+                timeout=TIMEOUT,
+            )
+            assert by_text.id == one.id and by_text.parse_uid == parsed.parse_uid, (b32, by_text)
+
         # Errors: status codes with messages that name the value and its limit.
         expect_error(
             lambda: ids.Batch(pb2.BatchRequest(count=0), metadata=metadata, timeout=TIMEOUT),

@@ -6,8 +6,8 @@
 use clap::{ArgMatches, Args, Parser, Subcommand, ValueEnum, parser::ValueSource};
 use ringflake::{
     DEFAULT_BOOST_POWER, DEFAULT_EPOCH_SECONDS, DEFAULT_MAX_LAG, DEFAULT_MAX_LEAD,
-    DEFAULT_PADDING_FACTOR, DEFAULT_SQLITE_PATH, DatabaseAssigner, Layout, LeadPolicy, TimeZone,
-    UID_GENERATOR_EPOCH_SECONDS,
+    DEFAULT_PADDING_FACTOR, DEFAULT_SQLITE_PATH, DatabaseAssigner, IdFormat, Layout, LeadPolicy,
+    TimeZone, UID_GENERATOR_EPOCH_SECONDS,
 };
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -316,6 +316,46 @@ pub enum LeadPolicyArg {
     Fail,
 }
 
+/// `gen --format`: the command line's names for [`IdFormat`] (no doc comments on the variants,
+/// as for [`LeadPolicyArg`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    Decimal,
+    Base32,
+    Base62,
+}
+
+impl From<FormatArg> for IdFormat {
+    fn from(format: FormatArg) -> Self {
+        match format {
+            FormatArg::Decimal => IdFormat::Decimal,
+            FormatArg::Base32 => IdFormat::Base32,
+            FormatArg::Base62 => IdFormat::Base62,
+        }
+    }
+}
+
+/// `parse --format`: a form, or `auto` (told by each ID's text, [`IdFormat::detect`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ParseFormatArg {
+    Auto,
+    Decimal,
+    Base32,
+    Base62,
+}
+
+impl ParseFormatArg {
+    /// The form to read IDs in; `None`: each ID's own.
+    pub fn format(self) -> Option<IdFormat> {
+        match self {
+            ParseFormatArg::Auto => None,
+            ParseFormatArg::Decimal => Some(IdFormat::Decimal),
+            ParseFormatArg::Base32 => Some(IdFormat::Base32),
+            ParseFormatArg::Base62 => Some(IdFormat::Base62),
+        }
+    }
+}
+
 impl From<LeadPolicyArg> for LeadPolicy {
     fn from(policy: LeadPolicyArg) -> Self {
         match policy {
@@ -412,6 +452,12 @@ pub struct ServeArgs {
     /// timestamp, level, target, message and the event's fields)
     #[arg(long, env = "RINGFLAKE_LOG_FORMAT", value_name = "FORMAT", value_enum, default_value_t = crate::log::LogFormat::Text)]
     pub log_format: crate::log::LogFormat,
+    /// Hand out public IDs over HTTP: /id and /ids pass each ID through the keyed
+    /// permutation of the key in this file (64 hex digits: openssl rand -hex 32), and /parse
+    /// reads them back; gRPC's Next, Batch and Stream (what RemoteGenerator buffers) and Leaf's
+    /// routes stay plain
+    #[arg(long, env = "RINGFLAKE_ID_KEY_FILE", value_name = "PATH")]
+    pub id_key_file: Option<PathBuf>,
     #[command(flatten)]
     pub worker: WorkerArgs,
     #[command(flatten)]
@@ -488,6 +534,15 @@ pub struct GenArgs {
         value_parser = count
     )]
     pub count: u64,
+    /// How to write the IDs: decimal; base32 (13 characters, Crockford's alphabet, TSID's form);
+    /// base62 (11 characters, 0-9A-Za-z). Base32 and base62 sort as the IDs do, byte by byte
+    #[arg(long, env = "RINGFLAKE_FORMAT", value_name = "FORMAT", value_enum, default_value_t = FormatArg::Decimal)]
+    pub format: FormatArg,
+    /// Print public IDs: each ID through the keyed permutation of the key in this file (64 hex
+    /// digits: openssl rand -hex 32), hiding order, volume, worker and time; ringflake parse
+    /// --id-key-file reads them back
+    #[arg(long, env = "RINGFLAKE_ID_KEY_FILE", value_name = "PATH")]
+    pub id_key_file: Option<PathBuf>,
     #[command(flatten)]
     pub worker: WorkerArgs,
     #[command(flatten)]
@@ -498,10 +553,19 @@ pub struct GenArgs {
 
 #[derive(Debug, Args)]
 pub struct ParseArgs {
-    /// The IDs, as decimal numbers; none or `-`: read them from standard input, one a line
-    /// (ringflake gen -n 5 | ringflake parse)
+    /// The IDs, as decimal numbers or in the text forms of gen --format; none or `-`: read them
+    /// from standard input, one a line (ringflake gen -n 5 | ringflake parse)
     #[arg(value_name = "ID", allow_negative_numbers = true)]
     pub ids: Vec<String>,
+    /// The form the IDs are written in; auto: each ID's own, by its text (13 characters: base32,
+    /// 11: base62, unless only digits without a leading zero: decimal), so a base32 or base62
+    /// ID made only of digits from 1-9 needs its form named
+    #[arg(long, env = "RINGFLAKE_FORMAT", value_name = "FORMAT", value_enum, default_value_t = ParseFormatArg::Auto)]
+    pub format: ParseFormatArg,
+    /// The IDs are public IDs made with the key in this file (gen --id-key-file, serve
+    /// --id-key-file): each is read back through it first
+    #[arg(long, env = "RINGFLAKE_ID_KEY_FILE", value_name = "PATH")]
+    pub id_key_file: Option<PathBuf>,
     #[command(flatten)]
     pub layout: LayoutArgs,
 }

@@ -1,8 +1,10 @@
-//! `ringflake gen -n N`: N new IDs, one per line.
+//! `ringflake gen -n N`: N new IDs, one per line, in decimal or a text form (`--format`), as
+//! public IDs with `--id-key-file`.
 
 use crate::args::GenArgs;
 use crate::generators;
 use crate::text::stdout_error;
+use ringflake::IdFormat;
 use std::io::{BufWriter, Write};
 
 /// The largest batch `gen` takes at once.
@@ -12,6 +14,8 @@ const BATCH: u64 = 4096;
 /// a tiny layout with a small cap holds fewer than [`BATCH`] IDs at once).
 pub fn run(a: &GenArgs, matches: &clap::ArgMatches) -> Result<(), String> {
     let (_, layout) = a.layout.zone_and_layout()?;
+    let format = IdFormat::from(a.format);
+    let key = crate::text::id_key(a.id_key_file.as_deref())?;
     let state = a.state.path(matches)?;
     let source = a.worker.source(matches)?.keeping(state.as_deref());
     let generator = generators::generator(layout, &source, None, state.as_deref())?;
@@ -25,8 +29,16 @@ pub fn run(a: &GenArgs, matches: &clap::ArgMatches) -> Result<(), String> {
         generator
             .next_ids(&mut batch[..n])
             .map_err(|e| e.to_string())?;
-        for id in &batch[..n] {
-            if let Err(e) = writeln!(out, "{id}") {
+        for &id in &batch[..n] {
+            let id = match &key {
+                Some(key) => key.encrypt(id).map_err(|e| e.to_string())?,
+                None => id,
+            };
+            let text = format.encode(id);
+            if let Err(e) = out
+                .write_all(text.as_bytes())
+                .and_then(|()| out.write_all(b"\n"))
+            {
                 return stdout_error(e);
             }
         }

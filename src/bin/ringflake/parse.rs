@@ -1,6 +1,7 @@
 //! `ringflake parse ID…`: UidGenerator's `parseUID` JSON for each ID, one per line; with no ID
 //! or `-`, the IDs are read from standard input, one a line (`ringflake gen -n 5 | ringflake
-//! parse`).
+//! parse`). IDs in decimal or a text form (`--format`, else told by each ID's text); public IDs
+//! read back with `--id-key-file`.
 
 use crate::args::ParseArgs;
 use crate::text::{parse_uid, stdout_error};
@@ -9,6 +10,7 @@ use std::io::Write;
 /// Prints one JSON line per good ID; bad IDs are reported and make the exit non-zero.
 pub fn run(a: &ParseArgs) -> Result<(), String> {
     let (tz, layout) = a.layout.zone_and_layout()?;
+    let key = crate::text::id_key(a.id_key_file.as_deref())?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut bad = 0;
@@ -33,7 +35,7 @@ pub fn run(a: &ParseArgs) -> Result<(), String> {
         };
     for text in ids {
         let text = text?;
-        match parse_uid(&text, &layout, &tz) {
+        match parse_uid(&text, a.format.format(), key.as_ref(), &layout, &tz) {
             Ok(json) => {
                 if let Err(e) = writeln!(out, "{json}") {
                     return stdout_error(e);

@@ -1,7 +1,7 @@
 //! Reading IDs from text and writing them, the JSON the service answers (by serde, but for the
 //! IDs of `/ids`: see [`json_ids`]), and numbers and dates for people.
 
-use ringflake::{Layout, TimeZone};
+use ringflake::{IdCipher, IdFormat, Layout, TimeZone};
 use std::fmt::Write as _;
 
 /// The grammar of a decimal number on the command line, in `/parse/{id}` and in `count`: ASCII
@@ -83,12 +83,44 @@ pub fn parse_id(text: &str) -> Result<u64, String> {
     }
 }
 
-/// UidGenerator's `parseUID` JSON for an ID written in decimal, as `parse` prints it and
-/// `/parse/{id}` answers it; the error says what is wrong, for a person.
-pub fn parse_uid(text: &str, layout: &Layout, tz: &TimeZone) -> Result<String, String> {
-    let id = parse_id(text)?;
+/// Reads an ID as `parse`, `/parse/{id}` and gRPC's `Parse` take one: written in `format`, or
+/// in the form its text shows ([`IdFormat::detect`]) when none is named; decimal by
+/// [`parse_id`]'s grammar and words. With a key the text is a public ID, and the ID is what the
+/// key turns it back into.
+pub fn read_id(
+    text: &str,
+    format: Option<IdFormat>,
+    key: Option<&IdCipher>,
+) -> Result<u64, String> {
+    let id = match format.unwrap_or_else(|| IdFormat::detect(text)) {
+        IdFormat::Decimal => parse_id(text)?,
+        other => other.decode(text).map_err(|e| e.to_string())?,
+    };
+    match key {
+        Some(key) => key.decrypt(id).map_err(|e| e.to_string()),
+        None => Ok(id),
+    }
+}
+
+/// UidGenerator's `parseUID` JSON for an ID written as [`read_id`] reads it, as `parse` prints
+/// it and `/parse/{id}` answers it; the error says what is wrong, for a person.
+pub fn parse_uid(
+    text: &str,
+    format: Option<IdFormat>,
+    key: Option<&IdCipher>,
+    layout: &Layout,
+    tz: &TimeZone,
+) -> Result<String, String> {
+    let id = read_id(text, format, key)?;
     let parsed = layout.parse(id).map_err(|e| e.to_string())?;
     parsed.to_java_string_in(tz).map_err(|e| e.to_string())
+}
+
+/// The key of `--id-key-file`, read once; the error names the file, never its content.
+pub fn id_key(path: Option<&std::path::Path>) -> Result<Option<IdCipher>, String> {
+    path.map(IdCipher::from_key_file)
+        .transpose()
+        .map_err(|e| e.to_string())
 }
 
 /// A failed write to standard output: a closed pipe (`ringflake gen -n 1000000 | head`) ends
@@ -205,6 +237,23 @@ pub fn json_ids(ids: &[u64], out: &mut Vec<u8>) {
     out.push(b']');
 }
 
+/// Appends `ids` as a JSON array of strings, each written in `format` (base32 and base62 need
+/// no escaping: letters and digits). The per-ID cost is [`IdFormat::encode`]'s: a few
+/// multiplications, no allocation (`benches/ids_json.rs`, `ids-json/base32-100k`).
+pub fn json_text_ids(ids: &[u64], format: IdFormat, out: &mut Vec<u8>) {
+    out.reserve(ids.len() * (format.max_len() + 3) + 2);
+    out.push(b'[');
+    for (i, &id) in ids.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'"');
+        out.extend_from_slice(format.encode(id).as_bytes());
+        out.push(b'"');
+    }
+    out.push(b']');
+}
+
 /// `1234567` → `1,234,567`.
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
@@ -266,6 +315,62 @@ mod tests {
         let mut empty = Vec::new();
         json_ids(&[], &mut empty);
         assert_eq!(empty, b"[]");
+    }
+
+    #[test]
+    fn ids_in_text_forms() {
+        let ids = [0, 61, i64::MAX as u64];
+        for format in IdFormat::ALL {
+            let mut out = Vec::new();
+            json_text_ids(&ids, format, &mut out);
+            let want: Vec<String> = ids
+                .iter()
+                .map(|&i| format!("\"{}\"", format.encode(i)))
+                .collect();
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                format!("[{}]", want.join(","))
+            );
+        }
+        let mut out = Vec::new();
+        json_text_ids(&[], IdFormat::Base32, &mut out);
+        assert_eq!(out, b"[]");
+        let mut out = Vec::new();
+        json_text_ids(&[61], IdFormat::Base62, &mut out);
+        assert_eq!(out, br#"["0000000000z"]"#);
+    }
+
+    #[test]
+    fn ids_read_in_any_form() {
+        let id = 256_584_189_548_167_168;
+        for text in [
+            "256584189548167168",
+            "073WHYR0G0000",
+            "073whyr0g0ooo",
+            "0Ix9oXm4KOW",
+        ] {
+            assert_eq!(read_id(text, None, None), Ok(id), "{text}");
+        }
+        assert_eq!(
+            read_id("0000000000061", Some(IdFormat::Base32), None),
+            Ok(193)
+        );
+        assert_eq!(
+            read_id("0000000000061", None, None),
+            Ok(193),
+            "from 0: base32"
+        );
+        assert_eq!(read_id("1000000000061", None, None), Ok(1_000_000_000_061));
+        let e = read_id("0Ix9oXm4KOW", Some(IdFormat::Base32), None).unwrap_err();
+        assert!(
+            e.contains("a base32 ID has exactly 13 characters, found 11"),
+            "{e}"
+        );
+        let key = IdCipher::new(&[3; 32]);
+        let public = key.encrypt(id).unwrap();
+        let text = IdFormat::Base62.encode(public);
+        assert_eq!(read_id(text.as_str(), None, Some(&key)), Ok(id));
+        assert_eq!(read_id(text.as_str(), None, None), Ok(public));
     }
 
     #[test]

@@ -119,6 +119,7 @@ pub fn config(a: &ServeArgs) -> Config {
         tls_cert: a.tls_cert.clone(),
         tls_key: a.tls_key.clone(),
         max_wait: a.max_wait.map_or(DEFAULT_MAX_WAIT, Duration::from_secs),
+        id_key_file: a.id_key_file.clone(),
         json_log: a.log_format == crate::log::LogFormat::Json,
     }
 }

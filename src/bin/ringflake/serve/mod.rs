@@ -60,6 +60,8 @@ pub struct Config {
     pub tls_key: Option<PathBuf>,
     /// The longest a request for IDs waits for them.
     pub max_wait: Duration,
+    /// The key file of the public IDs (`--id-key-file`), if any.
+    pub id_key_file: Option<PathBuf>,
     /// Whether the log is JSON (`--log-format json`): the start-up lines are then events, and
     /// nothing goes to standard output.
     pub json_log: bool,
@@ -71,9 +73,10 @@ pub struct Config {
 /// leases).
 pub fn run(a: &Config, plans: impl FnOnce() -> Result<Vec<Plan>, String>) -> Result<(), String> {
     let (auth, tls) = read_start_files(a)?;
+    let id_key = crate::text::id_key(a.id_key_file.as_deref())?.map(Arc::new);
     let plans = plans()?;
     let handle = ringflake::install_prometheus_recorder().map_err(|e| e.to_string())?;
-    let booted = boot_generators(a, plans)?;
+    let booted = boot_generators(a, plans, id_key.as_ref())?;
     let mut start = booted.start;
     let (app, source) = default_app(a, booted.named, handle, booted.reporters, auth.clone());
     let mut sampler = Sampler::start(Arc::clone(&app.generators))?;
@@ -88,12 +91,15 @@ pub fn run(a: &Config, plans: impl FnOnce() -> Result<Vec<Plan>, String>) -> Res
     let worker_id = app.generator.worker_id();
     let generators = Arc::clone(&app.generators);
     drop(app);
-    let access = startup::access_lines(
+    let mut access = startup::access_lines(
         auth.as_ref(),
         listeners.internal.as_ref().map(Server::addr),
         listeners.server.addr(),
         listeners.secure,
     );
+    if let Some(key_file) = &a.id_key_file {
+        access.push_str(&startup::public_id_lines(key_file));
+    }
     let json = a.json_log;
     if json {
         log_access_lines(&access);
@@ -141,7 +147,11 @@ struct Booted {
 
 /// Boots the generators one after the other; an error drops those booted so far, releasing
 /// their leases.
-fn boot_generators(a: &Config, plans: Vec<Plan>) -> Result<Booted, String> {
+fn boot_generators(
+    a: &Config,
+    plans: Vec<Plan>,
+    id_key: Option<&Arc<ringflake::IdCipher>>,
+) -> Result<Booted, String> {
     let mut named = Vec::new();
     let mut reporters = Vec::new();
     let mut start = String::new();
@@ -209,6 +219,7 @@ fn boot_generators(a: &Config, plans: Vec<Plan>) -> Result<Booted, String> {
                 exposure: Exposure::All,
                 auth: None,
                 max_wait: a.max_wait,
+                id_key: id_key.cloned(),
             },
             name: plan.name,
             source: plan.source,
@@ -235,6 +246,7 @@ fn default_app(
 ) -> (App, String) {
     let default = &named[0];
     let source = default.source.clone();
+    let id_key = default.app.id_key.clone();
     let app = App {
         generator: Arc::clone(&default.app.generator),
         layout: default.app.layout,
@@ -248,6 +260,7 @@ fn default_app(
         },
         auth,
         max_wait: a.max_wait,
+        id_key,
     };
     (app, source)
 }

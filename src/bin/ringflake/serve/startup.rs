@@ -20,7 +20,7 @@ pub fn access_lines(
     let mut lines = String::new();
     match auth {
         Some(auth) => {
-            if let Some(warning) = exposure_warning(auth.path()) {
+            if let Some(warning) = exposure_warning("token file", auth.path()) {
                 lines.push_str(&warning);
             }
             let n = auth.count();
@@ -51,6 +51,18 @@ pub fn access_lines(
             "ringflake: metrics on http://{addr}/metrics (and /healthz), not on {main}"
         );
     }
+    lines
+}
+
+/// The start-up lines on public IDs (`--id-key-file`): where the key applies, and a warning if
+/// every user can read its file. The key itself is never shown.
+pub fn public_id_lines(key_file: &Path) -> String {
+    let mut lines = exposure_warning("ID key file", key_file).unwrap_or_default();
+    lines.push_str(
+        "ringflake: public IDs: /id and /ids hand out IDs through the key of --id-key-file, \
+         /parse reads them back; gRPC's Next, Batch and Stream and Leaf's routes hand out and \
+         read plain IDs\n",
+    );
     lines
 }
 

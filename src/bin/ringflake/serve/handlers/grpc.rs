@@ -369,8 +369,11 @@ impl IdService for Ids {
         &self,
         request: tonic::Request<ParseRequest>,
     ) -> Result<tonic::Response<ParseResponse>, Status> {
-        let request = request.into_inner();
+        let mut request = request.into_inner();
         let app = self.target(&request.generator)?;
+        if !request.text.is_empty() {
+            request.id = text_id(app, &request)?;
+        }
         let parsed = app
             .layout
             .parse(request.id)
@@ -397,6 +400,35 @@ impl IdService for Ids {
             }),
         }))
     }
+}
+
+/// The ID of a `Parse` that gives `text`: read in the form `format` names (or the text shows), and
+/// with `--id-key-file` back through the key, as `/parse/{id}` reads it.
+fn text_id(app: &App, request: &ParseRequest) -> Result<u64, Status> {
+    if request.id != 0 {
+        return Err(Status::invalid_argument(format!(
+            "give id or text, not both: id {} and text {}",
+            request.id,
+            crate::text::quoted(&request.text)
+        )));
+    }
+    let format = match request.format.as_str() {
+        "" => None,
+        name => Some(
+            ringflake::IdFormat::ALL
+                .into_iter()
+                .find(|f| f.name() == name)
+                .ok_or_else(|| {
+                    Status::invalid_argument(format!(
+                        "format {} is not an ID format: expected decimal, base32 or base62 \
+                         (empty: told by the text)",
+                        crate::text::quoted(name)
+                    ))
+                })?,
+        ),
+    };
+    crate::text::read_id(&request.text, format, app.id_key.as_deref())
+        .map_err(Status::invalid_argument)
 }
 
 /// `grpc.health.v1.Health`: one service name per generator, as `/healthz` judges them.

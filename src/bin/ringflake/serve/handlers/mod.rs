@@ -22,14 +22,15 @@ use super::model::app::App;
 use super::model::auth::Denied;
 use super::model::routes::{Endpoint, MAX_COUNT, METHODS, Route, listing_on, route};
 use crate::text::{
-    DIGITS_ONLY, echo, is_plain_decimal, json_error, json_ids, parse_uid, quoted, to_json,
+    DIGITS_ONLY, echo, is_plain_decimal, json_error, json_ids, json_text_ids, parse_uid, quoted,
+    to_json,
 };
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{ALLOW, CONTENT_TYPE, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
 use hyper::{Method, Request, Response, StatusCode};
-use ringflake::Error;
+use ringflake::{Error, IdFormat};
 use std::fmt::Write as _;
 use std::future::Future;
 
@@ -155,23 +156,31 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
         Ok(query) => query,
         Err(message) => return error(StatusCode::BAD_REQUEST, &message),
     };
+    let format = match format(route, &query) {
+        Ok(format) => format,
+        Err(message) => return error(StatusCode::BAD_REQUEST, &message),
+    };
     // HEAD answers what GET would, headers only, and takes no ID.
     let take = req.method() != Method::HEAD;
     match route.endpoint {
-        Endpoint::Id if take => id(app, NEWLINE).await,
+        Endpoint::Id if take => id(app, NEWLINE, format.unwrap_or_default(), true).await,
         Endpoint::Id => respond(StatusCode::OK, TEXT, Bytes::new()),
-        Endpoint::Ids => ids(app, route, &query, take).await,
-        Endpoint::Parse => parse(app, route, param),
+        Endpoint::Ids => ids(app, route, &query, format.unwrap_or_default(), take).await,
+        Endpoint::Parse => parse(app, route, param, format),
         Endpoint::IdOf | Endpoint::IdsOf | Endpoint::ParseOf => {
             let (name, rest) = param.split_once('/').unwrap_or((param, ""));
             let Some(target) = app.named(name) else {
                 return no_generator(app, name);
             };
             match route.endpoint {
-                Endpoint::IdOf if take => id(target, NEWLINE).await,
+                Endpoint::IdOf if take => {
+                    id(target, NEWLINE, format.unwrap_or_default(), true).await
+                }
                 Endpoint::IdOf => respond(StatusCode::OK, TEXT, Bytes::new()),
-                Endpoint::IdsOf => ids(target, route, &query, take).await,
-                _ => parse(target, route, rest),
+                Endpoint::IdsOf => {
+                    ids(target, route, &query, format.unwrap_or_default(), take).await
+                }
+                _ => parse(target, route, rest, format),
             }
         }
         // Leaf's route needs a key, as Spring's `{key}` does (a 404 without one).
@@ -183,8 +192,9 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
             // Leaf's snowflake service ignores the key; here it names a generator, if any.
             let target = app.named(param).unwrap_or(app);
             if take {
-                // Leaf's clients read the body as a number (Java's Long.parseLong): no newline.
-                id(target, "").await
+                // Leaf's clients read the body as a number (Java's Long.parseLong): no newline,
+                // decimal, and the plain ID, as Leaf's decode route reads it.
+                id(target, "", IdFormat::Decimal, false).await
             } else {
                 respond(StatusCode::OK, TEXT, Bytes::new())
             }
@@ -233,7 +243,23 @@ fn still_waiting(app: &App) -> Reply {
 /// of its own. Leaf's route answers the bare digits, as Leaf does.
 const NEWLINE: &str = "\n";
 
-async fn id(app: &App, end: &'static str) -> Reply {
+/// The ID the HTTP routes hand out for `id`: its public ID with `--id-key-file`, else itself.
+/// The key refuses only IDs above 2^63 - 1, which no generator makes; were it to, the answer is
+/// a 500 ([`refused`]).
+fn public(app: &App, id: u64) -> Result<u64, Error> {
+    match &app.id_key {
+        Some(key) => key.encrypt(id),
+        None => Ok(id),
+    }
+}
+
+/// The 500 for an ID the key refused.
+fn refused(e: &Error) -> Reply {
+    error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string())
+}
+
+/// One ID in `format`, followed by `end`; its public ID if `public_ids` and the service has a key.
+async fn id(app: &App, end: &'static str, format: IdFormat, public_ids: bool) -> Reply {
     // An ID ready in the ring while no take waits, the common case, is taken without arming a
     // timer; a take that has to wait (queued behind the others) is bounded by max_wait.
     let taken = match app.generator.try_next_id() {
@@ -242,8 +268,13 @@ async fn id(app: &App, end: &'static str) -> Reply {
     };
     match taken {
         Some(Ok(id)) => {
+            let id = match public_ids.then(|| public(app, id)) {
+                Some(Ok(public)) => public,
+                Some(Err(e)) => return refused(&e),
+                None => id,
+            };
             let mut s = String::with_capacity(21);
-            let _ = write!(s, "{id}{end}");
+            let _ = write!(s, "{}{end}", format.encode(id));
             respond(StatusCode::OK, TEXT, s)
         }
         Some(Err(e)) => unavailable(app, Some(&e)),
@@ -251,13 +282,45 @@ async fn id(app: &App, end: &'static str) -> Reply {
     }
 }
 
+/// The `format` parameter, as an error's usage states it.
+const FORMATS: &str = "format=decimal|base32|base62";
+
 /// How a route is used, for an error: `use /ids?count=N with N in 1..=100000`.
 fn usage(route: &Route) -> String {
     match route.endpoint {
-        Endpoint::Ids => format!("use {} with N in 1..={MAX_COUNT}", route.usage),
-        Endpoint::Parse => format!("use {} with a decimal ID", route.usage),
+        Endpoint::Ids => format!("use {} with N in 1..={MAX_COUNT} [&{FORMATS}]", route.usage),
+        Endpoint::Parse => format!(
+            "use {} with an ID in decimal, base32 or base62 [?{FORMATS}]",
+            route.usage
+        ),
+        Endpoint::IdsOf => format!("use {} [&{FORMATS}]", route.usage),
+        Endpoint::Id | Endpoint::IdOf | Endpoint::ParseOf => {
+            format!("use {} [?{FORMATS}]", route.usage)
+        }
         _ => format!("use {}", route.usage),
     }
+}
+
+/// The `format` parameter of a route that takes one, from its query pairs: `None` if absent
+/// (decimal out; parse: told by the ID's text).
+fn format(route: &Route, query: &[(&str, &str)]) -> Result<Option<IdFormat>, String> {
+    let Some(value) = query
+        .iter()
+        .find_map(|&(name, value)| (name == "format").then_some(value))
+    else {
+        return Ok(None);
+    };
+    IdFormat::ALL
+        .into_iter()
+        .find(|f| f.name() == value)
+        .map(Some)
+        .ok_or_else(|| {
+            format!(
+                "format {} is not an ID format: {}",
+                quoted(value),
+                usage(route)
+            )
+        })
 }
 
 /// The query parameters of a request on `route`, as `(name, value)` pairs (a name without `=`
@@ -337,7 +400,13 @@ fn too_many(app: &App, count: u64, max: u64) -> Reply {
 /// batch dropped while it waits for the filler takes nothing more.
 /// `/ids?count=N`; with `take` false (HEAD), the checks alone: the status GET would answer, no ID
 /// taken.
-async fn ids(app: &App, route: &Route, query: &[(&str, &str)], take: bool) -> Reply {
+async fn ids(
+    app: &App,
+    route: &Route,
+    query: &[(&str, &str)],
+    format: IdFormat,
+    take: bool,
+) -> Reply {
     let n = match count(route, query) {
         Ok(n) => n,
         Err(message) => return error(StatusCode::BAD_REQUEST, &message),
@@ -354,8 +423,19 @@ async fn ids(app: &App, route: &Route, query: &[(&str, &str)], take: bool) -> Re
     let mut ids = vec![0u64; n];
     match bounded(app, app.generator.next_ids_async(&mut ids)).await {
         Some(Ok(())) => {
+            if app.id_key.is_some() {
+                for id in &mut ids {
+                    *id = match public(app, *id) {
+                        Ok(public) => public,
+                        Err(e) => return refused(&e),
+                    };
+                }
+            }
             let mut body = Vec::new();
-            json_ids(&ids, &mut body);
+            match format {
+                IdFormat::Decimal => json_ids(&ids, &mut body),
+                other => json_text_ids(&ids, other, &mut body),
+            }
             respond(StatusCode::OK, JSON, body)
         }
         Some(Err(Error::BatchTooLarge { count, max })) => too_many(app, count, max),
@@ -364,12 +444,14 @@ async fn ids(app: &App, route: &Route, query: &[(&str, &str)], take: bool) -> Re
     }
 }
 
-fn parse(app: &App, route: &Route, text: &str) -> Reply {
+/// `/parse/{id}`: the ID in `format`, or in the form its text shows; with `--id-key-file` a
+/// public ID, read back through the key.
+fn parse(app: &App, route: &Route, text: &str, format: Option<IdFormat>) -> Reply {
     if text.is_empty() {
-        let message = format!("missing ID: use {} with a decimal ID", route.usage);
+        let message = format!("missing ID: {}", usage(route));
         return error(StatusCode::BAD_REQUEST, &message);
     }
-    match parse_uid(text, &app.layout, &app.tz) {
+    match parse_uid(text, format, app.id_key.as_deref(), &app.layout, &app.tz) {
         Ok(json) => respond(StatusCode::OK, JSON, json),
         Err(message) => error(StatusCode::BAD_REQUEST, &message),
     }
@@ -533,7 +615,28 @@ mod tests {
         assert_eq!(query(id, Some("")), Ok(vec![]));
         assert_eq!(
             query(id, Some("count=5")),
-            Err(r#"unknown query parameter "count": /id takes none"#.into())
+            Err(
+                r#"unknown query parameter "count": use /id [?format=decimal|base32|base62]"#
+                    .into()
+            )
+        );
+        assert_eq!(
+            query(id, Some("format=base32")),
+            Ok(vec![("format", "base32")])
+        );
+        let ids = of(Endpoint::Ids);
+        let pairs = query(ids, Some("count=2&format=base62")).unwrap();
+        assert_eq!(format(ids, &pairs), Ok(Some(IdFormat::Base62)));
+        assert_eq!(format(ids, &[("count", "2")]), Ok(None));
+        let e = format(ids, &[("format", "Base32")]).unwrap_err();
+        assert!(
+            e.starts_with(r#"format "Base32" is not an ID format: use /ids?count=N"#),
+            "{e}"
+        );
+        let e = format(id, &[("format", "%00hex")]).unwrap_err();
+        assert!(
+            e.contains(r#""%2500hex""#) || e.contains(r#""%00hex""#),
+            "{e}"
         );
         let parse = of(Endpoint::Parse);
         assert!(

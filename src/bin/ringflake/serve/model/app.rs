@@ -7,7 +7,9 @@ use super::auth::Auth;
 use super::history::History;
 use super::plan::Lead;
 use super::routes::Exposure;
-use ringflake::{CachedUidGenerator, Layout, MetricsReporter, PrometheusHandle, TimeZone};
+use ringflake::{
+    CachedUidGenerator, IdCipher, Layout, MetricsReporter, PrometheusHandle, TimeZone,
+};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -37,6 +39,9 @@ pub struct App {
     /// recording seconds far ahead) they would wait until the clock is back within `max_lead`
     /// of the last second used, an hour if the clock went back an hour.
     pub max_wait: std::time::Duration,
+    /// The key of `--id-key-file`: the HTTP routes hand out public IDs through it, and
+    /// `/parse` and gRPC's `Parse` of a text read them back.
+    pub id_key: Option<Arc<IdCipher>>,
 }
 
 impl App {

@@ -201,15 +201,16 @@ fn placeholder(token: &str) -> Option<&'static str> {
     PLACEHOLDER_WORDS.into_iter().find(|w| lower.contains(w))
 }
 
-/// A warning if every user of the machine can read the file, for the start-up output.
-pub fn exposure_warning(path: &Path) -> Option<String> {
+/// A warning if every user of the machine can read the file (`what`: "token file", "ID key
+/// file"), for the start-up output.
+pub fn exposure_warning(what: &str, path: &Path) -> Option<String> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
         let mode = std::fs::metadata(path).ok()?.permissions().mode();
         (mode & 0o004 != 0).then(|| {
             format!(
-                "ringflake: warning: token file {} is readable by every user (mode {:o}): chmod \
+                "ringflake: warning: {what} {} is readable by every user (mode {:o}): chmod \
                  600 it\n",
                 path.display(),
                 mode & 0o777
@@ -218,7 +219,7 @@ pub fn exposure_warning(path: &Path) -> Option<String> {
     }
     #[cfg(not(unix))]
     {
-        let _ = path;
+        let _ = (what, path);
         None
     }
 }

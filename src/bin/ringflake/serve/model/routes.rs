@@ -79,12 +79,12 @@ pub struct Route {
 pub enum Endpoint {
     /// The status page (HTML), see [`crate::serve::handlers::status`].
     Page,
-    /// One ID, `text/plain`, decimal.
+    /// One ID, `text/plain`, decimal or in the form `format` names.
     Id,
     /// [`Endpoint::Id`] from the generator named in the path.
     IdOf,
-    /// A JSON array of `count` IDs as strings, `1 <= count <= MAX_COUNT`, and no more than the
-    /// generator's `max_batch`.
+    /// A JSON array of `count` IDs as strings (decimal or in the form `format` names),
+    /// `1 <= count <= MAX_COUNT`, and no more than the generator's `max_batch`.
     Ids,
     /// [`Endpoint::Ids`] from the generator named in the path.
     IdsOf,
@@ -151,8 +151,10 @@ impl Endpoint {
     /// probes and scrapers' routes, whose clients may add their own).
     pub fn parameters(self) -> Option<&'static [&'static str]> {
         match self {
-            Endpoint::Ids | Endpoint::IdsOf => Some(&["count"]),
-            Endpoint::Id | Endpoint::IdOf | Endpoint::Parse | Endpoint::ParseOf => Some(&[]),
+            Endpoint::Ids | Endpoint::IdsOf => Some(&["count", "format"]),
+            Endpoint::Id | Endpoint::IdOf | Endpoint::Parse | Endpoint::ParseOf => {
+                Some(&["format"])
+            }
             // Leaf's routes read their parameters as Spring does, ignoring any other.
             Endpoint::LeafGet
             | Endpoint::LeafDecode
