@@ -438,22 +438,21 @@ impl View {
         };
         let mut ids = Vec::new();
         let mut ids_versions = std::collections::HashMap::new();
-        for child in id_names {
-            let Ok(id) = child.parse::<u64>() else {
-                continue;
-            };
-            let p = format!("{ids_path}/{child}");
-            match session.call("reading an id", within, move |c| async move {
-                c.get_data(&p).await
-            })? {
-                Ok((data, stat)) => {
-                    if let Some(d) = IdData::parse(&data) {
-                        ids.push((id, d));
-                        ids_versions.insert(id, stat.version);
-                    }
-                }
-                Err(zk::Error::NoNode) => {}
-                Err(e) => return Err(err("reading an id", &e)),
+        let numbered: Vec<u64> = id_names.iter().filter_map(|c| c.parse().ok()).collect();
+        let paths = numbered
+            .iter()
+            .map(|id| format!("{ids_path}/{}", znodes::seq(*id)))
+            .collect();
+        for (id, read) in
+            numbered
+                .iter()
+                .zip(session.read_many("reading the ids", within, paths)?)
+        {
+            if let Some((data, version)) = read
+                && let Some(d) = IdData::parse(&data)
+            {
+                ids.push((*id, d));
+                ids_versions.insert(*id, version);
             }
         }
         let p = live_path.clone();
@@ -464,17 +463,18 @@ impl View {
             Err(e) if missing(&e) => Vec::new(),
             Err(e) => return Err(err("listing live ids", &e)),
         };
-        let mut timestamps = std::collections::HashMap::new();
-        for n in &forever {
-            let p = format!("{forever_path}/{}", n.name);
-            let ts = match session.call("reading forever", within, move |c| async move {
-                c.get_data(&p).await
-            })? {
-                Ok((data, _)) => znodes::leaf_timestamp(&data),
-                Err(_) => None,
-            };
-            timestamps.insert(n.name.clone(), ts);
-        }
+        let paths = forever
+            .iter()
+            .map(|n| format!("{forever_path}/{}", n.name))
+            .collect();
+        let timestamps = forever
+            .iter()
+            .zip(session.read_many("reading forever", within, paths)?)
+            .map(|(n, read)| {
+                let ts = read.and_then(|(data, _)| znodes::leaf_timestamp(&data));
+                (n.name.clone(), ts)
+            })
+            .collect();
         Ok(View {
             forever,
             next_seq,

@@ -212,6 +212,40 @@ impl Session {
         })
     }
 
+    /// The data and version of each of `paths` (`None`: no such znode), read in batches of 500
+    /// per request (one round trip each, a consistent view within a batch), each within `within`.
+    pub(crate) fn read_many(
+        &self,
+        what: &str,
+        within: Duration,
+        paths: Vec<String>,
+    ) -> Result<Vec<Option<Data>>, Error> {
+        let mut out = Vec::with_capacity(paths.len());
+        for batch in paths.chunks(500) {
+            let batch = batch.to_vec();
+            let results = self
+                .call(what, within, move |c| async move {
+                    let mut r = c.new_multi_reader();
+                    for path in &batch {
+                        r.add_get_data(path)?;
+                    }
+                    r.commit().await
+                })?
+                .map_err(|e| self.error(what, &e))?;
+            for result in results {
+                out.push(match result {
+                    zk::MultiReadResult::Data { data, stat } => Some((data, stat.version)),
+                    zk::MultiReadResult::Error {
+                        err: zk::Error::NoNode,
+                    } => None,
+                    zk::MultiReadResult::Error { err } => return Err(self.error(what, &err)),
+                    _ => None,
+                });
+            }
+        }
+        Ok(out)
+    }
+
     /// The error of a call that failed with `e`, as ringflake says it.
     pub(crate) fn error(&self, what: &str, e: &zk::Error) -> Error {
         to_error(&self.describe(), what, e)
@@ -258,6 +292,9 @@ fn run<T: Send + 'static>(
 ) -> Result<T, Error> {
     run_raw(handle, describe, what, within, fut)?.map_err(|e| to_error(describe, what, &e))
 }
+
+/// A znode's data and version.
+pub(crate) type Data = (Vec<u8>, i32);
 
 /// One operation of a [`Session::multi`].
 #[derive(Debug, Clone)]
