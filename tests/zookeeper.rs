@@ -684,8 +684,16 @@ fn a_node_cut_off_from_the_ensemble_stops_before_its_session_can_expire() {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+    // Said: /healthz answers 503 naming the fence, /status shows it.
+    let addr = "127.0.0.1:19036".parse().unwrap();
+    let health = common::Client::new(addr, Duration::from_secs(2)).get("/healthz");
+    let status = common::Client::new(addr, Duration::from_secs(2)).get("/status");
     drop(thaw);
     let stopped = stopped.expect("the node served on for 6 s cut off from the ensemble");
+    let health = health.unwrap();
+    assert_eq!(health.status, 503, "{}", health.body);
+    assert!(health.body.contains("fenced"), "{}", health.body);
+    assert!(status.unwrap().body.contains("\"lease_fenced\":true"));
     eprintln!("cut off: stopped serving {stopped:?} after the ensemble froze");
     assert!(
         stopped >= Duration::from_millis(900),

@@ -556,6 +556,11 @@ impl KeeperShared {
         self.clock_refusal()
     }
 
+    /// Whether the lease says nothing may be served now ([`Lease::at_risk`]).
+    pub(crate) fn is_at_risk(&self) -> bool {
+        self.at_risk.load(Ordering::Acquire)
+    }
+
     /// Asks the lease whether it is at risk, and says when that changes.
     fn judge_risk(&self) {
         let risk = lock(&self.lease).as_ref().and_then(|l| l.at_risk());
