@@ -403,6 +403,12 @@ impl View {
                 .await
             })? {
                 Ok(()) | Err(zk::Error::NodeExists) => {}
+                Err(zk::Error::NoNode) => {
+                    return Err(err(
+                        "creating the paths (a chroot in the connect string must exist)",
+                        &zk::Error::NoNode,
+                    ));
+                }
                 Err(e) => return Err(err("creating the paths", &e)),
             }
         }
