@@ -340,6 +340,7 @@ impl ZooKeeperAssigner {
             address: format!("{ip}:{port}"),
             max: layout.max_worker_id(),
             deadline,
+            said: std::cell::RefCell::new(None),
         };
         claim.run()
     }
@@ -501,6 +502,8 @@ struct Claim<'a> {
     address: String,
     max: u64,
     deadline: Instant,
+    /// The last reason to wait that was logged.
+    said: std::cell::RefCell<Option<String>>,
 }
 
 /// What a claim tells of an id it could not take now.
@@ -609,7 +612,12 @@ impl Claim<'_> {
                 self.describe()
             )));
         }
-        tracing::info!(address = %self.address, reason = %why, "waiting for a worker id");
+        // Said once per reason, not every look.
+        let mut said = self.said.borrow_mut();
+        if said.as_deref() != Some(why) {
+            tracing::info!(address = %self.address, reason = %why, "waiting for a worker id");
+            *said = Some(why.to_string());
+        }
         std::thread::sleep(Duration::from_millis(250));
         Ok(())
     }
@@ -680,10 +688,10 @@ impl Claim<'_> {
                 let now_ms = SystemClock.now_millis();
                 if now_ms.saturating_sub(ts) < LEAF_ALIVE_MS {
                     return Ok(Err(Busy::Wait(format!(
-                        "worker id {id} of {}: its Leaf timestamp moved {} ms ago, a Leaf node may \
-                         still be serving it",
+                        "worker id {id} of {}: its Leaf timestamp moved within the last {} s, a \
+                         Leaf node may still be serving it",
                         self.address,
-                        now_ms.saturating_sub(ts)
+                        LEAF_ALIVE_MS / 1000
                     ))));
                 }
                 // Leaf issues until its next upload, 3 s later at most.
