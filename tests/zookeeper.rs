@@ -41,8 +41,14 @@ struct LeafNode {
 
 impl LeafNode {
     fn start(name: &str, port: u16) -> LeafNode {
+        LeafNode::with_clock(name, port, 0)
+    }
+
+    /// A Leaf node whose wall clock is `offset_ms` off.
+    fn with_clock(name: &str, port: u16, offset_ms: i64) -> LeafNode {
         let script = format!("{}/tests/python/leaf_holder.py", env!("CARGO_MANIFEST_DIR"));
         let mut child = Command::new(python())
+            .env("LEAF_CLOCK_OFFSET_MS", offset_ms.to_string())
             .args([
                 &script,
                 "hold",
@@ -330,6 +336,19 @@ fn leaf_nodes_and_ringflake_nodes_never_share_a_worker_id() {
         "{e}"
     );
     assert!(started.elapsed() >= Duration::from_secs(3));
+    // Nor that of a live Leaf node whose clock is a minute behind (its timestamps look old):
+    // the znode has not stood still.
+    let slow = LeafNode::with_clock(&name, 18003, -60_000);
+    let e = assigner(&name, 18003)
+        .retry_for(Duration::from_secs(4))
+        .assign_worker_id(&layout)
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("a Leaf node may still be serving it"),
+        "{e}"
+    );
+    drop(slow);
     // Once the Leaf node is gone (its timestamp stands still for 10 s), a ringflake node on its
     // ip:port takes its id over in place, as a Leaf restart would, above its last timestamp.
     let id2 = leaf2.worker_id;
@@ -343,7 +362,7 @@ fn leaf_nodes_and_ringflake_nodes_never_share_a_worker_id() {
     let first = replaced.next_id().unwrap();
     let second = layout.epoch_seconds() + layout.decompose(first).unwrap().delta_seconds as i64;
     assert!(second as f64 > gone, "{second} vs {gone}");
-    assert_eq!(leaf_reads(&name).len(), 4);
+    assert_eq!(leaf_reads(&name).len(), 5);
     drop(leaf1);
 }
 

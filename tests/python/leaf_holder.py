@@ -8,10 +8,12 @@ does with ZooKeeper, for tests/zookeeper.rs (a Leaf node sharing the path with r
         reads every child of forever as Leaf would (split on '-', Integer.parseInt) and its data
         as Leaf's Jackson ObjectMapper would (an unknown field fails it), printing `N ip:port`.
 
-Leaf's session timeout is 6 s and its connection timeout 10 s (createWithOptions).
+Leaf's session timeout is 6 s and its connection timeout 10 s (createWithOptions). With
+LEAF_CLOCK_OFFSET_MS set, the node's wall clock is that many milliseconds off.
 """
 
 import json
+import os
 import sys
 import threading
 import time
@@ -21,8 +23,12 @@ from kazoo.client import KazooClient
 ENDPOINT_FIELDS = {"ip", "port", "timestamp"}
 
 
+# LEAF_CLOCK_OFFSET_MS: this Leaf node's wall clock is that far off (negative: behind).
+CLOCK_OFFSET_MS = int(os.environ.get("LEAF_CLOCK_OFFSET_MS", "0"))
+
+
 def now_ms():
-    return int(time.time() * 1000)
+    return int(time.time() * 1000) + CLOCK_OFFSET_MS
 
 
 def build_data(ip, port):

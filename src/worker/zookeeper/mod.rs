@@ -341,6 +341,7 @@ impl ZooKeeperAssigner {
             max: layout.max_worker_id(),
             deadline,
             said: std::cell::RefCell::new(None),
+            leaf_seen: std::cell::RefCell::new(std::collections::HashMap::new()),
         };
         claim.run()
     }
@@ -380,6 +381,8 @@ struct View {
     ids_versions: std::collections::HashMap<u64, i32>,
     live: Vec<u64>,
     timestamps: std::collections::HashMap<String, Option<i64>>,
+    /// The version of each forever znode (by name): a Leaf node alive rewrites it every 3 s.
+    forever_versions: std::collections::HashMap<String, i32>,
 }
 
 impl View {
@@ -474,14 +477,18 @@ impl View {
             .iter()
             .map(|n| format!("{forever_path}/{}", n.name))
             .collect();
-        let timestamps = forever
+        let mut timestamps = std::collections::HashMap::new();
+        let mut forever_versions = std::collections::HashMap::new();
+        for (n, read) in forever
             .iter()
             .zip(session.read_many("reading forever", within, paths)?)
-            .map(|(n, read)| {
-                let ts = read.and_then(|(data, _)| znodes::leaf_timestamp(&data));
-                (n.name.clone(), ts)
-            })
-            .collect();
+        {
+            if let Some((_, version)) = &read {
+                forever_versions.insert(n.name.clone(), *version);
+            }
+            let ts = read.and_then(|(data, _)| znodes::leaf_timestamp(&data));
+            timestamps.insert(n.name.clone(), ts);
+        }
         Ok(View {
             forever,
             next_seq,
@@ -489,6 +496,7 @@ impl View {
             ids_versions,
             live,
             timestamps,
+            forever_versions,
         })
     }
 }
@@ -504,6 +512,9 @@ struct Claim<'a> {
     deadline: Instant,
     /// The last reason to wait that was logged.
     said: std::cell::RefCell<Option<String>>,
+    /// Leaf znodes of this ip:port seen: their version and since when it has not changed (on
+    /// this node's monotonic clock, whatever the Leaf node's wall clock says).
+    leaf_seen: std::cell::RefCell<std::collections::HashMap<String, (i32, Instant)>>,
 }
 
 /// What a claim tells of an id it could not take now.
@@ -676,8 +687,10 @@ impl Claim<'_> {
             }
             None => {
                 // A Leaf node's (or a ringflake boot's that stopped before marking it): taken
-                // over once its timestamp has stood still long enough that no Leaf node
-                // rewrites it.
+                // over once the znode has stood still long enough that no Leaf node rewrites it:
+                // its version unchanged for 10 s of this node's monotonic clock (a Leaf node
+                // whose wall clock is behind would look gone by its timestamp alone), and its
+                // timestamp 10 s old.
                 let Some(ts) = ts else {
                     return Err(Error::WorkerAssignment(format!(
                         "worker id {id} of {} in {}: its data has no timestamp Leaf could read",
@@ -686,9 +699,21 @@ impl Claim<'_> {
                     )));
                 };
                 let now_ms = SystemClock.now_millis();
-                if now_ms.saturating_sub(ts) < LEAF_ALIVE_MS {
+                let version = view.forever_versions.get(&own.name).copied().unwrap_or(-1);
+                let still = {
+                    let mut seen = self.leaf_seen.borrow_mut();
+                    match seen.get(&own.name) {
+                        Some(&(v, since)) if v == version => since.elapsed(),
+                        _ => {
+                            seen.insert(own.name.clone(), (version, Instant::now()));
+                            Duration::ZERO
+                        }
+                    }
+                };
+                let alive = Duration::from_millis(LEAF_ALIVE_MS as u64);
+                if now_ms.saturating_sub(ts) < LEAF_ALIVE_MS || still < alive {
                     return Ok(Err(Busy::Wait(format!(
-                        "worker id {id} of {}: its Leaf timestamp moved within the last {} s, a \
+                        "worker id {id} of {}: its Leaf znode has not stood still for {} s, a \
                          Leaf node may still be serving it",
                         self.address,
                         LEAF_ALIVE_MS / 1000
@@ -708,7 +733,8 @@ impl Claim<'_> {
                     vec![
                         Op::Create(live_path, Vec::new(), zk::CreateMode::Ephemeral),
                         Op::Create(ids_path, d.to_json(), zk::CreateMode::Persistent),
-                        Op::SetData(forever_path, self.leaf_data(), None),
+                        // Unless a Leaf node wrote it meanwhile.
+                        Op::SetData(forever_path, self.leaf_data(), Some(version)),
                     ],
                 )
             }
