@@ -38,8 +38,9 @@ const LEAF_ALIVE_MS: i64 = 3 * LEAF_UPLOAD_MS + 1_000;
 /// # Java compatibility
 ///
 /// A boot finds this node's `ip:port` under `forever` and keeps that id, as Leaf does (an id
-/// made by a Leaf node is taken over in place once its timestamp has not moved for 10 s: a Leaf
-/// node rewrites it every 3 s while it runs, and the IDs start above it). Otherwise it creates
+/// made by a Leaf node is taken over in place once its znode has not been rewritten for 10 s,
+/// timed on this node's own clock, and its timestamp is 10 s old: a Leaf node rewrites it every
+/// 3 s while it runs, whatever its clock says; the IDs start above it). Otherwise it creates
 /// `{ip}:{port}-` as a persistent sequential znode, as Leaf does, with Leaf's data
 /// (`{"ip":"…","port":"…","timestamp":<ms>}`), which it rewrites with each lease extension,
 /// about every 3 s. A Leaf node never takes an id another `ip:port` holds, and the sequence never
