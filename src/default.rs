@@ -277,7 +277,7 @@ impl DefaultUidGenerator {
         }
         st.started = true;
         if let Some(k) = &self.keeper {
-            if let Some(refused) = k.clock_refusal() {
+            if let Some(refused) = k.refusal() {
                 return Err(refused);
             }
             let second = self.layout.tick_second(st.last_delta);

@@ -742,10 +742,13 @@ fn workers_help_says_it_only_reads() {
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    let db = text
-        .lines()
-        .find(|l| l.trim_start().starts_with("--db "))
+    // The flag's line and the next: clap puts the help there when the flags' texts are long.
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("--db "))
         .unwrap();
+    let db = lines[at..(at + 2).min(lines.len())].join(" ");
     assert!(
         db.contains("read-only") && !db.contains("created if missing"),
         "{db}"

@@ -70,7 +70,7 @@ impl Shared {
             // `worker::db_clock`): else nothing is written, and the ring's ready IDs, made on
             // this clock, are dropped (as a heal drops the old worker id's).
             if let Some(keeper) = &self.keeper
-                && keeper.clock_refusal().is_some()
+                && keeper.refusal().is_some()
             {
                 loop {
                     let c = self.ring.cursor();

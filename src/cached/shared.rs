@@ -140,7 +140,7 @@ impl Shared {
         {
             return Some(k.expired());
         }
-        if let Some(e) = self.keeper.as_ref().and_then(|k| k.clock_refusal()) {
+        if let Some(e) = self.keeper.as_ref().and_then(|k| k.refusal()) {
             return Some(e);
         }
         if let Some(r) = &self.reach

@@ -201,6 +201,7 @@ impl Shared {
                 .keeper
                 .as_ref()
                 .is_some_and(|k| k.clock_refusal().is_some()),
+            lease_fenced: s.keeper.as_ref().is_some_and(|k| k.is_at_risk()),
         }
     }
 }

@@ -202,6 +202,10 @@ pub struct Stats {
     /// Whether the last reading of the database's clock was beyond the bound: nothing is
     /// served until the two clocks agree again ([`Health::ClockSkewed`]).
     pub clock_skewed: bool,
+    /// Whether the worker lease says nothing may be served now although it holds
+    /// ([`Lease::at_risk`](crate::Lease::at_risk)): a ZooKeeper session not heard from for a
+    /// third of its timeout ([`Health::Fenced`]); served again once it is.
+    pub lease_fenced: bool,
 }
 
 /// How long without a take before a generator counts as idle ([`Health::Idle`]).
@@ -328,6 +332,14 @@ pub enum Health {
         skew_millis: i64,
         /// The bound, in milliseconds.
         max_millis: u64,
+    },
+    /// The worker lease's registry has not answered for long enough that it may give the
+    /// worker id to another node before this one could tell (a ZooKeeper session not heard from
+    /// for a third of its timeout, [`Lease::at_risk`](crate::Lease::at_risk)): nothing is served
+    /// until it answers again ([`Stats::lease_fenced`]).
+    Fenced {
+        /// The leased worker id.
+        worker_id: u64,
     },
 }
 
@@ -467,6 +479,12 @@ impl fmt::Display for Health {
                 },
                 max_millis / 1000
             ),
+            Health::Fenced { worker_id } => write!(
+                f,
+                "fenced: the registry of worker id {worker_id} has not answered for a third of \
+                 its session timeout, and could give the id to another node before this one \
+                 could tell; nothing is served until it answers"
+            ),
         }
     }
 }
@@ -499,6 +517,10 @@ impl Stats {
         } else if self.remaining_seconds == 0 {
             Health::LifetimeExhausted {
                 last_valid_second: layout.last_valid_second(),
+            }
+        } else if self.lease_fenced {
+            Health::Fenced {
+                worker_id: self.worker_id,
             }
         } else if self.clock_skewed {
             Health::ClockSkewed {
@@ -584,6 +606,7 @@ mod tests {
             clock_skew_millis: None,
             max_clock_skew_millis: None,
             clock_skewed: false,
+            lease_fenced: false,
         }
     }
 

@@ -116,6 +116,45 @@ pub trait Lease: Send + Sync + fmt::Debug + 'static {
         Ok(())
     }
 
+    /// Why no ID may be served now although the lease holds, if none may: the keeper asks
+    /// after every extension or check (about once a second), and while it answers `Some` the
+    /// generator serves nothing and drops the IDs ready in its ring (as when the clock is
+    /// skewed); it serves again once the answer is `None`. A lease kept by a ZooKeeper session
+    /// answers `Some` once the servers have not answered for half the session timeout: the
+    /// session may then expire, and the id go to another node, before this node can learn it.
+    /// The default never refuses.
+    ///
+    /// ```
+    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let a = DatabaseAssigner::sqlite(dir.path().join("w.db"))?.assign(&Layout::default())?;
+    /// let lease = a.lease.as_ref().expect("recycling keeps a lease");
+    /// assert_eq!(lease.at_risk(), None); // a row has no session to lose
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    fn at_risk(&self) -> Option<String> {
+        None
+    }
+
+    /// How often the keeper should look at the lease (extend it when due, else
+    /// [`check`](Self::check) it and ask [`at_risk`](Self::at_risk)), if more often than its
+    /// default (three times a window, at least once a second): a lease whose risk comes from a
+    /// session timeout of a few seconds asks for a tenth of it. `None` (the default) keeps the
+    /// default.
+    ///
+    /// ```
+    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let a = DatabaseAssigner::sqlite(dir.path().join("w.db"))?.assign(&Layout::default())?;
+    /// assert_eq!(a.lease.as_ref().expect("a lease").look_every(), None);
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    fn look_every(&self) -> Option<std::time::Duration> {
+        None
+    }
+
     /// How far beyond the newest used second an extension reaches, in seconds (default 300).
     ///
     /// ```
@@ -289,6 +328,9 @@ pub(crate) struct KeeperShared {
     db_clock: std::sync::OnceLock<super::db_clock::ClockWatch>,
     /// A read of the database failed: the next look writes the lease whatever the hysteresis.
     recheck: AtomicBool,
+    /// The lease says nothing may be served now ([`Lease::at_risk`]); why, in `risk`.
+    at_risk: AtomicBool,
+    risk: Mutex<Option<String>>,
     /// The span current when the generator was built (the application's name for it, if it
     /// gave one): the keeper's log lines are emitted inside it.
     span: tracing::Span,
@@ -414,6 +456,7 @@ impl KeeperShared {
         self.taken_over.store(false, Ordering::Release);
         self.lost.store(false, Ordering::Release);
         self.renewed.store(false, Ordering::Release);
+        self.at_risk.store(false, Ordering::Release);
         self.wake();
     }
 
@@ -497,6 +540,54 @@ impl KeeperShared {
     /// Why nothing may be served, while this node's clock disagrees with the database's.
     pub(crate) fn clock_refusal(&self) -> Option<Error> {
         self.db_clock.get().and_then(|w| w.refusal())
+    }
+
+    /// Why nothing may be served now: the lease at risk ([`Lease::at_risk`]), or this node's
+    /// clock disagreeing with the database's. An atomic load while neither holds.
+    pub(crate) fn refusal(&self) -> Option<Error> {
+        if self.at_risk.load(Ordering::Acquire)
+            && let Some(reason) = lock(&self.risk).clone()
+        {
+            return Some(Error::LeaseExpired {
+                until: self.horizon(),
+                reason,
+            });
+        }
+        self.clock_refusal()
+    }
+
+    /// Whether the lease says nothing may be served now ([`Lease::at_risk`]).
+    pub(crate) fn is_at_risk(&self) -> bool {
+        self.at_risk.load(Ordering::Acquire)
+    }
+
+    /// Asks the lease whether it is at risk, and says when that changes.
+    fn judge_risk(&self) {
+        let risk = lock(&self.lease).as_ref().and_then(|l| l.at_risk());
+        match risk {
+            Some(reason) => {
+                *lock(&self.risk) = Some(reason.clone());
+                if !self.at_risk.swap(true, Ordering::AcqRel) {
+                    tracing::error!(
+                        worker_id = self.worker(),
+                        database = %self.describe(),
+                        reason = %reason,
+                        "worker id {} not served: {reason}",
+                        self.worker(),
+                    );
+                }
+            }
+            None => {
+                if self.at_risk.swap(false, Ordering::AcqRel) {
+                    tracing::info!(
+                        worker_id = self.worker(),
+                        database = %self.describe(),
+                        "worker id {} served again: its lease is no longer at risk",
+                        self.worker(),
+                    );
+                }
+            }
+        }
     }
 
     /// The generator reached the horizon: extend now, and further.
@@ -710,7 +801,9 @@ impl Keeper {
         // Look three times per window (at least every second) whether the lease is due
         // (`extension_target`): a look costs nothing, a write happens once per third of the
         // window, so one lost update is harmless.
-        let renew = Duration::from_millis((window.max(1) as u64 * 1000 / 3).clamp(100, 1000));
+        let renew = Duration::from_millis((window.max(1) as u64 * 1000 / 3).clamp(100, 1000))
+            .min(lease.look_every().unwrap_or(Duration::MAX))
+            .max(Duration::from_millis(50));
         let shared = Arc::new(KeeperShared {
             lease: Mutex::new(Some(lease)),
             clock,
@@ -736,6 +829,8 @@ impl Keeper {
             thread: Mutex::new(None),
             db_clock: std::sync::OnceLock::new(),
             recheck: AtomicBool::new(false),
+            at_risk: AtomicBool::new(false),
+            risk: Mutex::new(None),
             span: tracing::Span::current(),
         });
         let s = Arc::clone(&shared);
@@ -745,6 +840,7 @@ impl Keeper {
                 let _span = s.span.clone().entered();
                 while !s.shutdown.load(Ordering::Acquire) {
                     s.extend_once();
+                    s.judge_risk();
                     s.probe_clock();
                     std::thread::park_timeout(s.renew);
                 }

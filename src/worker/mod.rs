@@ -16,6 +16,9 @@
 //! - `lease`: the [`Lease`] trait and the generator's thread that keeps one extended;
 //! - `db_clock`: the database as a second clock (the skew between this node's clock and the
 //!   database's, read every few seconds, and what it means);
+//! - `zookeeper`: ids from a ZooKeeper ensemble in Meituan Leaf's znodes
+//!   ([`ZooKeeperAssigner`](zookeeper::ZooKeeperAssigner)), with a session per held id, the
+//!   lease machinery of `lease` for the reach of each id, and the generator's healing;
 //! - `owner`: the owner file of a state directory (an OS lock held for the run, and the row its
 //!   holder holds), by which a restart takes its predecessor's row back.
 //!
@@ -43,6 +46,8 @@ pub(crate) mod server;
 #[cfg(feature = "sqlite")]
 pub(crate) mod sqlite;
 pub(crate) mod table;
+#[cfg(feature = "zookeeper")]
+pub(crate) mod zookeeper;
 
 pub use assigner::{Assignment, WorkerIdAssigner};
 pub use db_clock::DatabaseTime;

@@ -159,6 +159,36 @@ pub(crate) fn java_local_address(found: &[Discovered]) -> Option<String> {
     })
 }
 
+/// The ip Leaf's `Utils.getIp()` takes: the first IPv4 address that is not loopback (127/8), in
+/// the order Java lists this host's interfaces and their addresses (see [`row_host_name`]);
+/// `None` where there is none (Leaf then uses "").
+#[cfg_attr(not(feature = "zookeeper"), allow(dead_code))]
+pub(crate) fn leaf_ip() -> Option<String> {
+    leaf_ip_of(&interfaces())
+}
+
+/// [`leaf_ip`] over `found`.
+fn leaf_ip_of(found: &[Discovered]) -> Option<String> {
+    let parent = |d: &Discovered| d.name.split(':').next().unwrap_or("").to_string();
+    let mut names: Vec<String> = Vec::new();
+    for d in found {
+        let p = parent(d);
+        if !names.contains(&p) {
+            names.push(p);
+        }
+    }
+    names.iter().rev().find_map(|name| {
+        found
+            .iter()
+            .filter(|d| parent(d) == *name)
+            .rev()
+            .find_map(|d| match d.addr {
+                IpAddr::V4(a) if a.octets()[0] != 127 => Some(a.to_string()),
+                _ => None,
+            })
+    })
+}
+
 /// Not link-local, loopback or the wildcard: Java's `isLinkLocalAddress`, `isLoopbackAddress`,
 /// `isAnyLocalAddress` (IPv4 169.254/16, 127/8, 0.0.0.0; IPv6 fe80::/10, ::1, ::).
 fn java_valid(addr: IpAddr) -> bool {
@@ -324,6 +354,21 @@ fe8000000000000000fc00fffe000001 04 40 20 80     eth0
             row_host_name(&found, "vm", resolved),
             "fd00:0:0:0:0:0:0:2%eth0"
         );
+    }
+
+    /// Leaf's `Utils.getIp()`: IPv4 only, loopback addresses skipped (not the interface), in
+    /// Java's order.
+    #[test]
+    fn leaf_ip_is_the_first_non_loopback_ipv4_in_java_order() {
+        let found = build_machine();
+        assert_eq!(leaf_ip_of(&found).as_deref(), Some("192.0.2.2"));
+        let found = [
+            v4("lo", true, "127.0.0.1"),
+            v4("eth0", false, "192.168.1.5"),
+            v4("docker0", false, "172.17.0.1"),
+        ];
+        assert_eq!(leaf_ip_of(&found).as_deref(), Some("172.17.0.1"));
+        assert_eq!(leaf_ip_of(&[v4("lo", true, "127.0.0.1")]), None);
     }
 
     /// A container with IPv4 and only a link-local IPv6 address: the IPv4 address.

@@ -10,13 +10,14 @@
 pub mod serve;
 
 use crate::args::{
-    DEFAULT_STATE_FILE, DbArgs, LayoutArgs, RingArgs, StateArgs, WorkerArgs, given, pick, sub,
+    DEFAULT_STATE_FILE, DbArgs, LayoutArgs, RingArgs, StateArgs, WorkerArgs, ZkArgs, given, pick,
+    sub,
 };
 use crate::serve::model::plan::Lead;
 use clap::ArgMatches;
 use ringflake::{
     CachedUidGenerator, DEFAULT_EPOCH_SECONDS, DEFAULT_MAX_LEAD, DEFAULT_SQLITE_PATH,
-    DatabaseAssigner, Layout, LeadPolicy, TimeZone, epoch_from_date,
+    DatabaseAssigner, Layout, LeadPolicy, TimeZone, ZooKeeperAssigner, epoch_from_date,
 };
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -131,6 +132,8 @@ pub enum Source {
     /// `--worker-id-from-hostname`: the trailing `-N` of the host name.
     Hostname(HostOrdinal),
     Table(DatabaseAssigner),
+    /// `--zookeeper`: Leaf's znodes; `port_given` when `--zookeeper-address` named the port.
+    ZooKeeper(ZooKeeperAssigner, bool),
 }
 
 impl Source {
@@ -143,6 +146,16 @@ impl Source {
                 h.host, h.from
             ),
             Source::Table(a) => a.describe(),
+            Source::ZooKeeper(z, _) => z.describe(),
+        }
+    }
+
+    /// With `--zookeeper` and no `--zookeeper-address`: this node's port is `port` (serve's
+    /// `--listen`).
+    pub fn listening_on(self, port: u16) -> Source {
+        match self {
+            Source::ZooKeeper(z, false) => Source::ZooKeeper(z.port(port), true),
+            other => other,
         }
     }
 
@@ -161,7 +174,7 @@ impl Source {
         match self {
             Source::Fixed(id) => Some(*id),
             Source::Hostname(h) => Some(h.worker_id),
-            Source::Table(_) => None,
+            Source::Table(_) | Source::ZooKeeper(..) => None,
         }
     }
 }
@@ -248,6 +261,7 @@ const WORKER_SOURCES: &[&str] = &[
     "db",
     "mysql",
     "postgres",
+    "zookeeper",
     "worker_id",
     "worker_id_from_hostname",
 ];
@@ -330,6 +344,50 @@ impl DbArgs {
     }
 }
 
+impl ZkArgs {
+    /// The assigner `--zookeeper` and its flags describe.
+    pub fn assigner(&self) -> Result<ZooKeeperAssigner, String> {
+        let hosts = self.zookeeper.as_deref().unwrap_or_default();
+        let Some(name) = self.zookeeper_name.as_deref() else {
+            return Err(format!(
+                "--zookeeper {hosts} needs --zookeeper-name (RINGFLAKE_ZOOKEEPER_NAME): Leaf's \
+                 leaf.name, the path /snowflake/NAME under which the ids are"
+            ));
+        };
+        let mut z = ZooKeeperAssigner::new(hosts, name).map_err(|e| e.to_string())?;
+        if let Some(address) = &self.zookeeper_address {
+            let (ip, port) = address
+                .rsplit_once(':')
+                .and_then(|(ip, port)| Some((ip, port.parse::<u16>().ok()?)))
+                .filter(|(ip, _)| !ip.is_empty())
+                .ok_or_else(|| {
+                    format!("--zookeeper-address {address:?}: expected IP:PORT, e.g. 10.1.2.3:8080")
+                })?;
+            z = z.address(ip, port);
+        }
+        if let Some(s) = self.zookeeper_session_timeout {
+            z = z.session_timeout(Duration::from_secs(s));
+        }
+        Ok(z)
+    }
+
+    /// The ZooKeeper flags other than `--zookeeper` need it.
+    pub fn only_with_zookeeper(&self) -> Result<(), String> {
+        let given = [
+            ("--zookeeper-name", self.zookeeper_name.is_some()),
+            ("--zookeeper-address", self.zookeeper_address.is_some()),
+            (
+                "--zookeeper-session-timeout",
+                self.zookeeper_session_timeout.is_some(),
+            ),
+        ];
+        match given.iter().find(|(_, g)| *g) {
+            Some((flag, _)) => Err(format!("{flag} needs --zookeeper")),
+            None => Ok(()),
+        }
+    }
+}
+
 impl WorkerArgs {
     /// The worker id source the flags choose: a fixed id, or a worker table that recycles its ids
     /// (the default) or, with `--no-recycle`, takes a new row at every boot.
@@ -354,6 +412,24 @@ impl WorkerArgs {
             }
             return Ok(Source::Fixed(self.worker_id.unwrap_or_default()));
         }
+        if chosen == Some("zookeeper") {
+            if self.no_recycle {
+                return Err(
+                    "--no-recycle is for a worker table: ZooKeeper ids always hold a \
+                            lease (their reach)"
+                        .into(),
+                );
+            }
+            let mut z = self.zk.assigner()?;
+            if let Some(s) = self.lease_window {
+                z = z.lease_window(Duration::from_secs(s));
+            }
+            if let Some(s) = self.db.db_retry {
+                z = z.retry_for(Duration::from_secs(s));
+            }
+            return Ok(Source::ZooKeeper(z, self.zk.zookeeper_address.is_some()));
+        }
+        self.zk.only_with_zookeeper()?;
         // Said explicitly either way, so that the command does not depend on the library's
         // default. A flag from the environment set to false says the opposite.
         let recycle = match recycling {
@@ -475,6 +551,7 @@ pub fn generator(
         }
         Source::Hostname(h) => b.worker_id(h.worker_id),
         Source::Table(assigner) => b.worker_id_from(assigner),
+        Source::ZooKeeper(assigner, _) => b.worker_id_from(assigner),
     };
     if let Some((ring, lead)) = ring {
         b = ring.apply(b, lead);

@@ -183,7 +183,11 @@ fn from_flags(a: &ServeArgs, matches: &ArgMatches) -> Result<Resolved, String> {
         origin: FLAGS.into(),
         tz,
         layout,
-        source: a.worker.source(matches)?.keeping(state.as_deref()),
+        source: match a.listen.port() {
+            0 => a.worker.source(matches)?,
+            port => a.worker.source(matches)?.listening_on(port),
+        }
+        .keeping(state.as_deref()),
         lead: a.ring.lead(matches)?,
         state,
         ring: a.ring.clone(),

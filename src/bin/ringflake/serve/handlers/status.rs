@@ -363,6 +363,9 @@ struct GeneratorJson {
     /// The skew beyond which nothing is served, in milliseconds.
     max_clock_skew_ms: Option<u64>,
     clock_skewed: bool,
+    /// The worker lease's registry has not answered for a third of its session timeout:
+    /// nothing served (see `Stats::lease_fenced`).
+    lease_fenced: bool,
     /// Times the worker table forgot this node's write (see `Stats::lease_lost_writes`).
     lease_lost_writes: u64,
     filler_up: bool,
@@ -437,6 +440,7 @@ pub fn json(generators: &Generators) -> String {
                 clock_skew_ms: s.clock_skew_millis,
                 max_clock_skew_ms: s.max_clock_skew_millis,
                 clock_skewed: s.clock_skewed,
+                lease_fenced: s.lease_fenced,
                 lease_lost_writes: s.lease_lost_writes,
                 filler_up: s.filler_up,
                 points: points(&v.rates),
