@@ -7,6 +7,11 @@ does with ZooKeeper, for tests/zookeeper.rs (a Leaf node sharing the path with r
     leaf_holder.py check HOSTS LEAF_NAME
         reads every child of forever as Leaf would (split on '-', Integer.parseInt) and its data
         as Leaf's Jackson ObjectMapper would (an unknown field fails it), printing `N ip:port`.
+    leaf_holder.py decode ID...
+        each ID as Leaf's decodeSnowflakeId reads it: `timestamp_ms worker_id sequence`.
+
+With LEAF_IDS=N, `hold` prints a second line after `workerID=N`: `ids=A,B,...`, N IDs made by
+Leaf's SnowflakeIDGenImpl.get() with that worker id.
 
 Leaf's session timeout is 6 s and its connection timeout 10 s (createWithOptions). With
 LEAF_CLOCK_OFFSET_MS set, the node's wall clock is that many milliseconds off.
@@ -56,6 +61,39 @@ def parse_children(children):
     return node_map, real_node
 
 
+# SnowflakeIDGenImpl: twepoch, 10 worker bits, 12 sequence bits.
+TWEPOCH = 1288834974657
+
+
+def leaf_ids(worker_id, n):
+    """SnowflakeIDGenImpl.get(), n times: a new millisecond's sequence starts at a random 0-99,
+    a full millisecond waits for the next."""
+    import random
+    ids, last, seq = [], -1, 0
+    while len(ids) < n:
+        ts = now_ms()
+        if ts < last:
+            continue
+        if ts == last:
+            seq = (seq + 1) & 4095
+            if seq == 0:
+                while now_ms() <= last:
+                    pass
+                continue
+        else:
+            seq = random.randint(0, 99)
+        last = ts
+        ids.append(((ts - TWEPOCH) << 22) | (worker_id << 12) | seq)
+    return ids
+
+
+def decode(id_text):
+    # decodeSnowflakeId: timestamp = (id >> 22) + twepoch, workerId = (id >> 12) ^ (id >> 22 << 10),
+    # sequence = id ^ (id >> 12 << 12).
+    i = int(id_text)
+    return ((i >> 22) + TWEPOCH, (i >> 12) ^ ((i >> 22) << 10), i ^ ((i >> 12) << 12))
+
+
 def hold(hosts, name, ip, port):
     forever = "/snowflake/%s/forever" % name
     listen = ip + ":" + port
@@ -82,6 +120,9 @@ def hold(hosts, name, ip, port):
             node = create_node()
             worker_id = int(node.split("-")[1])
     print("workerID=%d" % worker_id, flush=True)
+    if os.environ.get("LEAF_IDS"):
+        ids = leaf_ids(worker_id, int(os.environ["LEAF_IDS"]))
+        print("ids=" + ",".join(str(i) for i in ids), flush=True)
 
     def upload():
         last = 0
@@ -121,5 +162,8 @@ if __name__ == "__main__":
         hold(*sys.argv[2:6])
     elif sys.argv[1] == "check":
         check(*sys.argv[2:4])
+    elif sys.argv[1] == "decode":
+        for id_text in sys.argv[2:]:
+            print("%d %d %d" % decode(id_text), flush=True)
     else:
-        sys.exit("usage: leaf_holder.py hold HOSTS NAME IP PORT | check HOSTS NAME")
+        sys.exit("usage: leaf_holder.py hold HOSTS NAME IP PORT | check HOSTS NAME | decode ID...")
