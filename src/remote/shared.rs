@@ -52,12 +52,7 @@ impl Shared {
     }
 
     pub(crate) fn unavailable(&self, reason: Option<String>) -> Error {
-        let reason = reason.unwrap_or_else(|| {
-            self.reason
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone()
-        });
+        let reason = reason.unwrap_or_else(|| crate::lock::lock(&self.reason).clone());
         Error::RemoteUnavailable {
             endpoint: self.settings.endpoint.clone(),
             reason,

@@ -399,10 +399,7 @@ impl KeeperShared {
 
     /// The last extension's error, while extensions fail.
     pub(crate) fn last_error(&self) -> Option<Error> {
-        self.last_error
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        crate::lock::lock(&self.last_error).clone()
     }
 
     /// The error for a generator that reached the horizon with the lease lost: why the last

@@ -63,11 +63,7 @@ impl MysqlTable {
         f: impl FnOnce(&mut Conn) -> Result<T, mysql::Error>,
     ) -> Result<T, Error> {
         let (out, conn_id) = self.with_conn(what, |c| f(c).map(|out| (out, c.connection_id())))?;
-        self.driver
-            .commits
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(std::thread::current().id(), conn_id);
+        crate::lock::lock(&self.driver.commits).insert(std::thread::current().id(), conn_id);
         Ok(out)
     }
 }

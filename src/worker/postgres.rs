@@ -431,11 +431,7 @@ impl PostgresTable {
                 Ok((out, c, lsn))
             }
         })?;
-        self.driver
-            .commits
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(std::thread::current().id(), (client, lsn));
+        crate::lock::lock(&self.driver.commits).insert(std::thread::current().id(), (client, lsn));
         Ok(out)
     }
 }

@@ -72,10 +72,7 @@ impl RowLease {
     /// The row holds `until` now (the standbys may not yet).
     fn wrote(&self, until: i64) {
         self.written.store(until, Ordering::SeqCst);
-        self.unconfirmed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
+        crate::lock::lock(&self.unconfirmed).clear();
     }
 
     fn remember(&self, until: i64) {
@@ -204,11 +201,7 @@ impl RowLease {
         let Some((host, port)) = &self.boot else {
             return Ok(None);
         };
-        let pending = self
-            .unconfirmed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let pending = crate::lock::lock(&self.unconfirmed).clone();
         if pending.is_empty() {
             return Ok(None);
         }

@@ -443,10 +443,7 @@ impl<D: Driver> Server<D> {
     }
 
     fn ca_path(&self) -> Option<PathBuf> {
-        self.ca_file
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        crate::lock::lock(&self.ca_file).clone()
     }
 
     /// The TLS in force, without reading the CA file (for messages).
