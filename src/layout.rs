@@ -521,6 +521,14 @@ fn now_unix_seconds() -> i64 {
     Timestamp::now().as_second()
 }
 
+/// The three widths added up, `None` if one is 0 (every field needs a bit) or the sum overflows.
+fn width_sum(time_bits: u32, worker_bits: u32, seq_bits: u32) -> Option<u32> {
+    if time_bits == 0 || worker_bits == 0 || seq_bits == 0 {
+        return None;
+    }
+    time_bits.checked_add(worker_bits)?.checked_add(seq_bits)
+}
+
 impl Default for Layout {
     /// 31 time bits (68 years), 10 worker bits (1,024 live workers; with recycling, the default
     /// for database assigners, ids of stopped nodes are reused), 22 sequence bits (4,194,304 IDs
@@ -554,14 +562,7 @@ impl Layout {
         seq_bits: u32,
         epoch_seconds: i64,
     ) -> Result<Self, Error> {
-        if time_bits == 0
-            || worker_bits == 0
-            || seq_bits == 0
-            || time_bits
-                .checked_add(worker_bits)
-                .and_then(|s| s.checked_add(seq_bits))
-                != Some(63)
-        {
+        if width_sum(time_bits, worker_bits, seq_bits) != Some(63) {
             return Err(Error::InvalidBitWidths {
                 time_bits,
                 worker_bits,
@@ -633,14 +634,7 @@ impl Layout {
         unit: TimeUnit,
         order: FieldOrder,
     ) -> Result<Self, Error> {
-        if time_bits == 0
-            || worker_bits == 0
-            || seq_bits == 0
-            || time_bits
-                .checked_add(worker_bits)
-                .and_then(|s| s.checked_add(seq_bits))
-                .is_none_or(|s| s > 64)
-        {
+        if width_sum(time_bits, worker_bits, seq_bits).is_none_or(|s| s > 64) {
             return Err(Error::InvalidBitWidths {
                 time_bits,
                 worker_bits,

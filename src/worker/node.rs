@@ -137,8 +137,21 @@ pub(crate) fn row_host_name(
 /// Java's `NetUtils.getLocalInetAddress().getHostAddress()` over `found` (see [`row_host_name`]);
 /// `None` where Java throws "No validated local address!".
 pub(crate) fn java_local_address(found: &[Discovered]) -> Option<String> {
+    java_interfaces(found).into_iter().find_map(|(name, own)| {
+        // `isLoopback` is the interface's flag, the same on every address of it.
+        if own.iter().any(|d| d.loopback) {
+            return None;
+        }
+        own.iter()
+            .find(|d| java_valid(d.addr))
+            .map(|d| java_host_address(d.addr, d.scope_id, &name))
+    })
+}
+
+/// `found` grouped by interface (an alias `eth0:1` is `eth0`), in the order Java lists them:
+/// interfaces by their first discovery, latest first, and each one's addresses latest first.
+fn java_interfaces(found: &[Discovered]) -> Vec<(String, Vec<&Discovered>)> {
     let parent = |d: &Discovered| d.name.split(':').next().unwrap_or("").to_string();
-    // Interfaces in Java's order: by their first discovery, latest first.
     let mut names: Vec<String> = Vec::new();
     for d in found {
         let p = parent(d);
@@ -146,17 +159,14 @@ pub(crate) fn java_local_address(found: &[Discovered]) -> Option<String> {
             names.push(p);
         }
     }
-    names.iter().rev().find_map(|name| {
-        let own: Vec<&Discovered> = found.iter().filter(|d| parent(d) == *name).collect();
-        // `isLoopback` is the interface's flag, the same on every address of it.
-        if own.iter().any(|d| d.loopback) {
-            return None;
-        }
-        own.iter()
-            .rev()
-            .find(|d| java_valid(d.addr))
-            .map(|d| java_host_address(d.addr, d.scope_id, name))
-    })
+    names
+        .into_iter()
+        .rev()
+        .map(|name| {
+            let own = found.iter().filter(|d| parent(d) == name).rev().collect();
+            (name, own)
+        })
+        .collect()
 }
 
 /// The ip Leaf's `Utils.getIp()` takes: the first IPv4 address that is not loopback (127/8), in
@@ -169,23 +179,11 @@ pub(crate) fn leaf_ip() -> Option<String> {
 
 /// [`leaf_ip`] over `found`.
 fn leaf_ip_of(found: &[Discovered]) -> Option<String> {
-    let parent = |d: &Discovered| d.name.split(':').next().unwrap_or("").to_string();
-    let mut names: Vec<String> = Vec::new();
-    for d in found {
-        let p = parent(d);
-        if !names.contains(&p) {
-            names.push(p);
-        }
-    }
-    names.iter().rev().find_map(|name| {
-        found
-            .iter()
-            .filter(|d| parent(d) == *name)
-            .rev()
-            .find_map(|d| match d.addr {
-                IpAddr::V4(a) if a.octets()[0] != 127 => Some(a.to_string()),
-                _ => None,
-            })
+    java_interfaces(found).into_iter().find_map(|(_, own)| {
+        own.iter().find_map(|d| match d.addr {
+            IpAddr::V4(a) if a.octets()[0] != 127 => Some(a.to_string()),
+            _ => None,
+        })
     })
 }
 
