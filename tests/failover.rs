@@ -514,12 +514,41 @@ fn exited(serve: &mut Serve) -> String {
     serve.output()
 }
 
-/// A refused claim says why, which standby lacks it, and the flag that accepts the risk.
-fn assert_refused(out: &str, worker_id: u64) {
-    let refusal = events(out)
+/// The ERROR event of a node's output saying its claim is not served (the node did not serve).
+fn refusal(out: &str) -> serde_json::Value {
+    assert!(!out.contains("listening on http"), "the node served: {out}");
+    events(out)
         .into_iter()
         .find(|e| text(e, "level") == "ERROR" && text(e, "message").contains("not served"))
-        .unwrap_or_else(|| panic!("no ERROR saying the claim is not served; output: {out}"));
+        .unwrap_or_else(|| panic!("no ERROR saying the claim is not served; output: {out}"))
+}
+
+/// Waits for `node`'s warning that a lease write it made is not on every standby (not used).
+fn await_unconfirmed(node: &Serve, limit: Duration) -> serde_json::Value {
+    let e = await_event(node, "an extension the standby lacks", limit, |e| {
+        text(e, "level") == "WARN" && text(e, "message").starts_with("lease extension failed")
+    });
+    assert!(text(&e, "error").contains("is not on every standby"), "{e}");
+    e
+}
+
+/// Waits (at most `limit`) for `node`'s ERROR saying the worker table lost its write.
+fn await_lost_write(node: &Serve, limit: Duration) -> serde_json::Value {
+    await_event(node, "the lost write", limit, |e| {
+        text(e, "level") == "ERROR" && text(e, "message").starts_with("lost write")
+    })
+}
+
+/// Waits (at most 20 s) for `node` to serve again under a new worker id.
+fn await_healed(node: &Serve) -> serde_json::Value {
+    await_event(node, "a new worker id", Duration::from_secs(20), |e| {
+        text(e, "message").contains("serving again with a new worker id")
+    })
+}
+
+/// A refused claim says why, which standby lacks it, and the flag that accepts the risk.
+fn assert_refused(out: &str, worker_id: u64) {
+    let refusal = refusal(out);
     assert_eq!(refusal["worker_id"], worker_id, "{refusal}");
     let error = text(&refusal, "error");
     for part in [
@@ -542,7 +571,7 @@ fn assert_refused(out: &str, worker_id: u64) {
 #[test]
 #[ignore = "needs PostgreSQL binaries (RINGFLAKE_PG_BIN) and two free ports (RINGFLAKE_FAILOVER_PORT): bash .ci/run sets them"]
 fn a_claim_on_a_new_table_that_the_standby_lacks_is_never_served() {
-    let _one = PAIR.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = lock(&PAIR);
     let pair = Pair::start();
     let relay = Switch::start(pair.primary());
     let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
@@ -553,7 +582,6 @@ fn a_claim_on_a_new_table_that_the_standby_lacks_is_never_served() {
     let out_a = exited(&mut a);
     eprintln!("A refused after {:?}", started.elapsed());
     assert_refused(&out_a, 1);
-    assert!(!out_a.contains("listening on http"), "A served: {out_a}");
     // On connecting, A said what the primary's replication is.
     assert!(
         out_a.contains(
@@ -588,7 +616,7 @@ fn a_claim_on_a_new_table_that_the_standby_lacks_is_never_served() {
 #[test]
 #[ignore = "needs PostgreSQL binaries (RINGFLAKE_PG_BIN) and two free ports (RINGFLAKE_FAILOVER_PORT): bash .ci/run sets them"]
 fn a_full_table_of_expired_rows_recycled_across_a_failover_serves_no_id_twice() {
-    let _one = PAIR.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = lock(&PAIR);
     let pair = Pair::start();
     let schema =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/postgres.sql"))
@@ -624,7 +652,6 @@ fn a_full_table_of_expired_rows_recycled_across_a_failover_serves_no_id_twice() 
     let mut a = launch(dirs[1].path(), &node_args(relay.addr, &layout));
     let out_a = exited(&mut a);
     assert_refused(&out_a, 2);
-    assert!(!out_a.contains("listening on http"), "A served: {out_a}");
 
     // The failover: P's host vanishes, S is promoted, the relay resets every connection.
     let killed = Instant::now();
@@ -640,9 +667,7 @@ fn a_full_table_of_expired_rows_recycled_across_a_failover_serves_no_id_twice() 
     eprintln!("B: {claimed}");
     let load_b = Load::start(addr_b);
 
-    let lost = await_event(&a0, "A0's lost write", Duration::from_secs(20), |e| {
-        text(e, "level") == "ERROR" && text(e, "message").starts_with("lost write")
-    });
+    let lost = await_lost_write(&a0, Duration::from_secs(20));
     eprintln!(
         "A0 found the lost write {:?} after the primary's stop, {:?} after the switch \
          (connections reset): {lost}",
@@ -650,9 +675,7 @@ fn a_full_table_of_expired_rows_recycled_across_a_failover_serves_no_id_twice() 
         switched.elapsed()
     );
     assert_eq!(lost["worker_id"], 1, "{lost}");
-    let healed = await_event(&a0, "A0's new worker id", Duration::from_secs(20), |e| {
-        text(e, "message").contains("serving again with a new worker id")
-    });
+    let healed = await_healed(&a0);
     assert_eq!(healed["old_worker_id"], 1, "{healed}");
     // Named on /status and as a series.
     let status = get(addr_a0, "/status").body;
@@ -681,7 +704,7 @@ fn a_full_table_of_expired_rows_recycled_across_a_failover_serves_no_id_twice() 
 #[test]
 #[ignore = "needs PostgreSQL binaries (RINGFLAKE_PG_BIN) and two free ports (RINGFLAKE_FAILOVER_PORT): bash .ci/run sets them"]
 fn a_serving_node_whose_connection_hangs_finds_the_lost_write_within_seconds() {
-    let _one = PAIR.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = lock(&PAIR);
     let pair = Pair::start();
     let relay = Switch::start(pair.primary());
     let dir = tempfile::tempdir().unwrap();
@@ -694,16 +717,7 @@ fn a_serving_node_whose_connection_hangs_finds_the_lost_write_within_seconds() {
     // too, the promoted standby holds A0's lease as A0 left it, and there is no lost write to
     // find (A0 then rightly serves on; the test raced that way half the time when it only slept
     // 2 s). An extension written on P and not confirmed is said as a failed extension.
-    let unconfirmed = await_event(
-        &a0,
-        "an extension the standby lacks",
-        Duration::from_secs(15),
-        |e| text(e, "level") == "WARN" && text(e, "message").starts_with("lease extension failed"),
-    );
-    assert!(
-        text(&unconfirmed, "error").contains("is not on every standby"),
-        "{unconfirmed}"
-    );
+    await_unconfirmed(&a0, Duration::from_secs(15));
     // The host vanishes: its connections go silent first (no reset, not even the end of the
     // stream the stopped server's sockets would send), then the server stops.
     relay.hang_and_switch(pair.standby());
@@ -711,9 +725,7 @@ fn a_serving_node_whose_connection_hangs_finds_the_lost_write_within_seconds() {
     pair.kill_primary();
     pair.promote();
     let promoted = killed.elapsed();
-    let lost = await_event(&a0, "A0's lost write", Duration::from_secs(30), |e| {
-        text(e, "level") == "ERROR" && text(e, "message").starts_with("lost write")
-    });
+    let lost = await_lost_write(&a0, Duration::from_secs(30));
     let found = killed.elapsed();
     eprintln!(
         "A0 found the lost write {found:?} after the primary's stop (connection hung; promoted \
@@ -723,9 +735,7 @@ fn a_serving_node_whose_connection_hangs_finds_the_lost_write_within_seconds() {
         found < Duration::from_secs(10),
         "the lease call's own timeout is 3 s: found after {found:?}"
     );
-    await_event(&a0, "A0's new worker id", Duration::from_secs(20), |e| {
-        text(e, "message").contains("serving again with a new worker id")
-    });
+    await_healed(&a0);
     let ids = load.finish();
     assert_eq!(duplicates(&[&ids]), 0);
 }
@@ -942,13 +952,8 @@ fn mariadb_with_an_asynchronous_replica_serves_no_claim() {
     let pair = MariaPair::start(false);
     let dir = tempfile::tempdir().unwrap();
     let mut a = launch(dir.path(), &mariadb_args(pair.addr("p"), &[]));
-    let out = exited(&mut a);
-    assert!(!out.contains("listening on http"), "A served: {out}");
-    let refusal = events(&out)
-        .into_iter()
-        .find(|e| text(e, "level") == "ERROR" && text(e, "message").contains("not served"))
-        .unwrap_or_else(|| panic!("no ERROR saying the claim is not served; output: {out}"));
-    let error = text(&refusal, "error");
+    let refused = refusal(&exited(&mut a));
+    let error = text(&refused, "error");
     for part in [
         "is not on every standby",
         "replica server_id 2",
@@ -956,7 +961,7 @@ fn mariadb_with_an_asynchronous_replica_serves_no_claim() {
         "rpl_semi_sync_master_enabled",
         "--accept-async-replication",
     ] {
-        assert!(error.contains(part), "{part:?} not in {refusal}");
+        assert!(error.contains(part), "{part:?} not in {refused}");
     }
     // With the risk accepted, it serves (and says so).
     let mut b = launch(
@@ -990,25 +995,16 @@ fn mariadb_semi_synchronous_failover_serves_no_id_twice() {
     std::thread::sleep(Duration::from_secs(1));
 
     pair.repl.pause();
-    let unconfirmed = await_event(
-        &a0,
-        "an extension the replica lacks",
-        Duration::from_secs(20),
-        |e| text(e, "level") == "WARN" && text(e, "message").starts_with("lease extension failed"),
-    );
+    let unconfirmed = await_unconfirmed(&a0, Duration::from_secs(20));
     eprintln!("A0, the replica stalled: {unconfirmed}");
     // A node booting now claims a new row on the primary alone: refused, not served.
     let dir_a = tempfile::tempdir().unwrap();
     let mut a = launch(dir_a.path(), &mariadb_args(relay.addr, &[]));
     let out_a = exited(&mut a);
-    assert!(!out_a.contains("listening on http"), "A served: {out_a}");
-    let refusal = events(&out_a)
-        .into_iter()
-        .find(|e| text(e, "level") == "ERROR" && text(e, "message").contains("not served"))
-        .unwrap_or_else(|| panic!("no ERROR saying A's claim is not served; output: {out_a}"));
+    let refused = refusal(&out_a);
     assert!(
-        text(&refusal, "error").contains("is not on every standby"),
-        "{refusal}"
+        text(&refused, "error").contains("is not on every standby"),
+        "{refused}"
     );
 
     let killed = Instant::now();
@@ -1024,17 +1020,13 @@ fn mariadb_semi_synchronous_failover_serves_no_id_twice() {
     assert_ne!(claimed["worker_id"], 1, "B took A0's worker id: {claimed}");
     let load_b = Load::start(addr_b);
 
-    let lost = await_event(&a0, "A0's lost write", Duration::from_secs(20), |e| {
-        text(e, "level") == "ERROR" && text(e, "message").starts_with("lost write")
-    });
+    let lost = await_lost_write(&a0, Duration::from_secs(20));
     eprintln!(
         "A0 found the lost write {:?} after the primary's kill: {lost}",
         killed.elapsed()
     );
     assert_eq!(lost["worker_id"], 1, "{lost}");
-    let healed = await_event(&a0, "A0's new worker id", Duration::from_secs(20), |e| {
-        text(e, "message").contains("serving again with a new worker id")
-    });
+    let healed = await_healed(&a0);
     std::thread::sleep(Duration::from_secs(1));
     let (ids_a0, ids_b) = (load_a0.finish(), load_b.finish());
     eprintln!("A0 {} IDs, B {} IDs", ids_a0.len(), ids_b.len());

@@ -249,7 +249,7 @@ fn zookeeper_flags_refuse_what_cannot_work() {
 /// Leaf's rules: a new ip:port gets the next sequence, a restart on the same ip:port keeps its
 /// id (and starts above what it issued), and the znodes are Leaf's.
 #[test]
-#[ignore = "needs the ZooKeeper ensemble .ci/run starts (RINGFLAKE_ZOOKEEPER)"]
+#[ignore = "needs the ZooKeeper ensemble .ci/run starts (RINGFLAKE_ZK_ENSEMBLE)"]
 fn restarts_keep_their_id_and_new_addresses_get_the_next_sequence() {
     let _turn = turn();
     let name = fresh_name("restart");
@@ -464,7 +464,7 @@ fn leaf_ids_and_ringflake_ids_decode_on_the_other_side() {
         assert_eq!(worker, r.worker_id(), "{id}");
         assert_eq!((millis, seq), (p.unix_millis, p.sequence), "{id}");
         assert!(
-            (before..=after + layout_lead_ms()).contains(&millis),
+            (before..=after + LEAD_MS).contains(&millis),
             "{id}: {millis}"
         );
     }
@@ -475,9 +475,7 @@ fn leaf_ids_and_ringflake_ids_decode_on_the_other_side() {
 }
 
 /// How far ahead of the clock a ringflake generator may borrow (its default lead cap, 10 s).
-fn layout_lead_ms() -> i64 {
-    10_000
-}
+const LEAD_MS: i64 = 10_000;
 
 /// `scripts/zk-ensemble.sh CMD DIR [N]` on the test ensemble.
 fn ensemble_ctl(args: &[&str]) -> String {
