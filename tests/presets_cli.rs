@@ -87,6 +87,69 @@ fn binary_gen_and_serve_with_presets_across_restarts() {
     }
 }
 
+/// Sonyflake's order (the sequence above the machine id) through the real binary: `gen` and
+/// `serve` on one directory, killed in between; every ID parses with the preset to worker 1 and
+/// a 10 ms tick of the test's time, each run above the last, none twice, and one worker's IDs
+/// of a tick 2^16 apart.
+#[test]
+fn binary_makes_sonyflake_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let layout = Layout::sonyflake();
+    let started = (common::unix_now() * 1000.0) as i64;
+    let mut runs: Vec<Vec<u64>> = Vec::new();
+    let out = common::ringflake(dir.path())
+        .args(["gen", "--layout", "sonyflake", "-n", "3000"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    runs.push(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| l.parse().unwrap())
+            .collect(),
+    );
+    let mut serve = common::Serve::start(dir.path(), &["--layout", "sonyflake"]);
+    let reply = common::get(serve.addr(), "/ids?count=3000");
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    runs.push(common::json_ids(&reply.body));
+    serve.kill();
+    let ended = (common::unix_now() * 1000.0) as i64;
+    let mut previous = 0;
+    let mut all = std::collections::HashSet::new();
+    for (run, ids) in runs.iter().enumerate() {
+        assert_eq!(ids.len(), 3000, "run {run}");
+        assert!(
+            ids[0] > previous,
+            "run {run} starts at {} below {previous}",
+            ids[0]
+        );
+        assert_eq!(
+            ids[1] - ids[0],
+            1 << 16,
+            "run {run}: the sequence above the machine id"
+        );
+        for w in ids.windows(2) {
+            assert!(w[0] < w[1], "run {run}: {} then {}", w[0], w[1]);
+        }
+        for &id in ids {
+            assert!(all.insert(id), "{id} repeated");
+            let p = layout.parse(id).unwrap();
+            assert_eq!(p.worker_id, 1, "{p:?}");
+            assert_eq!(p.unix_millis % 10, 0, "{p:?}");
+            assert!(
+                (started - 1_000..=ended + 11_000).contains(&p.unix_millis),
+                "{p:?} outside {started}..{ended}"
+            );
+        }
+        previous = *ids.last().unwrap();
+    }
+}
+
 /// A prefetching client of a millisecond service takes the service's tick from its layout: IDs
 /// it holds are dropped once 1 s (1,000 ticks) behind the clock, not 1,000 s.
 #[cfg(feature = "client")]

@@ -1,6 +1,6 @@
 //! Generating at millisecond and 10 ms ticks: the filler borrows whole ticks, the lead cap and
 //! `max_lag` keep their meaning in time (10 s are 10,000 ms ticks), the state file keeps a
-//! restart above every tick used, and Sonyflake's field order is made one ID at a time. Every
+//! restart above every tick used, and Sonyflake's field order is made one ring slot per ID. Every
 //! clock here is a manual one: nothing depends on today's date.
 
 use ringflake::{
@@ -161,7 +161,7 @@ fn state_file_keeps_a_restart_above() {
 }
 
 /// DefaultUidGenerator makes every layout's IDs, Sonyflake's order included, each carrying the
-/// clock's tick; the cached generator refuses Sonyflake's order with a typed error.
+/// clock's tick.
 #[test]
 fn sonyflake_one_at_a_time() {
     let layout = Layout::sonyflake();
@@ -189,12 +189,56 @@ fn sonyflake_one_at_a_time() {
     let next = g.next_id().unwrap();
     assert!(next > last);
     assert_eq!(layout.parse(next).unwrap().unix_millis, T + 7);
-    let err = CachedUidGenerator::builder(layout)
-        .worker_id(1)
+}
+
+/// The cached generator makes Sonyflake's IDs too, one ring slot per ID: one worker's IDs of a
+/// tick are 2^16 apart (the sequence sits above the machine id), every ID increasing, every one
+/// parsing to the worker and a tick the clock had reached or the filler borrowed; a taker's IDs
+/// (per-thread, batch and single) never meet.
+#[test]
+fn sonyflake_from_the_ring() {
+    let layout = Layout::sonyflake();
+    let clock = ManualClock::new(T);
+    let g = CachedUidGenerator::builder(layout)
+        .worker_id(0xBEEF)
+        .clock(clock.clone())
+        .background_filler(false)
         .build()
-        .unwrap_err();
-    assert!(matches!(err, Error::UnsupportedLayout { .. }), "{err}");
-    assert!(err.to_string().contains("DefaultUidGenerator"), "{err}");
+        .unwrap();
+    let a = g.next_id().unwrap();
+    let b = g.next_id().unwrap();
+    assert_eq!(
+        b - a,
+        1 << 16,
+        "consecutive IDs of a tick: the next sequence"
+    );
+    let p = layout.parse(a).unwrap();
+    assert_eq!((p.unix_millis, p.worker_id, p.sequence), (T - 3, 0xBEEF, 0));
+    let mut ids = vec![a, b];
+    let mut batch = vec![0; 700];
+    g.next_ids(&mut batch).unwrap();
+    ids.extend_from_slice(&batch);
+    let mut local = g.local();
+    for _ in 0..700 {
+        ids.push(local.next_id().unwrap());
+    }
+    drop(local);
+    clock.set_millis(T + 50);
+    for _ in 0..300 {
+        ids.push(g.next_id().unwrap());
+    }
+    let mut ticks = std::collections::BTreeSet::new();
+    for w in ids.windows(2) {
+        assert!(w[0] < w[1], "{} then {}", w[0], w[1]);
+    }
+    for &id in &ids {
+        let p = layout.parse(id).unwrap();
+        assert_eq!(p.worker_id, 0xBEEF, "{id}");
+        assert!(p.sequence < 256, "{id}");
+        ticks.insert(p.unix_millis);
+    }
+    // 1,702 IDs at 256 a tick: at least 7 ticks, borrowed past the clock's T - 3.
+    assert!(ticks.len() >= 7, "{ticks:?}");
 }
 
 /// DefaultUidGenerator at Twitter's millisecond: IDs increase and carry the clock's millisecond.
@@ -223,12 +267,21 @@ fn default_generator_at_the_millisecond() {
 /// ahead of the clock.
 #[test]
 fn threads_at_the_millisecond() {
-    let layout = Layout::twitter();
+    threads(Layout::twitter(), if cfg!(miri) { 1_000 } else { 300_000 });
+}
+
+/// The same with Sonyflake's order and 10 ms ticks (one ID per ring slot; 25,600 IDs a second,
+/// so 60,000 in all are borrowed ticks, within the lead cap).
+#[test]
+fn threads_at_sonyflake_ticks() {
+    threads(Layout::sonyflake(), if cfg!(miri) { 1_000 } else { 20_000 });
+}
+
+fn threads(layout: Layout, per_thread: usize) {
     let g = CachedUidGenerator::builder(layout)
         .worker_id(1)
         .build()
         .unwrap();
-    let per_thread = if cfg!(miri) { 1_000 } else { 300_000 };
     let all: Vec<Vec<u64>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..3)
             .map(|kind| {
@@ -275,9 +328,10 @@ fn threads_at_the_millisecond() {
         for &id in ids {
             assert!(seen.insert(id), "{id} twice");
             assert!(
-                (id >> layout.time_shift()) <= now + 10_000,
+                (id >> layout.time_shift()) <= now + 10 * layout.unit().per_second(),
                 "beyond the lead cap"
             );
+            assert_eq!(layout.parse(id).unwrap().worker_id, 1, "{id}");
         }
     }
 }

@@ -320,13 +320,6 @@ impl CachedBuilder {
     /// ```
     pub fn build(self) -> Result<CachedUidGenerator, Error> {
         let layout = self.layout;
-        if layout.order() != crate::FieldOrder::WorkerAboveSequence {
-            return Err(Error::UnsupportedLayout {
-                reason: "the ring hands out consecutive integers, and with the sequence above \
-                         the worker id (Sonyflake's order) consecutive IDs are 2^worker_bits \
-                         apart: make them with DefaultUidGenerator",
-            });
-        }
         if self
             .boost_power
             .checked_add(layout.seq_bits() + tick_bits(&layout))
@@ -392,11 +385,17 @@ impl CachedBuilder {
         // One tick's IDs (one second's for a seconds layout; for shorter ticks, rounded up to
         // a power of two: the ring holds as much time as a seconds layout's) << boost_power.
         let capacity = 1u64 << (layout.seq_bits() + tick_bits(&layout) + self.boost_power);
-        // Chunks of up to 1024 IDs, and at least two chunks in the ring.
-        let chunk_bits = layout
-            .seq_bits()
-            .min(CHUNK_BITS)
-            .min(layout.seq_bits() + tick_bits(&layout) + self.boost_power - 1);
+        // Chunks of up to 1024 IDs, and at least two chunks in the ring. A chunk is a run of
+        // consecutive integers; with the sequence above the worker id (Sonyflake's order) one
+        // worker's consecutive IDs are 2^worker_bits apart, so each chunk holds one ID (as the
+        // remote client's buffer does): a slot read per ID (Sonyflake makes 25,600 a second).
+        let chunk_bits = match layout.order() {
+            crate::FieldOrder::WorkerAboveSequence => layout
+                .seq_bits()
+                .min(CHUNK_BITS)
+                .min(layout.seq_bits() + tick_bits(&layout) + self.boost_power - 1),
+            crate::FieldOrder::SequenceAboveWorker => 0,
+        };
         let shared = Arc::new(Shared {
             id: NEXT_GENERATOR_ID.fetch_add(1, Ordering::Relaxed),
             ring: Ring::new(capacity, chunk_bits),
