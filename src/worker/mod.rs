@@ -28,6 +28,8 @@ pub(crate) mod assigner;
 pub(crate) mod db_clock;
 pub(crate) mod durable;
 pub(crate) mod fixed;
+#[cfg(all(test, feature = "sqlite"))]
+mod full_table_tests;
 pub(crate) mod lease;
 #[cfg(feature = "mysql")]
 pub(crate) mod mysql;

@@ -397,7 +397,9 @@ impl DatabaseAssigner {
     /// one deadline for the whole boot, whatever number of calls it makes. A call started before
     /// it may still take up to one [`timeout`](Self::timeout), so a boot against a database that
     /// never answers fails after about `retry_for + timeout`; with `retry_for` zero, after one
-    /// timeout.
+    /// timeout. A boot that finds every worker id leased waits within the same deadline for a
+    /// lease to run out, backing off between looks (see `docs/workers.md`), then fails naming
+    /// the largest id and the table.
     ///
     /// ```
     /// use ringflake::DatabaseAssigner;
@@ -573,42 +575,75 @@ impl DatabaseAssigner {
             return Ok(self.leased(id, node, None, floor, now + self.window, owned));
         }
         self.retrying(deadline, || self.table.delete(id))?;
+        // Looks at the table that found nothing to claim: each waits longer (`full_table_pause`).
+        let mut misses = 0u32;
+        let waiting_since = Instant::now();
         loop {
             let now = SystemClock.now_seconds();
-            let candidates = self.retrying(deadline, || self.table.recyclable(max, now, 16))?;
-            if candidates.is_empty() {
+            // One statement a look: the rows whose leases run out first, expired or not.
+            let mut candidates =
+                self.retrying(deadline, || self.table.recyclable(max, i64::MAX, 16))?;
+            let Some(&(first_id, first_lease)) = candidates.first() else {
+                break;
+            };
+            candidates.retain(|&(_, lease)| lease < now);
+            let needed = if candidates.is_empty() {
                 // Every id is leased: wait for the earliest lease to run out, within retry_for.
-                let earliest =
-                    self.retrying(deadline, || self.table.recyclable(max, i64::MAX, 1))?;
-                let wait = earliest
-                    .first()
-                    .map(|&(_, lease)| Duration::from_secs((lease + 1 - now).max(0) as u64));
-                match wait {
-                    Some(w) if deadline.is_none_or(|d| Instant::now() + w <= d) => {
-                        std::thread::sleep(w.max(Duration::from_millis(100)));
-                        continue;
-                    }
-                    _ => break,
-                }
-            }
-            for (old, old_lease) in candidates {
-                // Above everything the previous holder may have used (its lease has run out, so
-                // that is in the past: no lead).
-                let until = old_lease.saturating_add(1).max(now) + self.window;
-                if self.retrying(deadline, || self.table.claim(old, old_lease, node, until))? {
-                    self.durable(old, (until, old_lease), "a recycled row", deadline)?;
-                    tracing::info!(
-                        worker_id = old,
+                if misses == 0 {
+                    tracing::warn!(
                         database = %self.table.describe(),
                         host_name = %node.host_name,
-                        previous_until = %crate::clock::rfc3339(old_lease),
-                        until = %crate::clock::rfc3339(until),
-                        "worker id {old} acquired: recycled, its previous lease expired at {}",
-                        crate::clock::rfc3339(old_lease),
+                        max_worker_id = max,
+                        earliest_worker_id = first_id,
+                        earliest_until = %crate::clock::rfc3339(first_lease),
+                        retry_for_s = self.retry_for.as_secs(),
+                        "every worker id up to {max} is leased: waiting for one to run out \
+                         (the earliest, worker id {first_id}, at {}), for up to {:?}; more \
+                         worker bits or a shorter lease window make room",
+                        crate::clock::rfc3339(first_lease),
+                        self.retry_for,
                     );
-                    return Ok(self.leased(old, node, Some(old_lease), floor, until, owned.take()));
                 }
+                Duration::from_secs((first_lease + 1 - now).max(0) as u64)
+            } else {
+                // Boots waiting together try the expired rows in different orders.
+                let turn = random_below(candidates.len() as u64) as usize;
+                candidates.rotate_left(turn);
+                for (old, old_lease) in candidates {
+                    // Above everything the previous holder may have used (its lease has run
+                    // out, so that is in the past: no lead).
+                    let until = old_lease.saturating_add(1).max(now) + self.window;
+                    if self.retrying(deadline, || self.table.claim(old, old_lease, node, until))? {
+                        self.durable(old, (until, old_lease), "a recycled row", deadline)?;
+                        tracing::info!(
+                            worker_id = old,
+                            database = %self.table.describe(),
+                            host_name = %node.host_name,
+                            previous_until = %crate::clock::rfc3339(old_lease),
+                            until = %crate::clock::rfc3339(until),
+                            waited_ms = waiting_since.elapsed().as_millis() as u64,
+                            "worker id {old} acquired: recycled, its previous lease expired at {}",
+                            crate::clock::rfc3339(old_lease),
+                        );
+                        return Ok(self.leased(
+                            old,
+                            node,
+                            Some(old_lease),
+                            floor,
+                            until,
+                            owned.take(),
+                        ));
+                    }
+                }
+                // Every row found was claimed by another boot first.
+                Duration::ZERO
+            };
+            if deadline.is_some_and(|d| Instant::now() + needed > d) {
+                break;
             }
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            misses = misses.saturating_add(1);
+            std::thread::sleep(full_table_pause(needed, misses - 1, left));
         }
         Err(Error::WorkerAssignment(format!(
             "worker id {id} exceeds the max {max} and no id up to {max} in {} has an expired lease to recycle",
@@ -699,6 +734,43 @@ impl DatabaseAssigner {
             ))),
         }
     }
+}
+
+/// How long a boot that found every worker id leased sleeps before it looks again: until the
+/// earliest lease runs out (`needed`, at least 100 ms), and after each look that found nothing
+/// to claim (another boot claimed it first) at least 1 s, 2 s, 4 s, then 8 s; plus a random part
+/// of up to half that. Without it every waiting boot wakes when a lease runs out (leases end
+/// on whole seconds) and they all race for the one row: a thousand generators on 1,023 ids made
+/// 8,499 transactions a second that way (`docs/workers.md`). But never more than a third of
+/// the time `left` before the boot gives up (nor less than `needed`): a boot that has waited
+/// long looks more often as its end nears, so that new boots, which look soon, do not take
+/// every row from it.
+fn full_table_pause(needed: Duration, misses: u32, left: Option<Duration>) -> Duration {
+    let base = backoff_floor(needed, misses);
+    let pause = base + Duration::from_nanos(random_below(base.as_nanos() as u64 / 2 + 1));
+    match left {
+        Some(left) => pause.min(left / 3).max(needed).min(left),
+        None => pause,
+    }
+}
+
+/// The part of [`full_table_pause`] without its random part.
+fn backoff_floor(needed: Duration, misses: u32) -> Duration {
+    let floor = match misses {
+        0 => Duration::from_millis(100),
+        n => Duration::from_secs(1 << (n - 1).min(3)),
+    };
+    needed.max(floor)
+}
+
+/// A random number below `n` (0 for `n` 0): std's randomly keyed SipHash of the time, which is
+/// all a jitter needs (no generator state, different in every process and call).
+fn random_below(n: u64) -> u64 {
+    use std::hash::BuildHasher;
+    if n == 0 {
+        return 0;
+    }
+    std::hash::RandomState::new().hash_one(Instant::now()) % n
 }
 
 impl WorkerIdAssigner for DatabaseAssigner {
