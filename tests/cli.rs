@@ -855,12 +855,20 @@ fn gen_twice_with_one_worker_id() {
         assert!(second_of(ids[0]) > ahead, "{} not above {ahead}", ids[0]);
     }
 
-    // --no-state-file runs without one, writing none.
+    // --no-state-file runs without one, writing none, and says on standard error what a
+    // restart of its fixed worker id risks (as serve does at start).
     let bare = temp();
-    let ids = ids_of(&ok(
-        bare.path(),
-        &["gen", "-n", "1000", "--worker-id", "7", "--no-state-file"],
-    ));
+    let out = ringflake(bare.path())
+        .args(["gen", "-n", "1000", "--worker-id", "7", "--no-state-file"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "ringflake: no state file (--no-state-file): a restart of worker id 7 within 10 s \
+         (max-lead) of this run's end can repeat its IDs\n"
+    );
+    let ids = ids_of(&stdout(&out));
     assert_eq!(ids.len(), 1000);
     let files: Vec<_> = std::fs::read_dir(bare.path())
         .unwrap()

@@ -3,8 +3,9 @@
 
 use crate::args::GenArgs;
 use crate::generators;
+use crate::serve::model::plan::Lead;
 use crate::text::stdout_error;
-use ringflake::IdFormat;
+use ringflake::{IdFormat, LeadPolicy};
 use std::io::{BufWriter, Write};
 
 /// The largest batch `gen` takes at once.
@@ -19,6 +20,18 @@ pub fn run(a: &GenArgs, matches: &clap::ArgMatches) -> Result<(), String> {
     let state = a.state.path(matches)?;
     let source = a.worker.source(matches)?.keeping(state.as_deref());
     let generator = generators::generator(layout, &source, None, state.as_deref())?;
+    if state.is_none() && source.known_id().is_some() {
+        // A worker id the next run gets again (fixed, or from the host name), and nothing that
+        // starts that run above this one's IDs: what serve says at start, on standard error.
+        let lead = match generator.max_lead() {
+            Some(cap) => Lead::Capped(cap.as_secs(), LeadPolicy::Wait),
+            None => Lead::Unbounded,
+        };
+        eprint!(
+            "{}",
+            crate::serve::startup::state_line(None, generator.worker_id(), lead)
+        );
+    }
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let batch_len = generator.max_batch().map_or(BATCH, |max| max.min(BATCH));

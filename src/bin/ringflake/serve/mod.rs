@@ -19,7 +19,7 @@
 pub mod handlers;
 pub mod model;
 mod server;
-mod startup;
+pub mod startup;
 
 use crate::log;
 use model::app::App;
