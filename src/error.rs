@@ -201,6 +201,27 @@ pub enum Error {
         /// The bound, in milliseconds.
         max_millis: u64,
     },
+    /// The worker id's registry (a ZooKeeper ensemble) has not answered this node for a third of
+    /// its session timeout: the session may expire and the id go to another node before this
+    /// node could tell, so nothing is served until the registry answers again. The lease still
+    /// holds: nothing is lost, and the same worker id serves on afterwards.
+    ///
+    /// ```
+    /// use ringflake::Error;
+    ///
+    /// let err = Error::Fenced { worker_id: 7, reason: "no answer for 3.4 s".into() };
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "worker id 7 fenced: no answer for 3.4 s; no ID is served until the registry \
+    ///      answers again"
+    /// );
+    /// ```
+    Fenced {
+        /// The worker id held.
+        worker_id: u64,
+        /// Which registry, and how long it has not answered.
+        reason: String,
+    },
     /// A thread ringflake needs could not be started: the operating system refused it (too many
     /// threads, no memory). Its error is the [`source`](std::error::Error::source).
     ///
@@ -433,6 +454,11 @@ impl fmt::Display for Error {
                 f,
                 "worker lease expired at {}: {reason}",
                 crate::clock::rfc3339(*until)
+            ),
+            Error::Fenced { worker_id, reason } => write!(
+                f,
+                "worker id {worker_id} fenced: {reason}; no ID is served until the registry \
+                 answers again"
             ),
             Error::ClockSkew {
                 skew_millis,

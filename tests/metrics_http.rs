@@ -31,7 +31,7 @@ const SERVE_SERIES: [&str; 5] = [
     "ringflake_grpc_request_duration_seconds",
 ];
 
-const SERIES: [(&str, &str); 21] = [
+const SERIES: [(&str, &str); 22] = [
     ("ringflake_ring_capacity", "gauge"),
     ("ringflake_ring_available", "gauge"),
     ("ringflake_ring_fill_ratio", "gauge"),
@@ -52,6 +52,7 @@ const SERIES: [(&str, &str); 21] = [
     ("ringflake_lease_extension_failures_total", "counter"),
     ("ringflake_lease_lost_writes_total", "counter"),
     ("ringflake_lease_expiry_timestamp_seconds", "gauge"),
+    ("ringflake_lease_fenced", "gauge"),
     ("ringflake_clock_skew_seconds", "gauge"),
 ];
 
@@ -61,6 +62,10 @@ const CLOCK_SKEW: &str = "ringflake_clock_skew_seconds";
 
 /// The series only a generator with a worker lease has.
 const LEASE_EXPIRY: &str = "ringflake_lease_expiry_timestamp_seconds";
+
+/// Also only with a worker lease: 1 while the lease says nothing may be served (ZooKeeper's
+/// fence; tests/zookeeper.rs sees it at 1).
+const LEASE_FENCED: &str = "ringflake_lease_fenced";
 
 /// A frozen clock for every generator here (2027-01-15).
 const T: i64 = 1_800_000_000;
@@ -347,6 +352,7 @@ fn exporter_tracks_generators_over_http() {
         let until = first.lease_until.expect("a lease");
         let text = scrape(addr);
         assert_eq!(get(&text, LEASE_EXPIRY, "leased"), until as f64);
+        assert_eq!(get(&text, LEASE_FENCED, "leased"), 0.0);
         assert_eq!(
             get(&text, "ringflake_lease_extension_failures_total", "leased"),
             0.0
@@ -379,6 +385,8 @@ fn exporter_tracks_generators_over_http() {
         );
         let held = stats.lease_until.expect("a lease");
         assert_eq!(get(&text, LEASE_EXPIRY, "leased"), held as f64);
+        // Failing extensions do not fence a worker table's lease: it serves on until it ends.
+        assert_eq!(get(&text, LEASE_FENCED, "leased"), 0.0);
         holder.execute_batch("COMMIT").expect("release the lock");
         (dir, leased, reporter)
     };
@@ -389,7 +397,9 @@ fn exporter_tracks_generators_over_http() {
     );
     // Every series (ringflake_worker_ids_remaining now too) is described with its type and a HELP text that names a unit.
     for (name, kind) in SERIES {
-        if name == LEASE_EXPIRY && cfg!(not(feature = "sqlite")) || name == CLOCK_SKEW {
+        if (name == LEASE_EXPIRY || name == LEASE_FENCED) && cfg!(not(feature = "sqlite"))
+            || name == CLOCK_SKEW
+        {
             continue;
         }
         assert!(text.contains(&format!("# TYPE {name} {kind}\n")), "{name}");
@@ -602,7 +612,8 @@ fn the_lease_expiry_is_registered_once() {
         }
         reporter
     });
-    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 19);
+    // 18 at start, the lease's expiry and fence with the first sample.
+    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 20);
     drop(reporter);
 }
 

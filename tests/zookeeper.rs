@@ -782,8 +782,9 @@ fn a_node_frozen_past_its_session_timeout_is_fenced_and_heals() {
     a.kill();
 }
 
-/// A node cut off from the ensemble (every server frozen) stops serving after half its session
-/// timeout (2 s of 4 s, give or take the keeper's second), before the session can expire, and
+/// A node cut off from the ensemble (every server frozen) stops serving a third of its session
+/// timeout after its newest answered call (1.33 s of 4 s, plus up to the keeper's look), before
+/// the session can expire, says so (`/healthz`, `/status`, `ringflake_lease_fenced`), and
 /// serves again once the ensemble is back.
 #[test]
 #[ignore = "needs the ZooKeeper ensemble .ci/run starts (RINGFLAKE_ZK_ENSEMBLE, RINGFLAKE_ZK_DIR)"]
@@ -822,12 +823,23 @@ fn a_node_cut_off_from_the_ensemble_stops_before_its_session_can_expire() {
     let addr = "127.0.0.1:19036".parse().unwrap();
     let health = common::Client::new(addr, Duration::from_secs(2)).get("/healthz");
     let status = common::Client::new(addr, Duration::from_secs(2)).get("/status");
+    // And the series (sampled once a second) for an alert.
+    let fenced_series = r#"ringflake_lease_fenced{generator="ringflake"} 1"#;
+    let mut metrics = String::new();
+    let look = Instant::now();
+    while !metrics.contains(fenced_series) && look.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(100));
+        if let Ok(reply) = common::Client::new(addr, Duration::from_secs(2)).get("/metrics") {
+            metrics = reply.body;
+        }
+    }
     drop(thaw);
     let stopped = stopped.expect("the node served on for 6 s cut off from the ensemble");
     let health = health.unwrap();
     assert_eq!(health.status, 503, "{}", health.body);
     assert!(health.body.contains("fenced"), "{}", health.body);
     assert!(status.unwrap().body.contains("\"lease_fenced\":true"));
+    assert!(metrics.contains(fenced_series), "{metrics}");
     eprintln!("cut off: stopped serving {stopped:?} after the ensemble froze");
     assert!(
         stopped >= Duration::from_millis(900),
@@ -840,5 +852,13 @@ fn a_node_cut_off_from_the_ensemble_stops_before_its_session_can_expire() {
     ensemble_ctl(&["wait"]);
     common::wait_until("serving again", Duration::from_secs(30), || {
         !take(&mut client, 10).is_empty()
+    });
+    common::wait_until("the series back at 0", Duration::from_secs(5), || {
+        common::Client::new(addr, Duration::from_secs(2))
+            .get("/metrics")
+            .is_ok_and(|r| {
+                r.body
+                    .contains(r#"ringflake_lease_fenced{generator="ringflake"} 0"#)
+            })
     });
 }

@@ -120,9 +120,9 @@ pub trait Lease: Send + Sync + fmt::Debug + 'static {
     /// after every extension or check (about once a second), and while it answers `Some` the
     /// generator serves nothing and drops the IDs ready in its ring (as when the clock is
     /// skewed); it serves again once the answer is `None`. A lease kept by a ZooKeeper session
-    /// answers `Some` once the servers have not answered for half the session timeout: the
-    /// session may then expire, and the id go to another node, before this node can learn it.
-    /// The default never refuses.
+    /// answers `Some` once the servers have not answered for a third of the session timeout:
+    /// the session may then expire, and the id go to another node, before this node can learn
+    /// it; takes then fail with [`Error::Fenced`]. The default never refuses.
     ///
     /// ```
     /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
@@ -545,8 +545,8 @@ impl KeeperShared {
         if self.at_risk.load(Ordering::Acquire)
             && let Some(reason) = lock(&self.risk).clone()
         {
-            return Some(Error::LeaseExpired {
-                until: self.horizon(),
+            return Some(Error::Fenced {
+                worker_id: self.worker(),
                 reason,
             });
         }

@@ -4,7 +4,7 @@
 //!
 //! What Leaf lacks, kept beside its znodes where Leaf never looks (see `znodes`): a session per
 //! held id, whose ephemeral znode says the id is served (a node whose session may have expired
-//! stops serving at half the session timeout, before the id can go to another: `lease::cut_off`);
+//! stops serving at a third of the session timeout, before the id can go to another: `lease::cut_off`);
 //! the reach of each id, a lease extended ahead of use as in the worker table, above which a
 //! recycled id starts; and recycling of the ids ringflake made once their holder is gone, which
 //! Leaf never does (its ids run out once its sequence passes 1,023).
@@ -52,8 +52,9 @@ const LEAF_ALIVE_MS: i64 = 3 * LEAF_UPLOAD_MS + 1_000;
 ///
 /// - **A session per held id**: the node holds `/snowflake/{name}/ringflake/live/{sequence}`, an
 ///   ephemeral znode, for as long as it serves the id; nobody else takes the id while it exists.
-///   A node that has not heard from the ensemble for half the session timeout stops serving
-///   (takes fail, the ring's ready IDs are dropped) until it hears again, so that it has stopped
+///   A node that has not heard from the ensemble for a third of the session timeout stops
+///   serving (takes fail with [`Error::Fenced`](crate::Error::Fenced), the ring's ready IDs are
+///   dropped) until it hears again, so that it has stopped
 ///   before its session can expire and the id go to another node; a session found expired (or
 ///   its live znode gone) makes the generator take another id, and serve again
 ///   ([`WorkerIdAssigner::retaker`]).
