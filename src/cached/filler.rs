@@ -40,6 +40,10 @@ impl Shared {
         self.heal_if_renewed(&mut st, now);
         let worker_id = self.worker_id.load(Ordering::Relaxed);
         self.sweep_stale(st.tail, now);
+        // What was discarded below the tail is counted, not kept as ranges: without this only a
+        // stats snapshot folded them, and an idle generator nobody asked for statistics kept
+        // one range per second of expired IDs for as long as it ran.
+        lock(&self.counters.discards.0).settle(st.tail);
         st.cursor_seen = self.ring.cursor();
         // After the sweep: per-thread takers see the new second once the stale prefix of the
         // ring is claimed, and judge their own blocks by it.

@@ -244,3 +244,36 @@ impl Shared {
         log.add(at, range.1);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{CachedUidGenerator, Layout, ManualClock};
+
+    /// An idle generator nobody asks for statistics: each second's unused IDs expire and are
+    /// recorded as discarded, a range apart from the last (a take between them), and the
+    /// filler folds what lies below the ring's tail into one count as it goes, so the record
+    /// stays small however long the process runs (it held one range per second before).
+    #[test]
+    fn the_discard_record_stays_small_without_stats() {
+        let clock = ManualClock::from_seconds(1_800_000_000);
+        let g = CachedUidGenerator::builder(Layout::default())
+            .worker_id(1)
+            .clock(clock.clone())
+            .boost_power(0)
+            .background_filler(false)
+            .build()
+            .unwrap();
+        for _ in 0..2_000 {
+            g.next_id().unwrap();
+            clock.advance_seconds(1);
+            g.pad();
+        }
+        let pending = crate::lock::lock(&g.shared.counters.discards.0)
+            .pending
+            .len();
+        assert!(pending <= 2, "{pending} discarded ranges kept");
+        let stats = g.stats();
+        assert_eq!(stats.issued, 2_000);
+        assert!(stats.expired > 1_999 * 1_000, "{stats:?}");
+    }
+}
