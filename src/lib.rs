@@ -270,8 +270,8 @@ pub use self::metrics::{
 pub use boot::GivenBack;
 pub use cached::{
     CachedBuilder, CachedUidGenerator, DEFAULT_BOOST_POWER, DEFAULT_MAX_LAG, DEFAULT_MAX_LEAD,
-    DEFAULT_PADDING_FACTOR, FILLER_RECORD_INTERVAL, Health, IDLE_AFTER, LeadPolicy, LocalTaker,
-    Stats, StatsSink, StatsSource,
+    DEFAULT_PADDING_FACTOR, DEFAULT_SCHEDULE_INTERVAL, FILLER_RECORD_INTERVAL, Health, IDLE_AFTER,
+    LeadPolicy, LocalTaker, Stats, StatsSink, StatsSource, TICK_SCHEDULE_INTERVAL,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use default::{ClockBackwards, DefaultBuilder, DefaultUidGenerator};

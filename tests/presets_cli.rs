@@ -87,6 +87,38 @@ fn binary_gen_and_serve_with_presets_across_restarts() {
     }
 }
 
+/// At light load a millisecond ID tells the time: `serve --layout twitter` asked for one ID every
+/// 37 ms; each carries a millisecond at most 100 ms before the request was sent (the filler's
+/// 10 ms rounds, plus a loaded machine's scheduling) and not after the answer came. With
+/// 250 ms rounds that kept every tick's IDs up to `max_lag` they were 750 to 995 ms old.
+#[test]
+fn light_load_ids_carry_a_recent_millisecond() {
+    let dir = tempfile::tempdir().unwrap();
+    let layout = Layout::twitter();
+    let serve = common::Serve::start(dir.path(), &["--layout", "twitter"]);
+    let addr = serve.addr();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut ages = Vec::new();
+    for _ in 0..30 {
+        let sent = (common::unix_now() * 1000.0) as i64;
+        let reply = common::get(addr, "/ids?count=1");
+        let came = (common::unix_now() * 1000.0).ceil() as i64;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        let id = common::json_ids(&reply.body)[0];
+        let millis = layout.parse(id).unwrap().unix_millis;
+        assert!(millis <= came, "{millis} after the answer at {came}");
+        ages.push(sent - millis);
+        std::thread::sleep(std::time::Duration::from_millis(37));
+    }
+    ages.sort_unstable();
+    eprintln!("ages (ms, at the request): {ages:?}");
+    assert!(
+        ages[ages.len() - 1] <= 100,
+        "IDs up to {} ms old: {ages:?}",
+        ages[ages.len() - 1]
+    );
+}
+
 /// Sonyflake's order (the sequence above the machine id) through the real binary: `gen` and
 /// `serve` on one directory, killed in between; every ID parses with the preset to worker 1 and
 /// a 10 ms tick of the test's time, each run above the last, none twice, and one worker's IDs

@@ -50,6 +50,18 @@ impl Shared {
         self.ring.publish_seen(now);
         // Rule 1 (and the tail of rule 2): never start below the clock.
         if st.next_delta < now {
+            if self.layout.unit() != crate::TimeUnit::Seconds {
+                // Ticks shorter than a second: the clock's tick replaces the older ticks' unused
+                // IDs (expired, as the sweep's are), so that at light load an ID is at most a
+                // round old, not up to max_lag (a second). Every ready ID is older: the filler
+                // is behind the clock.
+                loop {
+                    let c = self.ring.cursor();
+                    if c >= st.tail || self.claim_discarded(c, st.tail - c, true) {
+                        break;
+                    }
+                }
+            }
             st.next_delta = now;
             st.next_seq = 0;
         }

@@ -24,7 +24,10 @@ mod take;
 mod take_async;
 mod watch;
 
-pub use builder::{CachedBuilder, DEFAULT_BOOST_POWER, DEFAULT_MAX_LAG, DEFAULT_PADDING_FACTOR};
+pub use builder::{
+    CachedBuilder, DEFAULT_BOOST_POWER, DEFAULT_MAX_LAG, DEFAULT_PADDING_FACTOR,
+    DEFAULT_SCHEDULE_INTERVAL, TICK_SCHEDULE_INTERVAL,
+};
 pub use lead::{DEFAULT_MAX_LEAD, LeadPolicy};
 pub use local::LocalTaker;
 pub use shared::CachedUidGenerator;
