@@ -606,9 +606,12 @@ impl DatabaseAssigner {
                 }
                 Duration::from_secs((first_lease + 1 - now).max(0) as u64)
             } else {
-                // Boots waiting together try the expired rows in different orders.
-                let turn = random_below(candidates.len() as u64) as usize;
-                candidates.rotate_left(turn);
+                // The row expired longest ago first; but boots that already lost a race (they
+                // wait together) try the expired rows in different orders.
+                if misses > 0 {
+                    let turn = random_below(candidates.len() as u64) as usize;
+                    candidates.rotate_left(turn);
+                }
                 for (old, old_lease) in candidates {
                     // Above everything the previous holder may have used (its lease has run
                     // out, so that is in the past: no lead).
