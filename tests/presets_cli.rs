@@ -19,20 +19,7 @@ fn binary_gen_and_serve_with_presets_across_restarts() {
     let started = (common::unix_now() * 1000.0) as i64;
     let mut runs: Vec<Vec<u64>> = Vec::new();
     for _ in 0..2 {
-        let out = common::ringflake(dir.path())
-            .args(["gen", "--layout", "twitter", "-n", "50000"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let ids: Vec<u64> = String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(|l| l.parse().unwrap())
-            .collect();
+        let ids = common::gen_ids(dir.path(), &["gen", "--layout", "twitter", "-n", "50000"]);
         assert_eq!(ids.len(), 50_000);
         runs.push(ids);
     }
@@ -129,22 +116,10 @@ fn binary_makes_sonyflake_ids() {
     let layout = Layout::sonyflake();
     let started = (common::unix_now() * 1000.0) as i64;
     let mut runs: Vec<Vec<u64>> = Vec::new();
-    let out = common::ringflake(dir.path())
-        .args(["gen", "--layout", "sonyflake", "-n", "3000"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    runs.push(
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(|l| l.parse().unwrap())
-            .collect(),
-    );
+    runs.push(common::gen_ids(
+        dir.path(),
+        &["gen", "--layout", "sonyflake", "-n", "3000"],
+    ));
     let mut serve = common::Serve::start(dir.path(), &["--layout", "sonyflake"]);
     let reply = common::get(serve.addr(), "/ids?count=3000");
     assert_eq!(reply.status, 200, "{}", reply.body);

@@ -55,12 +55,7 @@ impl Shared {
                 // IDs (expired, as the sweep's are), so that at light load an ID is at most a
                 // round old, not up to max_lag (a second). Every ready ID is older: the filler
                 // is behind the clock.
-                loop {
-                    let c = self.ring.cursor();
-                    if c >= st.tail || self.claim_discarded(c, st.tail - c, true) {
-                        break;
-                    }
-                }
+                self.discard_ring(st.tail, true);
             }
             st.next_delta = now;
             st.next_seq = 0;
@@ -88,12 +83,7 @@ impl Shared {
             if let Some(keeper) = &self.keeper
                 && keeper.refusal().is_some()
             {
-                loop {
-                    let c = self.ring.cursor();
-                    if c >= st.tail || self.claim_discarded(c, st.tail - c, false) {
-                        break;
-                    }
-                }
+                self.discard_ring(st.tail, false);
                 break Round::ClockSkewed;
             }
             if st.next_delta > max_delta {

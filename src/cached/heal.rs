@@ -17,16 +17,6 @@ use super::shared::{FillerState, Shared};
 use std::sync::atomic::Ordering;
 
 impl Shared {
-    /// Claims every ID in the ring as discarded: none of them is handed out.
-    fn discard_ring(&self, st: &FillerState) {
-        loop {
-            let c = self.ring.cursor();
-            if c >= st.tail || self.claim_discarded(c, st.tail - c, false) {
-                break;
-            }
-        }
-    }
-
     /// At the start of a filler round: switches to a new worker id if the keeper took one.
     pub(super) fn heal_if_renewed(&self, st: &mut FillerState, now: u64) {
         let Some(keeper) = &self.keeper else {
@@ -35,7 +25,7 @@ impl Shared {
         if keeper.is_taken_over() {
             // Lost for good (another node may issue under the worker id now, when the database
             // lost this node's write): none of the ring's IDs is handed out any more.
-            self.discard_ring(st);
+            self.discard_ring(st.tail, false);
         }
         let Some(renewal) = &self.renewal else {
             return;
@@ -70,7 +60,7 @@ impl Shared {
             return refuse("the source gave a worker id without a lease".into());
         };
         // The ring's IDs of the old worker id: none is handed out from the ring from here on.
-        self.discard_ring(st);
+        self.discard_ring(st.tail, false);
         // Above every second written before (a second partly written counts as used).
         let written = st.next_delta + u64::from(st.next_seq > 0);
         st.next_delta = floor.max(written);

@@ -121,6 +121,17 @@ impl Shared {
         claimed
     }
 
+    /// Claims every ready ID (from the cursor up to the filler's `tail`) as discarded, as
+    /// [`claim_discarded`](Self::claim_discarded) records them: none of them is handed out.
+    pub(super) fn discard_ring(&self, tail: u64, expired: bool) {
+        loop {
+            let c = self.ring.cursor();
+            if c >= tail || self.claim_discarded(c, tail - c, expired) {
+                break;
+            }
+        }
+    }
+
     /// See [`CachedUidGenerator::stats`].
     pub(super) fn stats(&self) -> Stats {
         let s = self;

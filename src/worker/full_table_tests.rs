@@ -3,57 +3,12 @@
 //! one row, and still take every row that runs out.
 
 use super::node::NodeInfo;
-use super::rows::{TableSetup, WorkerRow, WorkerTable};
 use super::table::DatabaseAssigner;
-use crate::{Error, Layout};
+use super::test_table::TestTable;
+use crate::Layout;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-
-/// A real SQLite worker table that counts the statements waiting boots run (looks for an
-/// expired row and claims of one).
-struct Counting {
-    inner: Arc<dyn WorkerTable>,
-    calls: AtomicU64,
-}
-
-impl TableSetup for Counting {
-    fn describe(&self) -> String {
-        self.inner.describe()
-    }
-    fn set_timeout(&self, timeout: Duration) {
-        self.inner.set_timeout(timeout);
-    }
-}
-
-impl WorkerTable for Counting {
-    fn insert(&self, node: &NodeInfo, lease_until: i64) -> Result<u64, Error> {
-        self.inner.insert(node, lease_until)
-    }
-    fn delete(&self, id: u64) -> Result<(), Error> {
-        self.inner.delete(id)
-    }
-    fn max_lease_for_host(&self, host: &str) -> Result<Option<i64>, Error> {
-        self.inner.max_lease_for_host(host)
-    }
-    fn recyclable(&self, max: u64, before: i64, limit: u32) -> Result<Vec<(u64, i64)>, Error> {
-        self.calls.fetch_add(1, Ordering::Relaxed);
-        self.inner.recyclable(max, before, limit)
-    }
-    fn claim(&self, id: u64, expected: i64, node: &NodeInfo, until: i64) -> Result<bool, Error> {
-        self.calls.fetch_add(1, Ordering::Relaxed);
-        self.inner.claim(id, expected, node, until)
-    }
-    fn set_lease(&self, id: u64, expected: i64, until: i64) -> Result<bool, Error> {
-        self.inner.set_lease(id, expected, until)
-    }
-    fn list(&self) -> Result<Vec<WorkerRow>, Error> {
-        self.inner.list()
-    }
-    fn connection_broke(&self) -> bool {
-        self.inner.connection_broke()
-    }
-}
 
 fn node(i: usize) -> NodeInfo {
     NodeInfo {
@@ -75,10 +30,7 @@ const WAITERS: usize = 24;
 fn boots_waiting_on_a_full_table_back_off() {
     let dir = tempfile::tempdir().unwrap();
     let real = DatabaseAssigner::sqlite(dir.path().join("w.db")).unwrap();
-    let table = Arc::new(Counting {
-        inner: Arc::clone(&real.table),
-        calls: AtomicU64::new(0),
-    });
+    let table = Arc::new(TestTable::over(&real));
     let layout = Layout::new(40, 3, 20, 1_700_000_000).unwrap();
     assert_eq!(layout.max_worker_id(), 7);
     for i in 0..7 {

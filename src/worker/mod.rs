@@ -48,6 +48,8 @@ pub(crate) mod server;
 #[cfg(feature = "sqlite")]
 pub(crate) mod sqlite;
 pub(crate) mod table;
+#[cfg(all(test, feature = "sqlite"))]
+mod test_table;
 #[cfg(feature = "zookeeper")]
 pub(crate) mod zookeeper;
 

@@ -286,8 +286,9 @@ pub(crate) fn proc_if_inet6(text: &str, loopback: impl Fn(&str) -> bool) -> Vec<
         .collect()
 }
 
-/// A random number below `n`, from the standard library's randomly seeded hasher.
-fn random_below(n: u64) -> u64 {
+/// A random number below `n` (`n` above 0), from the standard library's randomly seeded hasher:
+/// enough for a boot's `PORT` suffix and a waiting boot's jitter.
+pub(super) fn random_below(n: u64) -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(

@@ -5,69 +5,12 @@
 use super::lease::Lease;
 use super::node::NodeInfo;
 use super::rows::WorkerTable;
-use super::rows::{TableSetup, WorkerRow};
 use super::table::DatabaseAssigner;
+use super::test_table::TestTable;
 use crate::Error;
 use crate::Layout;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
-
-/// A real SQLite worker table whose `set_lease` commits, then fails as if the reply had been
-/// lost on the way back, while `lose` is set (a lease retries a failed call at once: both
-/// replies are lost).
-struct LostReply {
-    inner: Arc<dyn WorkerTable>,
-    lose: AtomicBool,
-    /// What `connection_broke` answers next (then false).
-    broke: AtomicBool,
-}
-
-impl TableSetup for LostReply {
-    fn describe(&self) -> String {
-        self.inner.describe()
-    }
-    fn set_timeout(&self, timeout: Duration) {
-        self.inner.set_timeout(timeout);
-    }
-}
-
-impl WorkerTable for LostReply {
-    fn insert(&self, node: &NodeInfo, lease_until: i64) -> Result<u64, Error> {
-        self.inner.insert(node, lease_until)
-    }
-    fn delete(&self, id: u64) -> Result<(), Error> {
-        self.inner.delete(id)
-    }
-    fn max_lease_for_host(&self, host: &str) -> Result<Option<i64>, Error> {
-        self.inner.max_lease_for_host(host)
-    }
-    fn recyclable(&self, max: u64, before: i64, limit: u32) -> Result<Vec<(u64, i64)>, Error> {
-        self.inner.recyclable(max, before, limit)
-    }
-    fn claim(&self, id: u64, expected: i64, node: &NodeInfo, until: i64) -> Result<bool, Error> {
-        self.inner.claim(id, expected, node, until)
-    }
-    fn set_lease(&self, id: u64, expected: i64, until: i64) -> Result<bool, Error> {
-        let done = self.inner.set_lease(id, expected, until)?;
-        if self.lose.load(Ordering::SeqCst) {
-            return Err(Error::Database {
-                database: self.describe(),
-                message: "connection reset after the commit (injected)".into(),
-                transient: true,
-                source: None,
-            });
-        }
-        Ok(done)
-    }
-    fn list(&self) -> Result<Vec<WorkerRow>, Error> {
-        self.inner.list()
-    }
-    fn connection_broke(&self) -> bool {
-        self.broke.swap(false, Ordering::SeqCst)
-    }
-}
 
 fn node(node_type: i32, port: &str) -> NodeInfo {
     NodeInfo {
@@ -78,15 +21,11 @@ fn node(node_type: i32, port: &str) -> NodeInfo {
     }
 }
 
-/// A leased row on a real SQLite file behind [`LostReply`]: (file, table, lease).
-fn leased(node: &NodeInfo) -> (tempfile::TempDir, Arc<LostReply>, Box<dyn Lease>) {
+/// A leased row on a real SQLite file behind [`TestTable`]: (file, table, lease).
+fn leased(node: &NodeInfo) -> (tempfile::TempDir, Arc<TestTable>, Box<dyn Lease>) {
     let dir = tempfile::tempdir().unwrap();
     let real = DatabaseAssigner::sqlite(dir.path().join("w.db")).unwrap();
-    let table = Arc::new(LostReply {
-        inner: Arc::clone(&real.table),
-        lose: AtomicBool::new(false),
-        broke: AtomicBool::new(false),
-    });
+    let table = Arc::new(TestTable::over(&real));
     let assigner = DatabaseAssigner::with_table(table.clone()).recycle(true);
     let lease = assigner
         .assign_with(&Layout::default(), node)
@@ -96,7 +35,7 @@ fn leased(node: &NodeInfo) -> (tempfile::TempDir, Arc<LostReply>, Box<dyn Lease>
     (dir, table, lease)
 }
 
-fn row_lease(table: &LostReply) -> (i64, String) {
+fn row_lease(table: &TestTable) -> (i64, String) {
     let rows = table.list().unwrap();
     assert_eq!(rows.len(), 1);
     (rows[0].lease_until, rows[0].port.clone())

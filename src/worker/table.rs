@@ -3,7 +3,7 @@
 
 use super::assigner::{Assignment, WorkerIdAssigner};
 use super::lease::DEFAULT_WINDOW_SECS;
-use super::node::NodeInfo;
+use super::node::{NodeInfo, random_below};
 use super::owner::{Holder, Owned, OwnerFile};
 use super::row_lease::RowLease;
 use super::rows::{WorkerRow, WorkerTable};
@@ -609,6 +609,7 @@ impl DatabaseAssigner {
                 // The row expired longest ago first; but boots that already lost a race (they
                 // wait together) try the expired rows in different orders.
                 if misses > 0 {
+                    // Not empty here.
                     let turn = random_below(candidates.len() as u64) as usize;
                     candidates.rotate_left(turn);
                 }
@@ -749,31 +750,14 @@ impl DatabaseAssigner {
 /// long looks more often as its end nears, so that new boots, which look soon, do not take
 /// every row from it.
 fn full_table_pause(needed: Duration, misses: u32, left: Option<Duration>) -> Duration {
-    let base = backoff_floor(needed, misses);
-    let pause = base + Duration::from_nanos(random_below(base.as_nanos() as u64 / 2 + 1));
-    match left {
-        Some(left) => pause.min(left / 3).max(needed).min(left),
-        None => pause,
-    }
-}
-
-/// The part of [`full_table_pause`] without its random part.
-fn backoff_floor(needed: Duration, misses: u32) -> Duration {
     let floor = match misses {
         0 => Duration::from_millis(100),
         n => Duration::from_secs(1 << (n - 1).min(3)),
     };
-    needed.max(floor)
-}
-
-/// A random number below `n` (0 for `n` 0): std's randomly keyed SipHash of the time, which is
-/// all a jitter needs (no generator state, different in every process and call).
-fn random_below(n: u64) -> u64 {
-    use std::hash::BuildHasher;
-    if n == 0 {
-        return 0;
-    }
-    std::hash::RandomState::new().hash_one(Instant::now()) % n
+    let base = needed.max(floor);
+    let pause = base + Duration::from_nanos(random_below(base.as_nanos() as u64 / 2 + 1));
+    // `needed` is within `left` (the caller gave up otherwise).
+    left.map_or(pause, |left| pause.min(left / 3).max(needed))
 }
 
 impl WorkerIdAssigner for DatabaseAssigner {

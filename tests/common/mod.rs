@@ -41,6 +41,21 @@ pub fn ringflake(dir: &Path) -> Command {
     cmd
 }
 
+/// `ringflake ARGS` in `dir` (a `gen`), which must succeed: the IDs it printed, one a line.
+pub fn gen_ids(dir: &Path, args: &[&str]) -> Vec<u64> {
+    let out = ringflake(dir).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "ringflake {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect()
+}
+
 /// The wall clock as unix seconds with a fraction.
 pub fn unix_now() -> f64 {
     SystemTime::now()
