@@ -341,6 +341,9 @@ pub enum Error {
         /// Why, and what can.
         reason: &'static str,
     },
+    /// A business tag of a [`SegmentGenerator`](crate::SegmentGenerator) (feature `segment`):
+    /// unknown, removed, refused, or not ready within the wait bound.
+    Segment(crate::SegmentError),
 }
 
 impl fmt::Display for Error {
@@ -412,6 +415,7 @@ impl fmt::Display for Error {
             }
             Error::UnsupportedLayout { reason } => write!(f, "unsupported layout: {reason}"),
             Error::IdText(e) => e.fmt(f),
+            Error::Segment(e) => e.fmt(f),
             Error::IdKey { path, reason } => write!(f, "ID key {path}: {reason}"),
             Error::TimestampOutOfRange { seconds } => {
                 write!(
@@ -523,6 +527,12 @@ impl From<crate::IdTextError> for Error {
     }
 }
 
+impl From<crate::SegmentError> for Error {
+    fn from(e: crate::SegmentError) -> Self {
+        Error::Segment(e)
+    }
+}
+
 impl Error {
     /// The error for the thread named `thread` that could not be started.
     pub(crate) fn thread_spawn(thread: &str, source: io::Error) -> Error {
@@ -549,6 +559,7 @@ impl std::error::Error for Error {
         match self {
             Error::ThreadSpawn { source, .. } => Some(source),
             Error::IdText(e) => Some(e),
+            Error::Segment(e) => Some(e),
             Error::Database {
                 source: Some(source),
                 ..

@@ -257,6 +257,7 @@ mod reach;
 #[cfg(feature = "client")]
 mod remote;
 mod ring;
+mod segment;
 mod stale;
 mod text;
 mod worker;
@@ -286,6 +287,15 @@ pub use layout::{
 pub use preset::{PRESET_NAMES, TWITTER_EPOCH_MILLIS};
 #[cfg(feature = "client")]
 pub use remote::{RemoteBuilder, RemoteGenerator, RemoteStats};
+#[cfg(all(feature = "segment", feature = "metrics"))]
+pub use segment::SegmentMetrics;
+#[cfg(feature = "segment")]
+pub use segment::{
+    DEFAULT_MIN_CHUNK, DEFAULT_SEGMENT_MAX_WAIT, DEFAULT_SEGMENT_REFRESH, LeafRow,
+    MAX_DYNAMIC_STEP, SEGMENT_DURATION, SEGMENT_MAX_BATCH, SEGMENT_TAKER_BLOCK, SegmentBuilder,
+    SegmentGenerator, SegmentStats, SegmentTable, SegmentTag, SegmentTaker,
+};
+pub use segment::{MAX_TAG_LEN, SegmentError};
 pub use text::{IdFormat, IdText, IdTextError};
 pub use worker::node::NodeInfo;
 pub use worker::rows::WorkerRow;

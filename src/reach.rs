@@ -220,26 +220,36 @@ impl ReachFile {
         }
         reaches.workers.insert(worker_id, second);
         reaches.fold(now, worker_id);
-        let mut tmp = self.path.clone().into_os_string();
-        tmp.push(format!(".tmp{}", std::process::id()));
-        let tmp = PathBuf::from(tmp);
-        let written = (|| {
-            let mut f = File::create(&tmp)?;
-            f.write_all(reaches.text().as_bytes())?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &self.path)?;
-            let dir = match self.path.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d,
-                _ => Path::new("."),
-            };
-            File::open(dir)?.sync_all()
-        })();
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
+        if let Err(e) = replace_durably(&self.path, reaches.text().as_bytes()) {
             return Err(self.error(format_args!("cannot write it: {e}")));
         }
         Ok(reaches.of(worker_id).unwrap_or(second))
     }
+}
+
+/// Replaces the file at `path` with `bytes`, durably on return: written to a temporary file
+/// beside it, synced, renamed over it, and the directory synced. A crash leaves the old contents
+/// or the new ones, never a torn file. (The segment generator's state files are written the same
+/// way.)
+pub(crate) fn replace_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut tmp = path.to_path_buf().into_os_string();
+    tmp.push(format!(".tmp{}", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    let written = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        File::open(dir)?.sync_all()
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 #[cfg(test)]

@@ -41,6 +41,28 @@ pub(crate) fn confirm(
     what: &str,
     deadline: Instant,
 ) -> Result<(), Error> {
+    confirm_that(
+        table,
+        commit,
+        what,
+        "give the same worker id to another node",
+        deadline,
+    )
+}
+
+/// [`confirm`], naming what a failover that forgot the write would do (`risk`: `hand the same
+/// range to another node`, for a segment claim).
+///
+/// # Errors
+///
+/// As [`confirm`].
+pub(crate) fn confirm_that(
+    table: &dyn WorkerTable,
+    commit: &Commit,
+    what: &str,
+    risk: &str,
+    deadline: Instant,
+) -> Result<(), Error> {
     let started = Instant::now();
     let mut pause = FIRST_PAUSE;
     loop {
@@ -57,13 +79,13 @@ pub(crate) fn confirm(
                 },
             ) => {
                 let why = format!("the standbys could not be checked: {e}");
-                return Err(refusal(table, what, &why, started.elapsed()));
+                return Err(refusal(table, what, risk, &why, started.elapsed()));
             }
             Err(e) => format!("the standbys could not be checked: {e}"),
         };
         let now = Instant::now();
         if now >= deadline {
-            return Err(refusal(table, what, &why, now - started));
+            return Err(refusal(table, what, risk, &why, now - started));
         }
         std::thread::sleep(pause.min(deadline - now));
         pause = (pause * 2).min(MAX_PAUSE);
@@ -71,13 +93,13 @@ pub(crate) fn confirm(
 }
 
 /// The error for a write no check confirmed on every standby within `waited`.
-fn refusal(table: &dyn WorkerTable, what: &str, why: &str, waited: Duration) -> Error {
+fn refusal(table: &dyn WorkerTable, what: &str, risk: &str, why: &str, waited: Duration) -> Error {
     Error::Database {
         database: table.describe(),
         message: format!(
-            "{what} is not on every standby after {:.1} s, so a failover could forget it and give \
-             the same worker id to another node: refused. Lacking it: {why}. Make the standbys \
-             synchronous ({}), fix the replication, or accept the risk with {ACCEPT_FLAG}",
+            "{what} is not on every standby after {:.1} s, so a failover could forget it and \
+             {risk}: refused. Lacking it: {why}. Make the standbys synchronous ({}), fix the \
+             replication, or accept the risk with {ACCEPT_FLAG}",
             waited.as_secs_f64(),
             table.synchronous_setting(),
         ),

@@ -10,8 +10,8 @@ use super::node::NodeInfo;
 use super::rows::{Commit, TableSetup, WorkerRow, WorkerTable};
 use super::secrets::url_passwords;
 use super::server::{
-    Driver, Failure, Problem, Server, Tls, TlsMode, incomplete_url, invalid_url, take_params,
-    tls_problem,
+    Driver, Failure, Problem, Server, TableDef, Tls, TlsMode, incomplete_url, invalid_url,
+    take_params, tls_problem,
 };
 use super::table::DatabaseAssigner;
 use crate::Error;
@@ -57,7 +57,7 @@ pub(crate) struct Mysql {
 impl MysqlTable {
     /// Runs the write `f` makes (see [`Server::with_conn`]) and keeps its connection's id as
     /// this thread's last commit.
-    fn write<T>(
+    pub(crate) fn write<T>(
         &self,
         what: &str,
         f: impl FnOnce(&mut Conn) -> Result<T, mysql::Error>,
@@ -119,10 +119,10 @@ fn replicas_at_risk(c: &mut Conn) -> Result<Option<Vec<String>>, mysql::Error> {
 }
 
 /// The worker table on a MariaDB or MySQL server.
-type MysqlTable = Server<Mysql>;
+pub(crate) type MysqlTable = Server<Mysql>;
 
 impl MysqlTable {
-    fn from_url(url: &str) -> Result<MysqlTable, Error> {
+    pub(crate) fn from_url(url: &str) -> Result<MysqlTable, Error> {
         let mut secrets = url_passwords(url);
         let (rest, refused) = take_params(url, REFUSED_KEYS);
         if let Some((key, _)) = refused.first() {
@@ -176,7 +176,11 @@ impl Driver for Mysql {
     type Error = mysql::Error;
 
     const NAME: &'static str = "mysql";
-    const SCHEMA_FILE: &'static str = "schema/mysql.sql";
+    const WORKER_TABLE: TableDef = TableDef::worker(
+        "schema/mysql.sql",
+        SCHEMA,
+        "enable create_table (DatabaseAssigner::mysql(url)?.create_table(true))",
+    );
     const CREDENTIALS_REFUSED: &'static str = "access denied";
     // The socket timeouts are set at connect.
     const TIMEOUT_SET_AT_CONNECT: bool = true;
@@ -219,8 +223,12 @@ impl Driver for Mysql {
         }
     }
 
-    fn create_table(&self, conn: &mut Conn, _timeout: Duration) -> mysql::Result<()> {
-        conn.query_drop(SCHEMA)
+    fn create_table(&self, conn: &mut Conn, schema: &str, _timeout: Duration) -> mysql::Result<()> {
+        // One statement at a time (the text protocol runs one, whatever the capabilities).
+        for statement in schema_statements(schema) {
+            conn.query_drop(statement)?;
+        }
+        Ok(())
     }
 
     fn replication(&self, conn: &mut Conn, _timeout: Duration) -> Option<String> {
@@ -317,6 +325,14 @@ impl Driver for Mysql {
             _ => failed(e.to_string(), false),
         }
     }
+}
+
+/// The statements of a schema file: split at `;` ending a line, comments left to the server.
+pub(crate) fn schema_statements(schema: &str) -> impl Iterator<Item = &str> {
+    schema.split(";\n").map(str::trim).filter(|s| {
+        s.lines()
+            .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with("--"))
+    })
 }
 
 /// A TLS failure's message: the rustls error the driver carries (its own words wrap it in a

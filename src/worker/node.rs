@@ -288,7 +288,7 @@ pub(crate) fn proc_if_inet6(text: &str, loopback: impl Fn(&str) -> bool) -> Vec<
 
 /// A random number below `n` (`n` above 0), from the standard library's randomly seeded hasher:
 /// enough for a boot's `PORT` suffix and a waiting boot's jitter.
-pub(super) fn random_below(n: u64) -> u64 {
+pub(crate) fn random_below(n: u64) -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(

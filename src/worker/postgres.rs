@@ -13,8 +13,8 @@ use super::node::NodeInfo;
 use super::rows::{Commit, TableSetup, WorkerRow, WorkerTable};
 use super::secrets::url_passwords;
 use super::server::{
-    Driver, Failure, Problem, Server, Tls, TlsMode, incomplete_url, invalid_url, take_params,
-    tls_problem,
+    Driver, Failure, Problem, Server, TableDef, Tls, TlsMode, incomplete_url, invalid_url,
+    take_params, tls_problem,
 };
 use super::table::DatabaseAssigner;
 use crate::Error;
@@ -309,10 +309,10 @@ const STANDBYS_LACKING: &str = "\
        AND s.restart_lsn IS NOT NULL AND s.restart_lsn < $1::text::pg_lsn";
 
 /// The worker table on a PostgreSQL server.
-type PostgresTable = Server<Postgres>;
+pub(crate) type PostgresTable = Server<Postgres>;
 
 impl PostgresTable {
-    fn from_url(url: &str) -> Result<PostgresTable, Error> {
+    pub(crate) fn from_url(url: &str) -> Result<PostgresTable, Error> {
         let mut secrets = url_passwords(url);
         // sslmode and sslrootcert are read here: tokio-postgres knows neither verify-ca nor
         // verify-full, nor a CA file.
@@ -371,7 +371,7 @@ impl PostgresTable {
 
     /// Runs the call `f` makes on the connection (see [`Server::with_conn`]), bounded by the
     /// timeout.
-    fn with_client<T: Send, Fut>(
+    pub(crate) fn with_client<T: Send, Fut>(
         &self,
         what: &str,
         f: impl FnOnce(Arc<Client>) -> Fut,
@@ -383,7 +383,7 @@ impl PostgresTable {
     }
 
     /// [`with_client`](Self::with_client) within `timeout` instead of the table's.
-    fn with_client_within<T: Send, Fut>(
+    pub(crate) fn with_client_within<T: Send, Fut>(
         &self,
         what: &str,
         timeout: Duration,
@@ -402,7 +402,7 @@ impl PostgresTable {
     /// Runs the write `f` makes (see [`with_client`](Self::with_client)), then reads the WAL
     /// position after its commit on the same client, and keeps both as this thread's last
     /// commit.
-    fn write<T: Send, Fut>(
+    pub(crate) fn write<T: Send, Fut>(
         &self,
         what: &str,
         f: impl FnOnce(Arc<Client>) -> Fut,
@@ -480,7 +480,11 @@ impl Driver for Postgres {
     type Error = CallError;
 
     const NAME: &'static str = "postgres";
-    const SCHEMA_FILE: &'static str = "schema/postgres.sql";
+    const WORKER_TABLE: TableDef = TableDef::worker(
+        "schema/postgres.sql",
+        SCHEMA,
+        "enable create_table (DatabaseAssigner::postgres(url)?.create_table(true))",
+    );
     const CREDENTIALS_REFUSED: &'static str = "authentication failed";
     // Every call is bounded by the timeout in force when it starts.
     const TIMEOUT_SET_AT_CONNECT: bool = false;
@@ -510,7 +514,12 @@ impl Driver for Postgres {
         Ok(Arc::new(client))
     }
 
-    fn create_table(&self, client: &mut Arc<Client>, timeout: Duration) -> Result<(), CallError> {
+    fn create_table(
+        &self,
+        client: &mut Arc<Client>,
+        schema: &str,
+        timeout: Duration,
+    ) -> Result<(), CallError> {
         // The statements `Client::transaction` sends, on the shared client: a failure leaves the
         // transaction open, and the connection is then dropped (which ends it) with the error.
         self.block(timeout, async {
@@ -518,7 +527,7 @@ impl Driver for Postgres {
             client
                 .execute("SELECT pg_advisory_xact_lock($1)", &[&CREATE_LOCK])
                 .await?;
-            client.batch_execute(SCHEMA).await?;
+            client.batch_execute(schema).await?;
             client.batch_execute("COMMIT").await
         })
     }

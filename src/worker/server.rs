@@ -19,6 +19,43 @@ use std::time::Duration;
 const PROBE: &str = "SELECT ID, HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED, \
                                 LEASE_UNTIL FROM WORKER_NODE LIMIT 0";
 
+/// The table a [`Server`] keeps: probed when a connection opens, created from `schema` when
+/// asked to, and named in messages and hints. The worker table unless [`Server::for_table`] says
+/// otherwise (the segment generator's `leaf_alloc` shares the connection handling).
+#[derive(Clone, Copy)]
+pub(crate) struct TableDef {
+    /// The table's name: `WORKER_NODE`.
+    pub(crate) name: &'static str,
+    /// A statement that reads every column used and returns no row.
+    pub(crate) probe: &'static str,
+    /// The driver's schema file in ringflake's sources, for messages: `schema/mysql.sql`.
+    pub(crate) schema_file: &'static str,
+    /// Its statements, `;`-separated.
+    pub(crate) schema: &'static str,
+    /// What to do about a missing column, for the hint.
+    pub(crate) missing_column: &'static str,
+    /// How to have the table created, for the hint: `DatabaseAssigner::…(url)?.create_table(true)`.
+    pub(crate) create_hint: &'static str,
+}
+
+impl TableDef {
+    /// The worker table of driver `D`, whose schema is `schema` (from `schema_file`).
+    pub(crate) const fn worker(
+        schema_file: &'static str,
+        schema: &'static str,
+        create_hint: &'static str,
+    ) -> TableDef {
+        TableDef {
+            name: "WORKER_NODE",
+            probe: PROBE,
+            schema_file,
+            schema,
+            missing_column: "table WORKER_NODE lacks ringflake's column: ALTER TABLE WORKER_NODE ADD COLUMN LEASE_UNTIL BIGINT NOT NULL DEFAULT 0",
+            create_hint,
+        }
+    }
+}
+
 /// How long a call may take until [`DatabaseAssigner::timeout`] says otherwise (the assigner sets
 /// its own default at once).
 const INITIAL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -32,8 +69,8 @@ pub(crate) trait Driver: Send + Sync + 'static {
 
     /// The URL scheme and the [`DatabaseAssigner`] constructor: `mysql`, `postgres`.
     const NAME: &'static str;
-    /// The schema file in ringflake's sources, for messages: `schema/mysql.sql`.
-    const SCHEMA_FILE: &'static str;
+    /// The worker table, in this database's words.
+    const WORKER_TABLE: TableDef;
     /// How the server refuses wrong credentials, for the hint: `access denied`.
     const CREDENTIALS_REFUSED: &'static str;
     /// Whether a new timeout applies only to connections opened after it: the kept connection
@@ -54,8 +91,13 @@ pub(crate) trait Driver: Send + Sync + 'static {
         timeout: Duration,
         tls: &Tls,
     ) -> Result<Self::Conn, Self::Error>;
-    /// Creates the table from the schema file if it is missing.
-    fn create_table(&self, conn: &mut Self::Conn, timeout: Duration) -> Result<(), Self::Error>;
+    /// Creates the table from its schema (`;`-separated statements) if it is missing.
+    fn create_table(
+        &self,
+        conn: &mut Self::Conn,
+        schema: &str,
+        timeout: Duration,
+    ) -> Result<(), Self::Error>;
     /// Whether the server can lose an acknowledged write in a failover, as its settings say:
     /// for the log line of the first connection. `None` if it cannot tell.
     fn replication(&self, _conn: &mut Self::Conn, _timeout: Duration) -> Option<String> {
@@ -125,8 +167,8 @@ pub(crate) enum Problem {
 impl Problem {
     /// What to do about it, ending in `; ` (the driver's message follows). `ca` is the CA file
     /// in force, if any.
-    fn hint<D: Driver>(self, tls: &Tls) -> String {
-        let (name, schema) = (D::NAME, D::SCHEMA_FILE);
+    fn hint<D: Driver>(self, tls: &Tls, table: &TableDef) -> String {
+        let (schema, create) = (table.schema_file, table.create_hint);
         let mode = |m: TlsMode| format!("{}={}", D::TLS_PARAM, D::TLS_MODES[m as usize]);
         let trusted = match &tls.ca {
             Some(ca) => format!("the CA file {}", ca.path.display()),
@@ -134,11 +176,10 @@ impl Problem {
         };
         match self {
             Problem::MissingTable => format!(
-                "table WORKER_NODE not found: apply {schema} to the database or enable create_table (DatabaseAssigner::{name}(url)?.create_table(true)); "
+                "table {} not found: apply {schema} to the database or {create}; ",
+                table.name
             ),
-            Problem::MissingColumn => format!(
-                "table WORKER_NODE lacks ringflake's column: ALTER TABLE WORKER_NODE ADD COLUMN LEASE_UNTIL BIGINT NOT NULL DEFAULT 0 (see {schema}); "
-            ),
+            Problem::MissingColumn => format!("{} (see {schema}); ", table.missing_column),
             Problem::Credentials => format!(
                 "{}: check the user and password in the URL; ",
                 D::CREDENTIALS_REFUSED
@@ -410,6 +451,8 @@ pub(crate) struct Server<D: Driver> {
     replication_told: AtomicBool,
     /// The kept connection was dropped after a failure (see [`Server::broke_since_asked`]).
     dropped: AtomicBool,
+    /// The table it keeps.
+    table: TableDef,
     /// The URL's TLS mode, if it names one.
     url_tls_mode: Option<TlsMode>,
     /// The CA file: [`DatabaseAssigner::ca_file`]'s, else the URL's.
@@ -435,11 +478,19 @@ impl<D: Driver> Server<D> {
             create_table: AtomicBool::new(false),
             replication_told: AtomicBool::new(false),
             dropped: AtomicBool::new(false),
+            table: D::WORKER_TABLE,
             url_tls_mode,
             ca_file: Mutex::new(url_ca_file),
             timeout: Mutex::new(INITIAL_TIMEOUT),
             conn: Mutex::new(None),
         }
+    }
+
+    /// The same server and connection settings, keeping `table` instead of the worker table.
+    #[cfg(feature = "segment")]
+    pub(crate) fn for_table(mut self, table: TableDef) -> Self {
+        self.table = table;
+        self
     }
 
     fn ca_path(&self) -> Option<PathBuf> {
@@ -490,18 +541,26 @@ impl<D: Driver> Server<D> {
                 &tls,
             )
             .map_err(|e| self.error_within(&e, "cannot connect", timeout))?;
+        let table = &self.table;
         if self.create_table.load(Ordering::Relaxed) {
-            self.driver.create_table(&mut conn, timeout).map_err(|e| {
-                self.error_within(
-                    &e,
-                    &format!("cannot create table WORKER_NODE from {}", D::SCHEMA_FILE),
-                    timeout,
-                )
-            })?;
+            self.driver
+                .create_table(&mut conn, table.schema, timeout)
+                .map_err(|e| {
+                    self.error_within(
+                        &e,
+                        &format!(
+                            "cannot create table {} from {}",
+                            table.name, table.schema_file
+                        ),
+                        timeout,
+                    )
+                })?;
         }
         self.driver
-            .execute(&mut conn, PROBE, timeout)
-            .map_err(|e| self.error_within(&e, "cannot read table WORKER_NODE", timeout))?;
+            .execute(&mut conn, table.probe, timeout)
+            .map_err(|e| {
+                self.error_within(&e, &format!("cannot read table {}", table.name), timeout)
+            })?;
         if !self.replication_told.swap(true, Ordering::Relaxed)
             && let Some(replication) = self.driver.replication(&mut conn, timeout)
         {
@@ -602,13 +661,15 @@ impl<D: Driver> Server<D> {
                 problem,
             } => {
                 let tls = self.tls_unread();
-                let mut hint = problem.map(|p| p.hint::<D>(&tls)).unwrap_or_default();
+                let mut hint = problem
+                    .map(|p| p.hint::<D>(&tls, &self.table))
+                    .unwrap_or_default();
                 if matches!(problem, Some(Problem::Credentials)) && tls.mode == TlsMode::Disable {
                     // MariaDB's require_secure_transport refuses a plain connection as a wrong
                     // password.
                     hint.push_str(&format!(
                         "or, as the connection was without TLS, {}",
-                        Problem::ServerRequiresTls.hint::<D>(&tls)
+                        Problem::ServerRequiresTls.hint::<D>(&tls, &self.table)
                     ));
                 }
                 (format!("{what}: {hint}{message}"), transient)

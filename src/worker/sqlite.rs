@@ -146,7 +146,7 @@ impl SqliteTable {
     }
 }
 
-fn to_error(path: &Path, e: rusqlite::Error, timeout: Option<Duration>) -> Error {
+pub(crate) fn to_error(path: &Path, e: rusqlite::Error, timeout: Option<Duration>) -> Error {
     let busy = matches!(
         e.sqlite_error_code(),
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)

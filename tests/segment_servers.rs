@@ -1,0 +1,253 @@
+//! The segment generator on real MariaDB and PostgreSQL servers (features `segment`, `mysql`,
+//! `postgres`): Leaf's transaction and ringflake's share one `leaf_alloc` table, bad rows and a
+//! table that is not Leaf's are refused by name, and ringflake nodes (`ringflake serve`
+//! processes) share the table with a client running exactly Leaf's allocation transaction while
+//! the nodes are killed with SIGKILL and restarted: every number is collected, none twice.
+//!
+//! The servers come from `RINGFLAKE_MYSQL_URL` and `RINGFLAKE_POSTGRES_URL`, as for
+//! tests/server_workers.rs (`.ci/run` starts throw-away ones). These tests DROP and recreate
+//! `leaf_alloc`, `ringflake_segment_hold` and `WORKER_NODE` there: point them at a throw-away
+//! database only. They are `#[ignore]`d (run with `-- --include-ignored`) and fail, naming the
+//! variable, when it is unset.
+#![cfg(all(feature = "segment", feature = "mysql", feature = "postgres"))]
+
+mod common;
+
+use common::{postgres_client, split_params};
+use ringflake::{SegmentGenerator, SegmentTable};
+use std::collections::HashSet;
+use std::sync::{Mutex, MutexGuard};
+
+/// The URL in `var`; a failure naming the variable when it is unset or empty.
+fn server_url(var: &str) -> String {
+    match std::env::var(var) {
+        Ok(url) if !url.trim().is_empty() => url,
+        _ => panic!(
+            "{var} is not set: this test needs a real server, and drops and recreates leaf_alloc \
+             in the database the URL names (give it a throw-away one); `bash .ci/run` starts \
+             throw-away MariaDB and PostgreSQL servers and sets RINGFLAKE_MYSQL_URL and \
+             RINGFLAKE_POSTGRES_URL"
+        ),
+    }
+}
+
+/// Leaf's allocation transaction for a tag: the range it claimed.
+type LeafClaim = Box<dyn FnMut(&str) -> (i64, i64) + Send>;
+
+/// One kind of server: its URL, its own client, Leaf's transaction in its SQL.
+trait Db {
+    const VAR: &'static str;
+    fn lock() -> MutexGuard<'static, ()>;
+    fn table(url: &str) -> SegmentTable;
+    /// Runs statements with the server's own client.
+    fn exec(url: &str, sql: &str);
+    /// A client that runs Leaf's allocation transaction.
+    fn leaf(url: &str) -> LeafClaim;
+    /// Drops the tables and makes `leaf_alloc` with Leaf's DDL.
+    fn reset(url: &str) {
+        Self::exec(url, "DROP TABLE IF EXISTS leaf_alloc");
+        Self::exec(url, "DROP TABLE IF EXISTS ringflake_segment_hold");
+        Self::exec(url, "DROP TABLE IF EXISTS WORKER_NODE");
+    }
+}
+
+static MYSQL_LOCK: Mutex<()> = Mutex::new(());
+static POSTGRES_LOCK: Mutex<()> = Mutex::new(());
+
+fn mysql_conn(url: &str) -> mysql::Conn {
+    let (rest, tls) = split_params(url, &["ssl-mode", "ssl-ca"]);
+    let mut opts = mysql::OptsBuilder::from_opts(mysql::Opts::from_url(&rest).unwrap());
+    if let Some(ca) = tls.get("ssl-ca") {
+        opts = opts.ssl_opts(
+            mysql::SslOpts::default().with_root_cert_path(Some(std::path::PathBuf::from(ca))),
+        );
+    }
+    mysql::Conn::new(opts).unwrap()
+}
+
+struct Maria;
+
+impl Db for Maria {
+    const VAR: &'static str = "RINGFLAKE_MYSQL_URL";
+
+    fn lock() -> MutexGuard<'static, ()> {
+        MYSQL_LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn table(url: &str) -> SegmentTable {
+        SegmentTable::mysql(url).unwrap()
+    }
+
+    fn exec(url: &str, sql: &str) {
+        use mysql::prelude::Queryable;
+        mysql_conn(url)
+            .query_drop(sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    /// Leaf's `IDAllocMapper`: `updateMaxId` then `getLeafAlloc`, in one transaction (Leaf's
+    /// `SqlSession` with autocommit off), on the MySQL table Leaf's README creates.
+    fn leaf(url: &str) -> LeafClaim {
+        use mysql::prelude::Queryable;
+        let mut conn = mysql_conn(url);
+        Box::new(move |tag| {
+            let mut tx = conn.start_transaction(mysql::TxOpts::default()).unwrap();
+            tx.exec_drop(
+                "UPDATE leaf_alloc SET max_id = max_id + step WHERE biz_tag = ?",
+                (tag,),
+            )
+            .unwrap();
+            let (max_id, step): (i64, i64) = tx
+                .exec_first(
+                    "SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag = ?",
+                    (tag,),
+                )
+                .unwrap()
+                .map(|(_, m, s): (String, i64, i64)| (m, s))
+                .unwrap();
+            tx.commit().unwrap();
+            (max_id - step, max_id)
+        })
+    }
+
+    fn reset(url: &str) {
+        Self::exec(url, "DROP TABLE IF EXISTS leaf_alloc");
+        Self::exec(url, "DROP TABLE IF EXISTS ringflake_segment_hold");
+        Self::exec(url, "DROP TABLE IF EXISTS WORKER_NODE");
+        // Leaf's README, verbatim.
+        Self::exec(
+            url,
+            "CREATE TABLE `leaf_alloc` (
+  `biz_tag` varchar(128)  NOT NULL DEFAULT '',
+  `max_id` bigint(20) NOT NULL DEFAULT '1',
+  `step` int(11) NOT NULL,
+  `description` varchar(256)  DEFAULT NULL,
+  `update_time` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
+  PRIMARY KEY (`biz_tag`)
+) ENGINE=InnoDB",
+        );
+    }
+}
+
+struct Postgres;
+
+impl Db for Postgres {
+    const VAR: &'static str = "RINGFLAKE_POSTGRES_URL";
+
+    fn lock() -> MutexGuard<'static, ()> {
+        POSTGRES_LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn table(url: &str) -> SegmentTable {
+        SegmentTable::postgres(url).unwrap()
+    }
+
+    fn exec(url: &str, sql: &str) {
+        postgres_client(url)
+            .batch_execute(sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+    }
+
+    /// Leaf's transaction in PostgreSQL.
+    fn leaf(url: &str) -> LeafClaim {
+        let mut client = postgres_client(url);
+        Box::new(move |tag| {
+            let mut tx = client.transaction().unwrap();
+            tx.execute(
+                "UPDATE leaf_alloc SET max_id = max_id + step WHERE biz_tag = $1",
+                &[&tag],
+            )
+            .unwrap();
+            let row = tx
+                .query_one(
+                    "SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag = $1",
+                    &[&tag],
+                )
+                .unwrap();
+            let (max_id, step): (i64, i32) = (row.get(1), row.get(2));
+            tx.commit().unwrap();
+            (max_id - i64::from(step), max_id)
+        })
+    }
+}
+
+/// Leaf's transaction and ringflake's generators on one table, several generators at once:
+/// disjoint numbers; then a row with a step of 0, one at the end of BIGINT, and a table whose
+/// columns are not Leaf's, each refused by name.
+fn shared_table<D: Db>() {
+    let url = server_url(D::VAR);
+    let _lock = D::lock();
+    D::reset(&url);
+    let table = D::table(&url);
+    assert!(table.add("orders", 1, 50, "shared with Leaf").unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let mut seen = HashSet::new();
+    std::thread::scope(|s| {
+        let leaf = s.spawn(|| {
+            let mut claim = D::leaf(&url);
+            (0..100)
+                .flat_map(|_| {
+                    let (a, b) = claim("orders");
+                    a..b
+                })
+                .collect::<Vec<_>>()
+        });
+        let nodes: Vec<_> = (0..2)
+            .map(|i| {
+                let table = table.clone();
+                let state = dir.path().join(format!("n{i}"));
+                s.spawn(move || {
+                    let g = SegmentGenerator::builder(table)
+                        .state_dir(state)
+                        .build()
+                        .unwrap();
+                    let orders = g.tag("orders").unwrap();
+                    (0..5_000)
+                        .map(|_| orders.next_id().unwrap())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for x in nodes
+            .into_iter()
+            .flat_map(|n| n.join().unwrap())
+            .chain(leaf.join().unwrap())
+        {
+            assert!(seen.insert(x), "{x} handed out twice");
+        }
+    });
+    assert_eq!(seen.len(), 2 * 5_000 + 100 * 50);
+    // Bad rows.
+    D::exec(
+        &url,
+        "INSERT INTO leaf_alloc (biz_tag, max_id, step) VALUES ('zero', 1, 0), \
+         ('top', 9223372036854775000, 1000)",
+    );
+    let g = SegmentGenerator::builder(table.clone()).build().unwrap();
+    let e = g.next_id("zero").unwrap_err().to_string();
+    assert!(e.contains("step 0 refused: allowed 1 to 2147483647"), "{e}");
+    let e = g.next_id("top").unwrap_err().to_string();
+    assert!(e.contains("passes the largest number"), "{e}");
+    drop(g);
+    // A table that is not Leaf's.
+    D::exec(&url, "DROP TABLE leaf_alloc");
+    D::exec(
+        &url,
+        "CREATE TABLE leaf_alloc (biz_tag VARCHAR(128) PRIMARY KEY, max_id BIGINT)",
+    );
+    let e = D::table(&url).rows().unwrap_err().to_string();
+    assert!(e.contains("leaf_alloc is not Leaf's"), "{e}");
+    assert!(e.contains("step"), "{e}");
+}
+
+#[test]
+#[ignore = "needs RINGFLAKE_MYSQL_URL (a MariaDB/MySQL server; .ci/run starts one)"]
+fn mariadb_shares_leaf_alloc_with_leaf() {
+    shared_table::<Maria>();
+}
+
+#[test]
+#[ignore = "needs RINGFLAKE_POSTGRES_URL (a PostgreSQL server; .ci/run starts one)"]
+fn postgres_shares_leaf_alloc_with_leaf() {
+    shared_table::<Postgres>();
+}
