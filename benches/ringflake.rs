@@ -1,5 +1,5 @@
 //! One criterion run: ringflake's takes (one and two threads, batches), its per-thread takers
-//! (`local/*`), its mutex generator, the floors the ring is built on (a padded `fetch_add`, an
+//! (`local/*`), Leaf's segment mode (`segment/*`), its mutex generator, the floors the ring is built on (a padded `fetch_add`, an
 //! `ArrayQueue` pop) and peer ID crates, each set up as its users would to be fastest.
 //!
 //! `take/1-thread-twitter` and `local/2-threads-twitter` are `take/1-thread` and
@@ -325,6 +325,102 @@ fn default(c: &mut Criterion) {
     group.finish();
 }
 
+/// Meituan Leaf's segment mode ([`SegmentGenerator`](ringflake::SegmentGenerator)): dense numbers
+/// of one business tag from a `leaf_alloc` table in a SQLite file, with a state directory (marks
+/// written ahead of the takes, as a service runs it). `segment/1-thread` is a tag handle's
+/// `next_id` on one thread: compare with `floor/fetch_add-1-thread` (target: at least 0.9 x;
+/// CosId's `SegmentChainId` makes 0.91 x `AtomicLong` in its own JMH, Leaf's segment mode about
+/// 0.17 x). `segment/local-*` are per-thread takers (target: 2 threads at least 1.8 x one). The
+/// tag's step is Leaf's largest (`INT`, 2^31 - 1), so that a range lasts seconds at these rates
+/// and the database is not what is measured; claims happen in the background, as in a service.
+#[cfg(all(feature = "segment", feature = "sqlite"))]
+fn segment(c: &mut Criterion) {
+    use ringflake::{SegmentGenerator, SegmentTable};
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let table = SegmentTable::sqlite(dir.path().join("ids.db")).expect("leaf_alloc in SQLite");
+    table
+        .add("bench", 1, i32::MAX as i64, "benches/ringflake.rs")
+        .expect("add the tag");
+    let g = SegmentGenerator::builder(table)
+        .state_dir(dir.path().join("segments"))
+        .build()
+        .expect("build SegmentGenerator");
+    let tag = g.tag("bench").expect("the tag");
+    let stats = |tag: &ringflake::SegmentTag| {
+        let s = tag.stats();
+        format!(
+            "claims {}, waits {}, chunk {}, issued {}",
+            s.claims, s.waits, s.chunk, s.issued
+        )
+    };
+    let mut group = c.benchmark_group("segment");
+    group
+        .sample_size(TAKE_SAMPLES)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(TAKE_WARM_UP)
+        .measurement_time(TAKE_MEASURE)
+        .throughput(Throughput::Elements(1));
+    {
+        let mut tally = Tally::default();
+        group.bench_function("1-thread", |b| {
+            b.iter_custom(|iters| {
+                let n = tally.record(iters);
+                let start = Instant::now();
+                for _ in 0..n {
+                    black_box(tag.next_id().expect("next_id"));
+                }
+                start.elapsed()
+            })
+        });
+        tally.report("segment/1-thread", 1, TAKE_SAMPLES, &stats(&tag));
+    }
+    {
+        let mut taker = tag.local();
+        let mut tally = Tally::default();
+        group.bench_function("local-1-thread", |b| {
+            b.iter_custom(|iters| {
+                let n = tally.record(iters);
+                let start = Instant::now();
+                for _ in 0..n {
+                    black_box(taker.next_id().expect("next_id"));
+                }
+                start.elapsed()
+            })
+        });
+        tally.report("segment/local-1-thread", 1, TAKE_SAMPLES, &stats(&tag));
+    }
+    {
+        let mut tally = Tally::default();
+        group.bench_function("local-2-threads", |b| {
+            b.iter_custom(|iters| {
+                let n = tally.record(iters);
+                let halves = [n / 2, n - n / 2];
+                let barrier = Barrier::new(3);
+                std::thread::scope(|s| {
+                    for half in halves {
+                        let (tag, barrier) = (&tag, &barrier);
+                        s.spawn(move || {
+                            let mut taker = tag.local();
+                            barrier.wait();
+                            for _ in 0..half {
+                                black_box(taker.next_id().expect("next_id"));
+                            }
+                        });
+                    }
+                    barrier.wait();
+                    Instant::now()
+                })
+                .elapsed()
+            })
+        });
+        tally.report("segment/local-2-threads", 1, TAKE_SAMPLES, &stats(&tag));
+    }
+    group.finish();
+}
+
+#[cfg(not(all(feature = "segment", feature = "sqlite")))]
+fn segment(_: &mut Criterion) {}
+
 fn floor(c: &mut Criterion) {
     let mut group = c.benchmark_group("floor");
     group
@@ -532,6 +628,7 @@ criterion_group!(
     take,
     local,
     take_with_exporter,
+    segment,
     bounded,
     default,
     floor,
