@@ -77,6 +77,12 @@ fn python_grpcio_calls_every_rpc() {
     )
     .unwrap();
     let mut received = Vec::new();
+    // A business tag of Leaf's segment mode, in the worker database.
+    let added = common::ringflake(dir.path())
+        .args(["segments", "add", "py-orders", "--step", "100"])
+        .status()
+        .unwrap();
+    assert!(added.success());
 
     let serve = Serve::start(
         dir.path(),
@@ -86,7 +92,14 @@ fn python_grpcio_calls_every_rpc() {
     received.extend(python_client(
         &python,
         dir.path(),
-        &["--addr", &addr, "--generator", "orders"],
+        &[
+            "--addr",
+            &addr,
+            "--generator",
+            "orders",
+            "--segment-tag",
+            "py-orders",
+        ],
     ));
     drop(serve);
 

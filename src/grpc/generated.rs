@@ -70,6 +70,37 @@ pub struct ParseRequest {
     #[prost(string, tag = "4")]
     pub format: ::prost::alloc::string::String,
 }
+/// Which business tag `SegmentNext` takes from.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SegmentNextRequest {
+    /// The `biz_tag` of `leaf_alloc`: 1 to 128 characters of A-Z a-z 0-9 - . _ ~.
+    #[prost(string, tag = "1")]
+    pub biz_tag: ::prost::alloc::string::String,
+}
+/// One number of a business tag.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SegmentNextResponse {
+    /// The number (Leaf's `long`; with `serve --hide-volume`, its public form, 0 to 2^63 - 1).
+    #[prost(int64, tag = "1")]
+    pub id: i64,
+}
+/// Which business tag `SegmentBatch` takes from, and how many numbers.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SegmentBatchRequest {
+    /// The `biz_tag` of `leaf_alloc`.
+    #[prost(string, tag = "1")]
+    pub biz_tag: ::prost::alloc::string::String,
+    /// How many numbers: 1 to 100,000.
+    #[prost(uint32, tag = "2")]
+    pub count: u32,
+}
+/// The numbers of one `SegmentBatch`.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SegmentBatchResponse {
+    /// `count` numbers, increasing (unless hidden with `serve --hide-volume`).
+    #[prost(int64, repeated, tag = "1")]
+    pub ids: ::prost::alloc::vec::Vec<i64>,
+}
 /// An ID's parts.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct ParseResponse {
@@ -295,6 +326,59 @@ pub mod id_service_client {
                 .insert(GrpcMethod::new("ringflake.v1.IdService", "Parse"));
             self.inner.unary(req, path, codec).await
         }
+        /// The next number of a business tag of Meituan Leaf's segment mode (the `leaf_alloc` table of
+        /// the service's worker database), as `GET /api/segment/get/{biz_tag}` answers it: dense,
+        /// increasing per tag, shared with Leaf nodes on the same table. NOT_FOUND for a tag not in
+        /// the table; UNAVAILABLE (with `grpc-retry-pushback-ms`) when the next range is late.
+        pub async fn segment_next(
+            &mut self,
+            request: impl tonic::IntoRequest<super::SegmentNextRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::SegmentNextResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/ringflake.v1.IdService/SegmentNext",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("ringflake.v1.IdService", "SegmentNext"));
+            self.inner.unary(req, path, codec).await
+        }
+        /// `count` numbers of a business tag at once, increasing.
+        pub async fn segment_batch(
+            &mut self,
+            request: impl tonic::IntoRequest<super::SegmentBatchRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::SegmentBatchResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/ringflake.v1.IdService/SegmentBatch",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("ringflake.v1.IdService", "SegmentBatch"));
+            self.inner.unary(req, path, codec).await
+        }
     }
 }
 /// Generated server implementations.
@@ -338,6 +422,25 @@ pub mod id_service_server {
             &self,
             request: tonic::Request<super::ParseRequest>,
         ) -> std::result::Result<tonic::Response<super::ParseResponse>, tonic::Status>;
+        /// The next number of a business tag of Meituan Leaf's segment mode (the `leaf_alloc` table of
+        /// the service's worker database), as `GET /api/segment/get/{biz_tag}` answers it: dense,
+        /// increasing per tag, shared with Leaf nodes on the same table. NOT_FOUND for a tag not in
+        /// the table; UNAVAILABLE (with `grpc-retry-pushback-ms`) when the next range is late.
+        async fn segment_next(
+            &self,
+            request: tonic::Request<super::SegmentNextRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::SegmentNextResponse>,
+            tonic::Status,
+        >;
+        /// `count` numbers of a business tag at once, increasing.
+        async fn segment_batch(
+            &self,
+            request: tonic::Request<super::SegmentBatchRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::SegmentBatchResponse>,
+            tonic::Status,
+        >;
     }
     /// IDs from the generators of one `ringflake serve`.
     #[derive(Debug)]
@@ -576,6 +679,96 @@ pub mod id_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ParseSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/ringflake.v1.IdService/SegmentNext" => {
+                    #[allow(non_camel_case_types)]
+                    struct SegmentNextSvc<T: IdService>(pub Arc<T>);
+                    impl<
+                        T: IdService,
+                    > tonic::server::UnaryService<super::SegmentNextRequest>
+                    for SegmentNextSvc<T> {
+                        type Response = super::SegmentNextResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::SegmentNextRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as IdService>::segment_next(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = SegmentNextSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/ringflake.v1.IdService/SegmentBatch" => {
+                    #[allow(non_camel_case_types)]
+                    struct SegmentBatchSvc<T: IdService>(pub Arc<T>);
+                    impl<
+                        T: IdService,
+                    > tonic::server::UnaryService<super::SegmentBatchRequest>
+                    for SegmentBatchSvc<T> {
+                        type Response = super::SegmentBatchResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::SegmentBatchRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as IdService>::segment_batch(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = SegmentBatchSvc(inner);
                         let codec = tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(

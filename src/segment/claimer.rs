@@ -282,9 +282,11 @@ impl Shared {
         *crate::lock::lock(&self.refreshed_at) = Instant::now();
         let mut skipped = Vec::new();
         let mut names = BTreeSet::new();
+        let mut steps = Vec::new();
         for row in rows {
             match check_tag(&row.biz_tag) {
                 Ok(()) => {
+                    steps.push((row.biz_tag.clone(), row.step));
                     names.insert(row.biz_tag);
                 }
                 Err(SegmentError::InvalidTag { reason, .. }) => {
@@ -301,6 +303,16 @@ impl Shared {
                     let cell = Arc::new(TagCell::new(name, self.min_chunk));
                     self.load_state(&cell);
                     tags.insert(name.clone(), cell);
+                }
+            }
+            // The table's step, shown until the first claim reads it.
+            for (name, step) in &steps {
+                if let Some(cell) = tags.get(name) {
+                    let mut st = cell.lock();
+                    if !st.init {
+                        st.min_step = *step;
+                        st.step = *step;
+                    }
                 }
             }
             tags.retain(|name, cell| {

@@ -101,8 +101,9 @@ impl fmt::Display for SegmentError {
         match self {
             SegmentError::UnknownTag { tag, tags } => write!(
                 f,
-                "no biz_tag \"{tag}\" in leaf_alloc ({tags} tags served): add it with `ringflake \
-                 segments add {tag}` or INSERT INTO leaf_alloc"
+                "no biz_tag \"{tag}\" in leaf_alloc ({tags} tag{} served): add it with \
+                 `ringflake segments add {tag}` or INSERT INTO leaf_alloc",
+                if *tags == 1 { "" } else { "s" }
             ),
             SegmentError::InvalidTag { tag, reason } => {
                 write!(f, "biz_tag \"{tag}\" cannot be served: {reason}")

@@ -273,6 +273,25 @@ impl SegmentTable {
         self.table.rows()
     }
 
+    /// Whether ringflake can serve `tag`: 1 to 128 bytes of `A-Z a-z 0-9 - . _ ~` (what a URL
+    /// path carries as it is). A row of `leaf_alloc` with another tag is listed but not served.
+    ///
+    /// # Errors
+    ///
+    /// [`SegmentError::InvalidTag`] naming what is wrong (the length and the limit, or the first
+    /// character refused and where).
+    ///
+    /// ```
+    /// use ringflake::SegmentTable;
+    ///
+    /// assert!(SegmentTable::servable("leaf-segment-test").is_ok());
+    /// let e = SegmentTable::servable("订单").unwrap_err().to_string();
+    /// assert!(e.contains("character '订' at byte 0"), "{e}");
+    /// ```
+    pub fn servable(tag: &str) -> Result<(), Error> {
+        super::error::check_tag(tag).map_err(Error::Segment)
+    }
+
     /// Adds a tag, as an operator's `INSERT INTO leaf_alloc(biz_tag, max_id, step, description)`
     /// would: its numbers start at `start` (Leaf's `max_id`), claimed `step` at a time. Returns
     /// false, changing nothing, if the tag exists.

@@ -68,6 +68,7 @@ def main():
     parser.add_argument("--ca")
     parser.add_argument("--token")
     parser.add_argument("--generator", action="append", default=[])
+    parser.add_argument("--segment-tag")
     parser.add_argument("--ids-out", required=True)
     args = parser.parse_args()
 
@@ -132,6 +133,35 @@ def main():
                 timeout=TIMEOUT,
             )
             assert by_text.id == one.id and by_text.parse_uid == parsed.parse_uid, (b32, by_text)
+
+        # Leaf's segment mode: dense numbers of a business tag of leaf_alloc.
+        if args.segment_tag:
+            first = ids.SegmentNext(
+                pb2.SegmentNextRequest(biz_tag=args.segment_tag), metadata=metadata, timeout=TIMEOUT
+            )
+            numbers = ids.SegmentBatch(
+                pb2.SegmentBatchRequest(biz_tag=args.segment_tag, count=500),
+                metadata=metadata,
+                timeout=TIMEOUT,
+            )
+            assert list(numbers.ids) == list(range(first.id + 1, first.id + 501)), numbers.ids[:5]
+            expect_error(
+                lambda: ids.SegmentNext(
+                    pb2.SegmentNextRequest(biz_tag="nope"), metadata=metadata, timeout=TIMEOUT
+                ),
+                grpc.StatusCode.NOT_FOUND,
+                'no biz_tag "nope" in leaf_alloc',
+            )
+            expect_error(
+                lambda: ids.SegmentBatch(
+                    pb2.SegmentBatchRequest(biz_tag=args.segment_tag, count=0),
+                    metadata=metadata,
+                    timeout=TIMEOUT,
+                ),
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "count 0 out of range",
+                "1 to 100000",
+            )
 
         # Errors: status codes with messages that name the value and its limit.
         expect_error(
@@ -210,7 +240,9 @@ def main():
         proto = database.FindFileContainingSymbol("ringflake.v1.IdService")
         assert proto.package == "ringflake.v1", proto.package
         methods = {m.name for m in proto.service[0].method}
-        assert methods == {"Next", "Batch", "Stream", "Parse"}, methods
+        assert methods == {
+            "Next", "Batch", "Stream", "Parse", "SegmentNext", "SegmentBatch"
+        }, methods
 
         channel.close()
         assert len(set(received)) == len(received), "an ID came twice"

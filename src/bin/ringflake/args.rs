@@ -47,10 +47,33 @@ pub enum Command {
          [default: {DEFAULT_SQLITE_PATH}]"
     ))))]
     Workers(WorkersArgs),
+    /// List or add the business tags of Meituan Leaf's leaf_alloc table (segment mode)
+    Segments {
+        #[command(subcommand)]
+        action: SegmentsAction,
+    },
     /// Print a completion script for a shell: ringflake completions bash > /etc/bash_completion.d/ringflake
     Completions(crate::completions::CompletionsArgs),
     /// Print the man page (roff) of ringflake or of one of its commands: ringflake man serve | man -l -
     Man(crate::completions::ManArgs),
+}
+
+/// What `segments` does, on the worker database's `leaf_alloc`.
+#[derive(Debug, Subcommand)]
+pub enum SegmentsAction {
+    /// List the biz_tags of leaf_alloc: max_id, step, whether ringflake serves it, description
+    List {
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// Add a biz_tag to leaf_alloc (creating the table if missing), as INSERT INTO leaf_alloc
+    /// would; serve nodes pick it up at their next reread
+    Add {
+        #[command(flatten)]
+        tag: crate::segment_args::NewTag,
+        #[command(flatten)]
+        db: DbArgs,
+    },
 }
 
 /// The ID layout, the same flags everywhere. Defaults: [`Layout::default`], 31/10/22 bits from
@@ -473,6 +496,8 @@ pub struct ServeArgs {
     pub layout: LayoutArgs,
     #[command(flatten)]
     pub ring: RingArgs,
+    #[command(flatten)]
+    pub segments: crate::segment_args::SegmentArgs,
 }
 
 /// The flags of one generator, as `serve` takes them: what a `[generators.NAME]` table of

@@ -15,6 +15,8 @@ mod generators;
 mod layout;
 mod log;
 mod parse;
+mod segment_args;
+mod segments;
 mod serve;
 mod text;
 mod workers;
@@ -42,7 +44,8 @@ fn main() -> ExitCode {
             // whatever the filter (a JSON line with --log-format json).
             return match log::install(&directives, a.log_format).and_then(|()| {
                 serve::run(&generators::serve::config(a), || {
-                    generators::serve::plans(a, &matches)
+                    let plans = generators::serve::plans(a, &matches)?;
+                    Ok((plans, generators::segments::plan(a, &matches)?))
                 })
             }) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
         Command::Parse(a) => parse::run(a),
         Command::Layout(a) => layout::run(a),
         Command::Workers(a) => workers::run(a, &matches),
+        Command::Segments { action } => segments::run(action, &matches),
         Command::Completions(a) => completions::completions(a, Cli::command()),
         Command::Man(a) => completions::man(a, Cli::command()),
     };

@@ -120,8 +120,8 @@ fn zookeeper(
 }
 
 /// Prints `lines` in aligned columns, then `summary`.
-fn print_table(lines: &[[String; 6]], summary: &str) -> Result<(), String> {
-    let mut widths = [0usize; 6];
+pub fn print_table<const N: usize>(lines: &[[String; N]], summary: &str) -> Result<(), String> {
+    let mut widths = [0usize; N];
     for line in lines {
         for (w, cell) in widths.iter_mut().zip(line) {
             *w = (*w).max(cell.chars().count());
@@ -138,7 +138,7 @@ fn print_table(lines: &[[String; 6]], summary: &str) -> Result<(), String> {
                 s.push_str(&format!("{cell:<w$}  "));
             }
         }
-        if let Err(e) = writeln!(out, "{s}") {
+        if let Err(e) = writeln!(out, "{}", s.trim_end()) {
             return stdout_error(e);
         }
     }

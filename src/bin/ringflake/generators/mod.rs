@@ -7,6 +7,7 @@
 //! this one, the service's model (`serve::model`, which gets plain values from here and never
 //! sees a flag), its handlers, its server.
 
+pub mod segments;
 pub mod serve;
 
 use crate::args::{

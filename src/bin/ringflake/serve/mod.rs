@@ -29,6 +29,7 @@ use model::history::History;
 use model::plan::{DEFAULT, Plan};
 use model::routes::Exposure;
 use model::sampler::Sampler;
+use model::segments::Segments;
 use ringflake::{MetricsReporter, PrometheusHandle};
 use server::signals::Signals;
 use server::{Server, Stop};
@@ -71,14 +72,29 @@ pub struct Config {
 /// worker table), serves HTTP until SIGTERM or Ctrl-C, then stops accepting, finishes in-flight
 /// requests, and drops the generators (which stops their fillers and releases their worker
 /// leases).
-pub fn run(a: &Config, plans: impl FnOnce() -> Result<Vec<Plan>, String>) -> Result<(), String> {
+pub fn run(
+    a: &Config,
+    plans: impl FnOnce() -> Result<(Vec<Plan>, Option<model::segments::Plan>), String>,
+) -> Result<(), String> {
     let (auth, tls) = read_start_files(a)?;
     let id_key = crate::text::id_key(a.id_key_file.as_deref())?.map(Arc::new);
-    let plans = plans()?;
+    let (plans, segment_plan) = plans()?;
     let handle = ringflake::install_prometheus_recorder().map_err(|e| e.to_string())?;
     let booted = boot_generators(a, plans, id_key.as_ref())?;
     let mut start = booted.start;
-    let (app, source) = default_app(a, booted.named, handle, booted.reporters, auth.clone());
+    let segments = segment_plan.map(|plan| {
+        let segments = Segments::boot(&plan, id_key.clone());
+        let lines = startup::segment_lines(&plan, &segments);
+        if a.json_log {
+            // As the generators' lines: events, and nothing on standard output.
+            log_access_lines(&lines);
+        } else {
+            start.push_str(&lines);
+        }
+        Arc::new(segments)
+    });
+    let (mut app, source) = default_app(a, booted.named, handle, booted.reporters, auth.clone());
+    app.segments = segments.clone();
     let mut sampler = Sampler::start(Arc::clone(&app.generators))?;
     // Signals are caught from before the address is printed: a SIGTERM sent as soon as the
     // service is announced must stop it cleanly, not kill it.
@@ -114,6 +130,8 @@ pub fn run(a: &Config, plans: impl FnOnce() -> Result<Vec<Plan>, String>) -> Res
     drop(control);
     let _ = joiner.join();
     sampler.stop();
+    // The last handle: its state files record exactly how far each range was handed out.
+    drop(segments);
     release_generators(generators, &a.name)
 }
 
@@ -220,6 +238,7 @@ fn boot_generators(
                 auth: None,
                 max_wait: a.max_wait,
                 id_key: id_key.cloned(),
+                segments: None,
             },
             name: plan.name,
             source: plan.source,
@@ -261,6 +280,7 @@ fn default_app(
         auth,
         max_wait: a.max_wait,
         id_key,
+        segments: None,
     };
     (app, source)
 }

@@ -201,6 +201,68 @@ fn rfc3339(second: i64) -> String {
         .map_or_else(|_| format!("unix second {second}"), |t| t.to_string())
 }
 
+/// The start-up lines of the segment mode: the tags served from which table, where the ranges
+/// held are kept (or what a restart loses without), the hidden tags; or why it is off.
+pub fn segment_lines(
+    plan: &super::model::segments::Plan,
+    segments: &super::model::segments::Segments,
+) -> String {
+    use super::model::segments::Hidden;
+    let g = match &segments.generator {
+        Ok(g) => g,
+        Err(why) => {
+            return format!(
+                "ringflake: warning: segment mode off ({why}): /api/segment/get answers 503\n"
+            );
+        }
+    };
+    let tags = g.tags().len();
+    let mut lines = format!(
+        "ringflake: segments: {tags} biz_tag{} of leaf_alloc in {} at \
+         /api/segment/get/{{biz_tag}}\n",
+        if tags == 1 { "" } else { "s" },
+        segments.table
+    );
+    match &plan.state_dir {
+        Some(dir) => {
+            let shown = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
+            let _ = writeln!(
+                lines,
+                "ringflake: segment state directory {}: a restart resumes the ranges held",
+                shown.display()
+            );
+        }
+        None => lines.push_str(
+            "ringflake: no segment state directory (--no-state-file): a restart loses what is \
+             left of each biz_tag's two segments, as Leaf does\n",
+        ),
+    }
+    match &plan.hidden {
+        Hidden::None => {}
+        Hidden::All => lines.push_str(
+            "ringflake: every biz_tag hands out public numbers (--hide-volume '*'): the volume \
+             between two numbers does not show\n",
+        ),
+        Hidden::Tags(tags) => {
+            let list: Vec<&str> = tags.iter().map(String::as_str).collect();
+            let _ = writeln!(
+                lines,
+                "ringflake: biz_tag {} hand{} out public numbers (--hide-volume): the volume \
+                 between two numbers does not show",
+                list.join(", "),
+                if list.len() == 1 { "s" } else { "" }
+            );
+        }
+    }
+    for (tag, why) in g.skipped() {
+        let _ = writeln!(
+            lines,
+            "ringflake: warning: biz_tag {tag:?} not served: {why}"
+        );
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,6 +23,7 @@ use ringflake::Error;
 use ringflake::grpc::id_service_server::{IdService, IdServiceServer};
 use ringflake::grpc::{
     BatchRequest, BatchResponse, Chunk, NextRequest, NextResponse, ParseRequest, ParseResponse,
+    SegmentBatchRequest, SegmentBatchResponse, SegmentNextRequest, SegmentNextResponse,
     StreamRequest,
 };
 use std::future::Future;
@@ -232,6 +233,21 @@ fn unavailable(e: &Error) -> Status {
     }
 }
 
+/// The status of a segment take the HTTP route would answer `answer` (NOT_FOUND,
+/// INVALID_ARGUMENT, INTERNAL for a row at fault, else UNAVAILABLE with its retry delay).
+fn refused(answer: super::segments::Answer) -> Status {
+    let message = serde_json::from_str::<serde_json::Value>(&answer.body)
+        .ok()
+        .and_then(|v| v["error"].as_str().map(str::to_string))
+        .unwrap_or(answer.body);
+    match answer.status.as_u16() {
+        404 => Status::not_found(message),
+        400 => Status::invalid_argument(message),
+        500 => Status::internal(message),
+        _ => retry_later(message, u64::from(answer.retry_after.unwrap_or(1))),
+    }
+}
+
 /// UNAVAILABLE with `message`, and the retry delay in the trailer `grpc-retry-pushback-ms`.
 fn retry_later(message: String, seconds: u64) -> Status {
     let mut metadata = MetadataMap::new();
@@ -271,6 +287,28 @@ async fn take(app: &App, what: &str, out: &mut [u64]) -> Result<(), Status> {
 
 #[tonic::async_trait]
 impl IdService for Ids {
+    async fn segment_next(
+        &self,
+        request: tonic::Request<SegmentNextRequest>,
+    ) -> Result<tonic::Response<SegmentNextResponse>, Status> {
+        let numbers = super::segments::grpc_take(&self.app, &request.get_ref().biz_tag, 1)
+            .await
+            .map_err(refused)?;
+        let id = numbers.first().copied().unwrap_or_default();
+        Ok(tonic::Response::new(SegmentNextResponse { id }))
+    }
+
+    async fn segment_batch(
+        &self,
+        request: tonic::Request<SegmentBatchRequest>,
+    ) -> Result<tonic::Response<SegmentBatchResponse>, Status> {
+        let request = request.into_inner();
+        let ids = super::segments::grpc_take(&self.app, &request.biz_tag, request.count)
+            .await
+            .map_err(refused)?;
+        Ok(tonic::Response::new(SegmentBatchResponse { ids }))
+    }
+
     async fn next(
         &self,
         request: tonic::Request<NextRequest>,

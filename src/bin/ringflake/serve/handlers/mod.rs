@@ -16,6 +16,7 @@
 
 pub mod grpc;
 pub mod leaf;
+pub mod segments;
 pub mod status;
 
 use super::model::app::App;
@@ -199,13 +200,38 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
                 respond(StatusCode::OK, TEXT, Bytes::new())
             }
         }
+        Endpoint::SegmentGet => {
+            let count = match query.iter().any(|(name, _)| *name == "count") {
+                true => match count(route, &query) {
+                    Ok(n) => Some(n),
+                    Err(message) => return error(StatusCode::BAD_REQUEST, &message),
+                },
+                false => None,
+            };
+            let answer = segments::get(app, route, param, count, take).await;
+            let kind = if answer.json { JSON } else { TEXT };
+            let mut r = respond(answer.status, kind, answer.body);
+            if let Some(seconds) = answer.retry_after {
+                r.headers_mut()
+                    .insert(RETRY_AFTER, HeaderValue::from(seconds));
+            }
+            r
+        }
         Endpoint::LeafDecode => {
             let (status, body) = leaf::decode(req.uri().query(), &app.layout, &app.tz);
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
             respond(status, JSON, body)
         }
-        Endpoint::Page => respond(StatusCode::OK, HTML, status::page(&app.generators)),
-        Endpoint::Status => respond(StatusCode::OK, JSON, status::json(&app.generators)),
+        Endpoint::Page => respond(
+            StatusCode::OK,
+            HTML,
+            status::page(&app.generators, &segments::view(app)),
+        ),
+        Endpoint::Status => respond(
+            StatusCode::OK,
+            JSON,
+            status::json(&app.generators, segments::view(app)),
+        ),
         Endpoint::Metrics => metrics(app),
         Endpoint::Healthz => healthz(app),
         Endpoint::Livez => respond(StatusCode::OK, TEXT, "ok\n"),
@@ -297,6 +323,7 @@ fn usage(route: &Route) -> String {
         Endpoint::Id | Endpoint::IdOf | Endpoint::ParseOf => {
             format!("use {} [?{FORMATS}]", route.usage)
         }
+        Endpoint::SegmentGet => segments::usage(route),
         _ => format!("use {}", route.usage),
     }
 }
@@ -480,6 +507,11 @@ fn metrics(app: &App) -> Reply {
         Some((handle, reporters)) => {
             for reporter in reporters {
                 reporter.sample();
+            }
+            if let Some(s) = &app.segments
+                && let Ok(g) = &s.generator
+            {
+                s.metrics.record(&g.stats());
             }
             let mut body = handle.render();
             crate::serve::model::requests::render(&mut body);

@@ -316,6 +316,8 @@ struct StatusJson {
     sample_seconds: u64,
     samples: usize,
     generators: Vec<GeneratorJson>,
+    /// Meituan Leaf's segment mode: every biz_tag served (see [`super::segments`]).
+    segments: Vec<super::segments::TagJson>,
 }
 
 /// One generator of `/status`: its numbers, then under `text` the values as the page shows
@@ -397,7 +399,7 @@ fn rounded(x: f64, decimals: i32) -> f64 {
 }
 
 /// `/status`, the page's values for a script: see [`StatusJson`].
-pub fn json(generators: &Generators) -> String {
+pub fn json(generators: &Generators, segments: super::segments::View) -> String {
     let generators = generators
         .iter()
         .map(|g| {
@@ -454,6 +456,7 @@ pub fn json(generators: &Generators) -> String {
         sample_seconds: EVERY.as_secs(),
         samples: SAMPLES,
         generators,
+        segments: segments.tags,
     })
 }
 
@@ -491,8 +494,46 @@ const ROWS: [(&str, &str); 14] = [
     ("State file", "state"),
 ];
 
-/// `/`: the page with the current values.
-pub fn page(generators: &Generators) -> String {
+/// The segment mode's card: a row per tag, each cell marked for the page's script.
+fn segment_card(view: &super::segments::View) -> String {
+    let Some(title) = &view.title else {
+        return String::new();
+    };
+    if let Some(why) = &view.failed {
+        return format!(
+            "<section class=\"card\"><h2>{}</h2><p class=\"bad\">{}</p></section>\n",
+            html(title),
+            html(why)
+        );
+    }
+    let mut out = format!(
+        "<section class=\"card wide\"><h2>{}</h2>\n<table>\n<tr><th>biz_tag</th><th>Current \
+         range</th><th>Next range</th><th>Step</th><th>Claims</th><th>Takes</th><th>Last \
+         error</th></tr>\n",
+        html(title)
+    );
+    for t in &view.tags {
+        let tag = html(&t.biz_tag);
+        let _ = write!(out, "<tr><th>{tag}</th>");
+        for k in ["range", "next", "step", "claims", "waits", "error"] {
+            let text = t.text.get(k).map_or("", String::as_str);
+            let _ = write!(
+                out,
+                "<td data-s=\"{tag}\" data-k=\"{k}\">{}</td>",
+                html(text)
+            );
+        }
+        out.push_str("</tr>\n");
+    }
+    if view.tags.is_empty() {
+        out.push_str("<tr><td colspan=\"7\">no biz_tag in leaf_alloc</td></tr>\n");
+    }
+    out.push_str("</table>\n</section>\n");
+    out
+}
+
+/// `/`: the page with the current values, the segment mode's card after the generators'.
+pub fn page(generators: &Generators, segments: &super::segments::View) -> String {
     let mut cards = String::new();
     for g in generators.iter() {
         let v = view(g);
@@ -530,6 +571,7 @@ pub fn page(generators: &Generators) -> String {
         }
         cards.push_str("</table>\n</section>\n");
     }
+    cards.push_str(&segment_card(segments));
     PAGE.replacen("<!--CARDS-->", &cards, 1).replacen(
         "<!--GENERATED-->",
         &html(&utc(unix_ms() / 1000)),

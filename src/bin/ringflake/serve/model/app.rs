@@ -42,6 +42,9 @@ pub struct App {
     /// The key of `--id-key-file`: the HTTP routes hand out public IDs through it, and
     /// `/parse` and gRPC's `Parse` of a text read them back.
     pub id_key: Option<Arc<IdCipher>>,
+    /// Meituan Leaf's segment mode (`/api/segment/get/{biz_tag}`); `None` with
+    /// `--no-segments` or without a worker database.
+    pub segments: Option<Arc<super::segments::Segments>>,
 }
 
 impl App {

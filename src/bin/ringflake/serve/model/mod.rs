@@ -12,3 +12,4 @@ pub mod process;
 pub mod requests;
 pub mod routes;
 pub mod sampler;
+pub mod segments;

@@ -6,7 +6,7 @@
 use hyper::Method;
 
 /// Every route, in the order a person is told about them.
-pub const ROUTES: [Route; 13] = [
+pub const ROUTES: [Route; 14] = [
     Route {
         usage: "/",
         endpoint: Endpoint::Page,
@@ -59,6 +59,10 @@ pub const ROUTES: [Route; 13] = [
         usage: "/decodeSnowflakeId?snowflakeId=ID",
         endpoint: Endpoint::LeafDecode,
     },
+    Route {
+        usage: "/api/segment/get/{key}",
+        endpoint: Endpoint::SegmentGet,
+    },
 ];
 
 /// The methods every route answers (the service only reads); any other gets a 405.
@@ -98,6 +102,9 @@ pub enum Endpoint {
     LeafGet,
     /// Leaf's `/decodeSnowflakeId?snowflakeId=ID`, see [`crate::serve::handlers::leaf`].
     LeafDecode,
+    /// Leaf's segment mode, `/api/segment/get/{key}[?count=N]`: the next number of business
+    /// tag `key` of `leaf_alloc`, see [`crate::serve::handlers::segments`].
+    SegmentGet,
     /// The Prometheus series of the generator.
     Metrics,
     /// 200 `{"status":"ok",…}`, or 503 with the reason the generator cannot serve: readiness.
@@ -144,6 +151,7 @@ impl Endpoint {
                 | Endpoint::ParseOf
                 | Endpoint::LeafGet
                 | Endpoint::LeafDecode
+                | Endpoint::SegmentGet
         )
     }
 
@@ -155,6 +163,7 @@ impl Endpoint {
             Endpoint::Id | Endpoint::IdOf | Endpoint::Parse | Endpoint::ParseOf => {
                 Some(&["format"])
             }
+            Endpoint::SegmentGet => Some(&["count"]),
             // Leaf's routes read their parameters as Spring does, ignoring any other.
             Endpoint::LeafGet
             | Endpoint::LeafDecode
@@ -244,6 +253,11 @@ mod tests {
             endpoint("/decodeSnowflakeId"),
             Some((Endpoint::LeafDecode, ""))
         );
+        assert_eq!(
+            endpoint("/api/segment/get/leaf-segment-test"),
+            Some((Endpoint::SegmentGet, "leaf-segment-test"))
+        );
+        assert_eq!(endpoint("/api/segment/get/a/b"), None);
         for path in [
             "/nope",
             "/parse",
@@ -258,8 +272,8 @@ mod tests {
         assert_eq!(
             listing(" or "),
             "GET /, /id, /id/{name}, /ids?count=N, /ids/{name}?count=N, /parse/{id}, \
-             /parse/{name}/{id}, /status, /metrics, /healthz, /livez, /api/snowflake/get/{key} or \
-             /decodeSnowflakeId?snowflakeId=ID"
+             /parse/{name}/{id}, /status, /metrics, /healthz, /livez, /api/snowflake/get/{key}, \
+             /decodeSnowflakeId?snowflakeId=ID or /api/segment/get/{key}"
         );
     }
 
@@ -280,8 +294,8 @@ mod tests {
         assert_eq!(
             listing_on(Exposure::Ids, " or "),
             "GET /id, /id/{name}, /ids?count=N, /ids/{name}?count=N, /parse/{id}, \
-             /parse/{name}/{id}, /healthz, /livez, /api/snowflake/get/{key} or \
-             /decodeSnowflakeId?snowflakeId=ID"
+             /parse/{name}/{id}, /healthz, /livez, /api/snowflake/get/{key}, \
+             /decodeSnowflakeId?snowflakeId=ID or /api/segment/get/{key}"
         );
         assert_eq!(on("/", Exposure::Ids), None);
         assert_eq!(on("/status", Exposure::Internal), Some(Endpoint::Status));

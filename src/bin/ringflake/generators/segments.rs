@@ -1,0 +1,81 @@
+//! `serve`'s segment mode flags as the service takes them: the [`Plan`] of its
+//! [`SegmentGenerator`](ringflake::SegmentGenerator), on the `leaf_alloc` table of the default
+//! generator's worker database.
+
+use crate::args::{ServeArgs, given, sub};
+use crate::serve::model::segments::{Hidden, Plan, Source};
+use clap::ArgMatches;
+use ringflake::{DEFAULT_SEGMENT_MAX_WAIT, DEFAULT_SEGMENT_REFRESH, DEFAULT_SQLITE_PATH};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The segment flags that need the segment mode on a worker database.
+const SEGMENT_FLAGS: &[&str] = &[
+    "segment_state_dir",
+    "segment_max_wait",
+    "segment_refresh",
+    "hide_volume",
+];
+
+/// The plan the flags make; `None` with `--no-segments`, or when the worker ids come from no
+/// database (`--worker-id`, `--zookeeper`, ...), where a segment flag given is an error.
+pub fn plan(a: &ServeArgs, matches: &ArgMatches) -> Result<Option<Plan>, String> {
+    let s = &a.segments;
+    let flags = given(sub(matches), SEGMENT_FLAGS);
+    let named = |why: &str| {
+        flags.first().map_or(Ok(None), |(flag, _)| {
+            Err(format!("--{} {why}", flag.replace('_', "-")))
+        })
+    };
+    if s.no_segments {
+        return named("needs the segment mode, which --no-segments turns off");
+    }
+    let db = &a.worker.db;
+    let source = match a.worker.chosen(matches)? {
+        Some("mysql") => Source::Mysql(db.mysql.clone().unwrap_or_default()),
+        Some("postgres") => Source::Postgres(db.postgres.clone().unwrap_or_default()),
+        None | Some("db") => Source::Sqlite(
+            db.db
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(DEFAULT_SQLITE_PATH)),
+        ),
+        Some(_) => {
+            return named(
+                "needs the segment mode, on the worker database's leaf_alloc: --db, --mysql or \
+                 --postgres",
+            );
+        }
+    };
+    let hidden = match s.hide_volume.as_slice() {
+        [] => Hidden::None,
+        tags if tags.iter().any(|t| t == "*") => Hidden::All,
+        tags => Hidden::Tags(tags.iter().map(|t| t.trim().to_string()).collect()),
+    };
+    if hidden != Hidden::None && a.id_key_file.is_none() {
+        return Err(
+            "--hide-volume needs --id-key-file: the key whose permutation hides the volume".into(),
+        );
+    }
+    let state_dir = match &s.segment_state_dir {
+        Some(dir) => Some(dir.clone()),
+        None => a.state.path(matches)?.map(|state| {
+            let mut dir = state.into_os_string();
+            dir.push(".segments");
+            PathBuf::from(dir)
+        }),
+    };
+    Ok(Some(Plan {
+        source,
+        ca_file: db.db_ca_file.clone(),
+        timeout: db.db_timeout.map(Duration::from_secs),
+        accept_async_replication: db.accept_async_replication,
+        state_dir,
+        max_wait: s
+            .segment_max_wait
+            .map_or(DEFAULT_SEGMENT_MAX_WAIT, Duration::from_secs),
+        refresh: s
+            .segment_refresh
+            .map_or(DEFAULT_SEGMENT_REFRESH, Duration::from_secs),
+        hidden,
+    }))
+}

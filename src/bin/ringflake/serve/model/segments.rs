@@ -1,0 +1,176 @@
+//! Meituan Leaf's segment mode in the service: the [`SegmentGenerator`] over the `leaf_alloc`
+//! table of the worker database ([`Plan`], plain values from the flags), which tags hand out
+//! public numbers through the ID key ([`Hidden`]), and its Prometheus series.
+
+use ringflake::{IdCipher, SegmentGenerator, SegmentMetrics, SegmentTable};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where `leaf_alloc` is: the worker database.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A SQLite file (`--db`, or the default `ringflake.db`).
+    Sqlite(PathBuf),
+    /// `--mysql URL`.
+    Mysql(String),
+    /// `--postgres URL`.
+    Postgres(String),
+}
+
+/// The segment generator to boot, as plain values.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub source: Source,
+    /// `--db-ca-file`.
+    pub ca_file: Option<PathBuf>,
+    /// `--db-timeout`.
+    pub timeout: Option<Duration>,
+    /// `--accept-async-replication`.
+    pub accept_async_replication: bool,
+    /// `--segment-state-dir`, or the state file's beside it; `None` with `--no-state-file`.
+    pub state_dir: Option<PathBuf>,
+    /// `--segment-max-wait`.
+    pub max_wait: Duration,
+    /// `--segment-refresh`.
+    pub refresh: Duration,
+    /// `--hide-volume`.
+    pub hidden: Hidden,
+}
+
+/// The tags whose numbers go out through the ID key's permutation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hidden {
+    /// None (no `--hide-volume`).
+    None,
+    /// Every tag (`--hide-volume '*'`).
+    All,
+    /// These.
+    Tags(BTreeSet<String>),
+}
+
+impl Hidden {
+    /// Whether `tag`'s numbers are hidden.
+    pub fn hides(&self, tag: &str) -> bool {
+        match self {
+            Hidden::None => false,
+            Hidden::All => true,
+            Hidden::Tags(tags) => tags.contains(tag),
+        }
+    }
+}
+
+/// The service's segment mode: its generator (or why it could not start), the key, the series.
+pub struct Segments {
+    /// The generator, or why there is none (the table could not be read or created): the route
+    /// answers 503 with it, and the rest of the service runs.
+    pub generator: Result<SegmentGenerator, String>,
+    pub hidden: Hidden,
+    pub key: Option<Arc<IdCipher>>,
+    pub metrics: SegmentMetrics,
+    /// Where `leaf_alloc` is, described.
+    pub table: String,
+}
+
+impl Segments {
+    /// Boots the generator of `plan`; a failure is kept (and logged), not fatal.
+    pub fn boot(plan: &Plan, key: Option<Arc<IdCipher>>) -> Segments {
+        let table = match &plan.source {
+            Source::Sqlite(path) => SegmentTable::sqlite(path),
+            Source::Mysql(url) => SegmentTable::mysql(url),
+            Source::Postgres(url) => SegmentTable::postgres(url),
+        };
+        let described = table.as_ref().map_or_else(
+            |_| "the worker database".to_string(),
+            SegmentTable::describe,
+        );
+        let generator = table
+            .map(|mut t| {
+                if let Some(ca) = &plan.ca_file {
+                    t = t.ca_file(ca);
+                }
+                if let Some(timeout) = plan.timeout {
+                    t = t.timeout(timeout);
+                }
+                t.accept_async_replication(plan.accept_async_replication)
+            })
+            .and_then(|t| {
+                let mut b = SegmentGenerator::builder(t)
+                    .max_wait(plan.max_wait)
+                    .refresh_interval(plan.refresh);
+                if let Some(dir) = &plan.state_dir {
+                    b = b.state_dir(dir);
+                }
+                b.build()
+            })
+            .map_err(|e| {
+                tracing::warn!(
+                    target: crate::log::TARGET,
+                    table = %described,
+                    error = %e,
+                    "segment mode off: {e}; /api/segment/get answers 503 until a restart"
+                );
+                e.to_string()
+            });
+        Segments {
+            generator,
+            hidden: plan.hidden.clone(),
+            key,
+            metrics: SegmentMetrics::new(),
+            table: described,
+        }
+    }
+
+    /// `n` of `tag` as handed out: through the key's permutation if `tag`'s volume is hidden.
+    ///
+    /// # Errors
+    ///
+    /// A negative number of a hidden tag, which the permutation (of `0..2^63`) cannot take.
+    pub fn public(&self, tag: &str, n: i64) -> Result<i64, String> {
+        match &self.key {
+            Some(key) if self.hidden.hides(tag) => u64::try_from(n)
+                .ok()
+                .and_then(|n| key.encrypt(n).ok())
+                .map(|p| p as i64)
+                .ok_or_else(|| {
+                    format!(
+                        "biz_tag {tag}: number {n} cannot be hidden: the ID key permutes 0 to {} \
+                         (set the row's max_id to 0 or more)",
+                        i64::MAX
+                    )
+                }),
+            _ => Ok(n),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hidden_numbers_are_a_permutation_within_positive_longs() {
+        let key = Arc::new(IdCipher::new(&[9; 32]));
+        let s = Segments {
+            generator: Err("off".into()),
+            hidden: Hidden::Tags(BTreeSet::from(["orders".to_string()])),
+            key: Some(key),
+            metrics: SegmentMetrics::new(),
+            table: String::new(),
+        };
+        assert_eq!(s.public("users", 5), Ok(5));
+        let hidden: BTreeSet<i64> = (1..=1000).map(|n| s.public("orders", n).unwrap()).collect();
+        assert_eq!(hidden.len(), 1000, "no two numbers share a public one");
+        assert!(hidden.iter().all(|&p| p >= 0));
+        // Consecutive numbers are far apart: the volume does not show.
+        let (a, b) = (
+            s.public("orders", 1).unwrap(),
+            s.public("orders", 2).unwrap(),
+        );
+        assert!(a.abs_diff(b) > 1_000_000, "{a} {b}");
+        let e = s.public("orders", -3).unwrap_err();
+        assert!(e.contains("number -3 cannot be hidden"), "{e}");
+        assert!(Hidden::All.hides("x") && !Hidden::None.hides("x"));
+    }
+}
