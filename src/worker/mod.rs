@@ -48,6 +48,8 @@ pub(crate) mod server;
 #[cfg(feature = "sqlite")]
 pub(crate) mod sqlite;
 pub(crate) mod table;
+#[cfg(any(feature = "mysql", feature = "postgres"))]
+pub(crate) mod table_def;
 #[cfg(all(test, feature = "sqlite"))]
 mod test_table;
 #[cfg(feature = "zookeeper")]

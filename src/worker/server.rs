@@ -7,6 +7,7 @@
 use super::rows::TableSetup;
 use super::secrets::{percent_decode, redact};
 use super::table::DatabaseAssigner;
+pub(crate) use super::table_def::TableDef;
 use crate::{Cause, Error};
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
@@ -14,47 +15,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-
-/// Every column ringflake reads or writes: the probe that tells a missing table or column.
-const PROBE: &str = "SELECT ID, HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED, \
-                                LEASE_UNTIL FROM WORKER_NODE LIMIT 0";
-
-/// The table a [`Server`] keeps: probed when a connection opens, created from `schema` when
-/// asked to, and named in messages and hints. The worker table unless [`Server::for_table`] says
-/// otherwise (the segment generator's `leaf_alloc` shares the connection handling).
-#[derive(Clone, Copy)]
-pub(crate) struct TableDef {
-    /// The table's name: `WORKER_NODE`.
-    pub(crate) name: &'static str,
-    /// A statement that reads every column used and returns no row.
-    pub(crate) probe: &'static str,
-    /// The driver's schema file in ringflake's sources, for messages: `schema/mysql.sql`.
-    pub(crate) schema_file: &'static str,
-    /// Its statements, `;`-separated.
-    pub(crate) schema: &'static str,
-    /// What to do about a missing column, for the hint.
-    pub(crate) missing_column: &'static str,
-    /// How to have the table created, for the hint: `DatabaseAssigner::…(url)?.create_table(true)`.
-    pub(crate) create_hint: &'static str,
-}
-
-impl TableDef {
-    /// The worker table of driver `D`, whose schema is `schema` (from `schema_file`).
-    pub(crate) const fn worker(
-        schema_file: &'static str,
-        schema: &'static str,
-        create_hint: &'static str,
-    ) -> TableDef {
-        TableDef {
-            name: "WORKER_NODE",
-            probe: PROBE,
-            schema_file,
-            schema,
-            missing_column: "table WORKER_NODE lacks ringflake's column: ALTER TABLE WORKER_NODE ADD COLUMN LEASE_UNTIL BIGINT NOT NULL DEFAULT 0",
-            create_hint,
-        }
-    }
-}
 
 /// How long a call may take until [`DatabaseAssigner::timeout`] says otherwise (the assigner sets
 /// its own default at once).
@@ -782,76 +742,5 @@ impl DatabaseAssigner {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tls_params_are_taken_out_of_the_query() {
-        let (rest, taken) = take_params(
-            "mysql://u:p@h/db?prefer_socket=false&SSL_MODE=VERIFY_CA&ssl-ca=%2Fetc%2Fca.pem#x",
-            &["ssl-mode", "ssl-ca"],
-        );
-        assert_eq!(rest, "mysql://u:p@h/db?prefer_socket=false#x");
-        assert_eq!(
-            taken,
-            vec![
-                ("SSL_MODE".to_string(), "VERIFY_CA".to_string()),
-                ("ssl-ca".to_string(), "/etc/ca.pem".to_string())
-            ]
-        );
-        let (rest, taken) = take_params("postgres://h/db?sslmode=disable", &["sslmode"]);
-        assert_eq!(rest, "postgres://h/db");
-        assert_eq!(taken.len(), 1);
-        assert_eq!(
-            take_params("postgres://h/db", &["sslmode"]).0,
-            "postgres://h/db"
-        );
-    }
-
-    #[test]
-    fn a_ca_file_means_verify_full_unless_the_url_names_a_mode() {
-        let tls = |mode: Option<TlsMode>, ca: bool| Tls {
-            mode: Tls::mode(mode, ca),
-            ca: ca.then(|| CaFile {
-                path: PathBuf::from("ca.pem"),
-                certs: Vec::new(),
-            }),
-        };
-        let t = tls(None, false);
-        assert_eq!(t.mode, TlsMode::Prefer);
-        assert!(!t.verify_chain() && !t.verify_name());
-        let t = tls(None, true);
-        assert_eq!(t.mode, TlsMode::VerifyFull);
-        assert!(t.verify_chain() && t.verify_name());
-        // libpq: require with a root certificate checks the chain.
-        let t = tls(Some(TlsMode::Require), true);
-        assert!(t.verify_chain() && !t.verify_name());
-        let t = tls(Some(TlsMode::Require), false);
-        assert!(!t.verify_chain());
-        let t = tls(Some(TlsMode::VerifyCa), false);
-        assert!(t.verify_chain() && !t.verify_name());
-        let t = tls(Some(TlsMode::VerifyFull), false);
-        assert!(t.verify_chain() && t.verify_name());
-        assert!(!tls(Some(TlsMode::Disable), true).verify_chain());
-    }
-
-    #[test]
-    fn ca_files_are_read_as_pem_or_refused_by_name() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("not-a-ca.pem");
-        std::fs::write(&path, "hello").unwrap();
-        let e = read_ca(&path).err().unwrap();
-        assert!(e.contains("holds no certificate"), "{e}");
-        assert!(e.contains("not-a-ca.pem"), "{e}");
-        let e = read_ca(&dir.path().join("missing.pem")).err().unwrap();
-        assert!(e.contains("cannot read the CA file"), "{e}");
-    }
-
-    #[test]
-    fn the_url_connect_timeout_wins_else_the_call_timeout_up_to_10_s() {
-        let s = Duration::from_secs;
-        assert_eq!(connect_timeout(Some(s(60)), s(5)), s(60));
-        assert_eq!(connect_timeout(None, s(5)), s(5));
-        assert_eq!(connect_timeout(None, s(30)), s(10));
-    }
-}
+#[path = "server_tests.rs"]
+mod tests;
