@@ -251,3 +251,142 @@ fn mariadb_shares_leaf_alloc_with_leaf() {
 fn postgres_shares_leaf_alloc_with_leaf() {
     shared_table::<Postgres>();
 }
+
+/// One `ringflake serve` node of the churn, restarted in its own directory (state file and
+/// segment state directory), and the numbers its clients collected.
+struct Node {
+    dir: tempfile::TempDir,
+    serve: Option<common::Serve>,
+    addr: std::sync::Arc<Mutex<Option<std::net::SocketAddr>>>,
+}
+
+impl Node {
+    fn start(&mut self, flag: &str, url: &str) {
+        let serve = common::Serve::start(
+            self.dir.path(),
+            &[flag, url, "--create-table", "--db-retry", "30"],
+        );
+        *self.addr.lock().unwrap() = Some(serve.addr());
+        self.serve = Some(serve);
+    }
+}
+
+/// ringflake nodes and Leaf's transaction on one table, the nodes killed (SIGKILL) and
+/// stopped (SIGTERM) at random moments and restarted: every number collected, none twice.
+fn churn<D: Db>(flag: &str) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+    let url = server_url(D::VAR);
+    let _lock = D::lock();
+    D::reset(&url);
+    let table = D::table(&url);
+    assert!(table.add("churn", 1, 100, "").unwrap());
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut nodes: Vec<Node> = (0..2)
+        .map(|_| Node {
+            dir: tempfile::tempdir().unwrap(),
+            serve: None,
+            addr: Arc::default(),
+        })
+        .collect();
+    for node in &mut nodes {
+        node.start(flag, &url);
+    }
+    let clients: Vec<_> = nodes
+        .iter()
+        .map(|node| {
+            let (addr, stop) = (Arc::clone(&node.addr), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let mut got: Vec<i64> = Vec::new();
+                let mut client: Option<(std::net::SocketAddr, common::Client)> = None;
+                while !stop.load(Ordering::SeqCst) {
+                    let Some(now) = *addr.lock().unwrap() else {
+                        std::thread::sleep(Duration::from_millis(10));
+                        continue;
+                    };
+                    if client.as_ref().is_none_or(|(a, _)| *a != now) {
+                        client = Some((now, common::Client::new(now, Duration::from_secs(5))));
+                    }
+                    let c = &mut client.as_mut().unwrap().1;
+                    match c.get("/api/segment/get/churn?count=20") {
+                        Ok(r) if r.status == 200 => {
+                            got.extend(common::json_ids(&r.body).into_iter().map(|x| x as i64))
+                        }
+                        _ => std::thread::sleep(Duration::from_millis(10)),
+                    }
+                }
+                got
+            })
+        })
+        .collect();
+    let leaf = {
+        let (url, stop) = (url.clone(), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let mut claim = D::leaf(&url);
+            let mut got = Vec::new();
+            while !stop.load(Ordering::SeqCst) {
+                let (a, b) = claim("churn");
+                got.extend(a..b);
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            got
+        })
+    };
+    let started = Instant::now();
+    let mut restarts = 0;
+    while started.elapsed() < Duration::from_secs(12) {
+        std::thread::sleep(Duration::from_millis(700 + 97 * restarts % 500));
+        let node = &mut nodes[restarts as usize % 2];
+        *node.addr.lock().unwrap() = None;
+        if let Some(mut serve) = node.serve.take() {
+            if restarts % 3 == 2 {
+                common::signal(serve.pid, "TERM");
+                common::wait_until("serve to stop", Duration::from_secs(20), || {
+                    !serve.running()
+                });
+            } else {
+                serve.kill();
+            }
+        }
+        node.start(flag, &url);
+        restarts += 1;
+    }
+    stop.store(true, Ordering::SeqCst);
+    let mut seen = HashSet::new();
+    let mut total = 0;
+    for (i, c) in clients.into_iter().enumerate() {
+        let got = c.join().unwrap();
+        assert!(got.len() > 1000, "node {i} served {} numbers", got.len());
+        total += got.len();
+        for x in got {
+            assert!(seen.insert(x), "{x} handed out twice");
+        }
+    }
+    let from_leaf = leaf.join().unwrap();
+    assert!(!from_leaf.is_empty());
+    for x in &from_leaf {
+        assert!(
+            seen.insert(*x),
+            "{x} handed out by Leaf's transaction and a node"
+        );
+    }
+    eprintln!(
+        "{}: {restarts} restarts, {total} numbers from the nodes, {} from Leaf's transaction, \
+         none twice",
+        D::VAR,
+        from_leaf.len()
+    );
+}
+
+#[test]
+#[ignore = "needs RINGFLAKE_MYSQL_URL (a MariaDB/MySQL server; .ci/run starts one)"]
+fn mariadb_nodes_killed_and_restarted_beside_leaf_never_repeat_a_number() {
+    churn::<Maria>("--mysql");
+}
+
+#[test]
+#[ignore = "needs RINGFLAKE_POSTGRES_URL (a PostgreSQL server; .ci/run starts one)"]
+fn postgres_nodes_killed_and_restarted_beside_leaf_never_repeat_a_number() {
+    churn::<Postgres>("--postgres");
+}
