@@ -17,7 +17,8 @@
 #   WRK_THREADS          wrk threads (default 2)
 #   WRK_CONNECTIONS      open connections (default 64)
 # What runs, in order: LOAD_RUNS rounds of [/id on the service, GET / on the HTTP floor (the same
-# hyper set-up answering a counter)]; /id on a second service speaking HTTPS (--tls-cert/--tls-key
+# hyper set-up answering a counter), /api/segment/get/load-orders (Leaf's segment mode: a business
+# tag of leaf_alloc in the service's SQLite file)]; /id on a second service speaking HTTPS (--tls-cert/--tls-key
 # with the test certificates of tests/data/tls; wrk keeps its connections, so this measures TLS
 # records, not handshakes); /ids?count=1000; gRPC on the same service (examples/grpc_load: unary
 # Next from WRK_CONNECTIONS concurrent calls on one HTTP/2 connection, then Streams of a million
@@ -118,6 +119,9 @@ start() {
     pids+=("$started")
     wait_addr "$work/$name.out" "$started" "$work/$name.err"
 }
+# A business tag of Leaf's segment mode, with a large step: the database is not what is measured.
+"$bin" segments add load-orders --step 1000000 --db "$work/plain.db" >/dev/null ||
+    fail "ringflake segments add failed"
 start serve "$bin" serve --listen 127.0.0.1:0 --db "$work/plain.db" --state-file "$work/plain.state"
 pid="$started" plain="$addr"
 cat "$work/serve.out"
@@ -182,6 +186,8 @@ median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 
 rounds=()
 ratios=()
 cpu_ratios=()
+segment_ratios=()
+segment_rounds=()
 for round in $(seq "$runs"); do
     echo
     echo "== round $round/$runs: GET /id, ${duration} s, $threads wrk threads, $connections connections"
@@ -197,6 +203,14 @@ for round in $(seq "$runs"); do
     cpu_ratios+=("$(ratio "$cpu_us" "$id_cpu")")
     rounds+=("$(printf '%d  /id %9.0f req/s p50 %6.0f us p99 %6.0f us %5s us CPU | floor %9.0f req/s p50 %6.0f us p99 %6.0f us %5s us CPU | /id = %s x floor' \
         "$round" "$id_rps" "$id_p50" "$id_p99" "$id_cpu" "$rps" "$p50" "$p99" "$cpu_us" "$r")")
+    floor_rps="$rps"
+    echo
+    echo "== round $round/$runs: GET /api/segment/get/load-orders (Leaf's segment mode), ${duration} s"
+    load "http://$plain/api/segment/get/load-orders" "$pid"
+    r="$(ratio "$rps" "$floor_rps")"
+    segment_ratios+=("$r")
+    segment_rounds+=("$(printf '%d  /api/segment/get %9.0f req/s p50 %6.0f us p99 %6.0f us %5s us CPU | = %s x the round'"'"'s floor' \
+        "$round" "$rps" "$p50" "$p99" "$cpu_us" "$r")")
 done
 last_id_rps="$id_rps"
 
@@ -250,6 +264,9 @@ printf '%s\n' "${rounds[@]}"
 printf '/id ÷ HTTP floor, median of %d rounds: %s (rounds: %s)\n' "$runs" "$(median "${ratios[@]}")" "${ratios[*]}"
 printf 'the same in server CPU per request (floor ÷ /id, above 1: /id costs less), median: %s (rounds: %s)\n' \
     "$(median "${cpu_ratios[@]}")" "${cpu_ratios[*]}"
+printf '%s\n' "${segment_rounds[@]}"
+printf '/api/segment/get ÷ HTTP floor, median of %d rounds: %s (rounds: %s)\n' "$runs" \
+    "$(median "${segment_ratios[@]}")" "${segment_ratios[*]}"
 printf '/id over HTTPS:   %9.0f req/s p50 %6.0f us p99 %6.0f us %5s us CPU | = %s x plain /id of the last round\n' \
     "$tls_rps" "$tls_p50" "$tls_p99" "$tls_cpu" "$(ratio "$tls_rps" "$last_id_rps")"
 printf '/ids?count=1000:  %9.0f req/s p50 %6.0f us p99 %6.0f us = %.1f M IDs/s, lead %s s at the end\n' \

@@ -170,9 +170,10 @@
 //! | `zookeeper` | with `cli` | `ZooKeeperAssigner`: worker ids from a ZooKeeper ensemble in Meituan Leaf's znodes, shared with Leaf nodes (kezhuw's `zookeeper-client` on a private runtime) |
 //! | `metrics` | yes | [`MetricsReporter`], [`GeneratorMetrics`] (also a sink for [`CachedBuilder::record_stats`]), [`install_prometheus`] and [`install_prometheus_recorder`]: Prometheus series |
 //! | `tokio` | yes | [`CachedUidGenerator::next_id_async`] |
-//! | `cli` | yes | the `ringflake` binary (HTTP and gRPC service, `gen`, `parse`, `layout`, `workers`) with every worker source: turns on `sqlite`, `mysql`, `postgres`, `zookeeper`, `metrics`, `id-key`, `tokio` and `grpc`, and brings `clap`, `hyper` and tonic's server |
+//! | `cli` | yes | the `ringflake` binary (HTTP and gRPC service, `gen`, `parse`, `layout`, `workers`, `segments`) with every worker source: turns on `sqlite`, `mysql`, `postgres`, `zookeeper`, `segment`, `metrics`, `id-key`, `tokio` and `grpc`, and brings `clap`, `hyper` and tonic's server |
 //! | `grpc` | with `cli` | `ringflake::grpc`: the messages and stubs of the service's `ringflake.v1` gRPC API (prost, tonic's codec; generated code committed, no `protoc` needed) |
 //! | `id-key` | with `cli` | [`IdCipher`]: public IDs through a keyed permutation (FF1 over AES-256, the `fpe` and `aes` crates), hiding order, volume, worker and time |
+//! | `segment` | with `cli` | `SegmentGenerator`: Meituan Leaf's segment mode, dense numbers per business tag from `leaf_alloc` (`SegmentTable::sqlite`, `mysql`, `postgres` with those features) |
 //! | `client` | no | `RemoteGenerator`: IDs from a `ringflake serve` over gRPC, prefetched into a local lock-free buffer (tonic's client, rustls with ring for TLS) |
 //!
 //! The default features are the binary's, database clients included, so that `cargo install
@@ -199,6 +200,16 @@
 //! [`install_prometheus_recorder`] leaves serving [`PrometheusHandle::render`] to its own HTTP
 //! server. [`MetricsReporter`] lists the series; the repository's [`docs/monitoring.md`] adds a
 //! Grafana dashboard and alert rules.
+//!
+//! ## Dense numbers per business tag: Leaf's segment mode (feature `segment`)
+//!
+//! Some keys must be dense, not time-ordered: order or invoice numbers. `SegmentGenerator` is
+//! Meituan Leaf's segment mode: ranges of numbers per business tag are claimed from Leaf's own
+//! `leaf_alloc` table (`SegmentTable`, in SQLite, MariaDB/MySQL or PostgreSQL, shared with Leaf
+//! nodes) with Leaf's transaction and dynamic step, the next range in the background, and a take
+//! from a tag (`SegmentTag::next_id`) costs one atomic add. Beyond Leaf, a claim is used only once
+//! every standby holds it, and a restart resumes the ranges held (a state directory records how
+//! far each was handed out). The repository's [`docs/segments.md`] has the table's rules.
 //!
 //! ## IDs in URLs
 //!
@@ -234,6 +245,7 @@
 //! [`docs/ids-in-urls.md`]: https://github.com/ringflake/ringflake/blob/main/docs/ids-in-urls.md
 //! [`docs/service.md`]: https://github.com/ringflake/ringflake/blob/main/docs/service.md
 //! [`docs/production.md`]: https://github.com/ringflake/ringflake/blob/main/docs/production.md
+//! [`docs/segments.md`]: https://github.com/ringflake/ringflake/blob/main/docs/segments.md
 //! [`docs/monitoring.md`]: https://github.com/ringflake/ringflake/blob/main/docs/monitoring.md
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -334,6 +346,9 @@ mod doc_pages {
     pub struct Monitoring;
     #[doc = include_str!("../docs/production.md")]
     pub struct Production;
+    #[cfg(all(feature = "segment", feature = "sqlite"))]
+    #[doc = include_str!("../docs/segments.md")]
+    pub struct Segments;
     #[doc = include_str!("../docs/service.md")]
     pub struct Service;
     #[doc = include_str!("../docs/time.md")]

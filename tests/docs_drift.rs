@@ -21,8 +21,16 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The subcommands whose flags the docs may name.
-const SUBCOMMANDS: [&str; 5] = ["serve", "gen", "parse", "layout", "workers"];
+/// The subcommands whose flags the docs may name (`segments` has two of its own).
+const SUBCOMMANDS: [&str; 7] = [
+    "serve",
+    "gen",
+    "parse",
+    "layout",
+    "workers",
+    "segments list",
+    "segments add",
+];
 
 /// Flags of other tools that the docs name, with the tool: anything else spelled `--flag` must be
 /// one of the binary's. Keep this list short; a flag of the binary never belongs here.
@@ -87,7 +95,8 @@ struct Flag {
 fn help(sub: &str) -> BTreeMap<String, Flag> {
     let dir = tempfile::tempdir().unwrap();
     let out = ringflake(dir.path())
-        .args([sub, "--help"])
+        .args(sub.split(' '))
+        .arg("--help")
         .output()
         .unwrap();
     assert!(out.status.success(), "ringflake {sub} --help failed");
@@ -261,7 +270,12 @@ fn commands_in_the_docs_use_their_subcommands_flags() {
                     let invokes = pair[0] == "ringflake"
                         || pair[0].ends_with("/ringflake")
                         || pair[0] == "--";
-                    let Some(flags) = help.get(pair[1]).filter(|_| invokes) else {
+                    // `segments list`, `segments add`: the action names the flags.
+                    let sub = match (pair[1], tokens.get(i + 2)) {
+                        ("segments", Some(action)) => format!("segments {action}"),
+                        (sub, _) => sub.to_string(),
+                    };
+                    let Some(flags) = help.get(sub.as_str()).filter(|_| invokes) else {
                         continue;
                     };
                     commands += 1;
@@ -271,7 +285,7 @@ fn commands_in_the_docs_use_their_subcommands_flags() {
                         }
                         let token = token.trim_end_matches(['.', ')', ';', ':']);
                         if token.starts_with("--") && token.len() > 2 && !accepts(flags, token) {
-                            bad.push(format!("{file}:{n}: ringflake {} {token}", pair[1]));
+                            bad.push(format!("{file}:{n}: ringflake {sub} {token}"));
                         }
                     }
                 }
@@ -409,7 +423,15 @@ fn help_defaults_are_the_library_constants() {
         .unwrap()
         .to_zoned(jiff::tz::TimeZone::UTC)
         .date();
-    let expected: [(&str, String); 12] = [
+    let expected: [(&str, String); 14] = [
+        (
+            "--segment-max-wait",
+            ringflake::DEFAULT_SEGMENT_MAX_WAIT.as_secs().to_string(),
+        ),
+        (
+            "--segment-refresh",
+            ringflake::DEFAULT_SEGMENT_REFRESH.as_secs().to_string(),
+        ),
         ("--time-bits", d.time_bits().to_string()),
         ("--worker-bits", d.worker_bits().to_string()),
         ("--seq-bits", d.seq_bits().to_string()),
@@ -609,7 +631,8 @@ fn deterministic_transcripts_print_what_the_docs_show() {
                 continue;
             };
             let args: Vec<&str> = args.split_whitespace().collect();
-            let exact = args[0] == "parse";
+            // `segments` on a file of the transcript's own (each run starts in a new directory).
+            let exact = args[0] == "parse" || args[0] == "segments";
             let layout = args[0] == "layout";
             if !(exact || layout) {
                 continue;

@@ -31,6 +31,22 @@ const SERVE_SERIES: [&str; 5] = [
     "ringflake_grpc_request_duration_seconds",
 ];
 
+/// The segment mode's series (`SegmentMetrics`, one per business tag), as `/metrics` names them
+/// (the claim time is a summary: `_sum` and `_count`).
+const SEGMENT_SERIES: [&str; 11] = [
+    "ringflake_segment_current_left",
+    "ringflake_segment_next_left",
+    "ringflake_segment_step",
+    "ringflake_segment_at_risk",
+    "ringflake_segment_issued_total",
+    "ringflake_segment_claim_seconds",
+    "ringflake_segment_claim_seconds_sum",
+    "ringflake_segment_claim_seconds_count",
+    "ringflake_segment_claim_failures_total",
+    "ringflake_segment_waits_total",
+    "ringflake_segment_not_ready_total",
+];
+
 const SERIES: [(&str, &str); 22] = [
     ("ringflake_ring_capacity", "gauge"),
     ("ringflake_ring_available", "gauge"),
@@ -494,6 +510,15 @@ fn exporter_tracks_generators_over_http() {
             );
         }
     }
+    for name in SEGMENT_SERIES
+        .iter()
+        .filter(|n| !n.ends_with("_sum") && !n.ends_with("_count"))
+    {
+        assert!(
+            monitoring.contains(&format!("| `{name}` |")),
+            "docs/monitoring.md's segment series table lacks {name}"
+        );
+    }
     for (file, text) in [
         ("README.md", include_str!("../README.md")),
         ("docs/monitoring.md", monitoring),
@@ -512,7 +537,9 @@ fn exporter_tracks_generators_over_http() {
             .filter(|t| t.starts_with("ringflake_") && *t != "ringflake_")
         {
             assert!(
-                SERIES.iter().any(|(name, _)| *name == token) || SERVE_SERIES.contains(&token),
+                SERIES.iter().any(|(name, _)| *name == token)
+                    || SERVE_SERIES.contains(&token)
+                    || SEGMENT_SERIES.contains(&token),
                 "{file} names {token}, which is not exported"
             );
         }

@@ -353,9 +353,10 @@ fn holder_token() -> String {
 /// For every tag (a row of `leaf_alloc`), ranges of numbers are claimed with Leaf's own
 /// transaction; a take hands out the next number of the current range from memory; the next
 /// range is claimed in the background once a tenth of the current one is used; the step
-/// follows Leaf's dynamic rule. See the [module page](crate::segment_mode) for how it works,
-/// what it adds to Leaf (durable claims, restarts that lose no range, a hidden volume) and the
-/// table's rules.
+/// follows Leaf's dynamic rule. The repository's [`docs/segments.md`] says how it works, what it
+/// adds to Leaf (durable claims, restarts that lose no range) and the table's rules.
+///
+/// [`docs/segments.md`]: https://github.com/ringflake/ringflake/blob/main/docs/segments.md
 ///
 /// # Taking numbers
 ///

@@ -223,9 +223,9 @@ pub fn segment_lines(
         if tags == 1 { "" } else { "s" },
         segments.table
     );
-    match &plan.state_dir {
+    match g.state_dir() {
         Some(dir) => {
-            let shown = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
+            let shown = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
             let _ = writeln!(
                 lines,
                 "ringflake: segment state directory {}: a restart resumes the ranges held",
@@ -233,8 +233,8 @@ pub fn segment_lines(
             );
         }
         None => lines.push_str(
-            "ringflake: no segment state directory (--no-state-file): a restart loses what is \
-             left of each biz_tag's two segments, as Leaf does\n",
+            "ringflake: no segment state directory (--no-state-file, or another process holds \
+             it): a restart loses what is left of each biz_tag's two segments, as Leaf does\n",
         ),
     }
     match &plan.hidden {

@@ -96,13 +96,28 @@ impl Segments {
                 t.accept_async_replication(plan.accept_async_replication)
             })
             .and_then(|t| {
-                let mut b = SegmentGenerator::builder(t)
-                    .max_wait(plan.max_wait)
-                    .refresh_interval(plan.refresh);
-                if let Some(dir) = &plan.state_dir {
-                    b = b.state_dir(dir);
+                let builder = || {
+                    SegmentGenerator::builder(t.clone())
+                        .max_wait(plan.max_wait)
+                        .refresh_interval(plan.refresh)
+                };
+                let Some(dir) = &plan.state_dir else {
+                    return builder().build();
+                };
+                match builder().state_dir(dir).build() {
+                    // Another live process holds the directory: run without one rather than
+                    // share its ranges (a restart then loses what is left, as Leaf's does).
+                    Err(ringflake::Error::StateFile { path, reason }) => {
+                        tracing::warn!(
+                            target: crate::log::TARGET,
+                            state_dir = %path,
+                            "segment state directory {path} not used ({reason}): a restart \
+                             of this process loses what is left of each biz_tag's two segments"
+                        );
+                        builder().build()
+                    }
+                    other => other,
                 }
-                b.build()
             })
             .map_err(|e| {
                 tracing::warn!(
