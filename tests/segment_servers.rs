@@ -217,6 +217,30 @@ fn shared_table<D: Db>() {
         }
     });
     assert_eq!(seen.len(), 2 * 5_000 + 100 * 50);
+    // Tags added and deleted while a generator serves.
+    let g = SegmentGenerator::builder(table.clone())
+        .refresh_interval(std::time::Duration::from_millis(200))
+        .build()
+        .unwrap();
+    assert!(table.add("added", 500, 10, "").unwrap());
+    let waited = std::time::Instant::now();
+    while g.next_id("added").is_err() {
+        assert!(waited.elapsed().as_secs() < 10, "added not served");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let added = g.tag("added").unwrap();
+    D::exec(&url, "DELETE FROM leaf_alloc WHERE biz_tag = 'added'");
+    let waited = std::time::Instant::now();
+    loop {
+        match added.next_id() {
+            Err(ringflake::Error::Segment(ringflake::SegmentError::Removed { .. })) => break,
+            _ => {
+                assert!(waited.elapsed().as_secs() < 10, "added still served");
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
+    }
+    drop(g);
     // Bad rows.
     D::exec(
         &url,

@@ -186,6 +186,37 @@ impl SegmentTag {
         }
     }
 
+    /// The next number of this tag if one is ready now, without waiting: `None` when the
+    /// current range is used up (or its mark not yet written) and the next one is not installed.
+    /// A miss may skip the number it claimed (a gap in the tag's numbers, never a repeat);
+    /// [`next_id`](Self::next_id) then waits for it instead.
+    ///
+    /// ```
+    /// # #[cfg(feature = "sqlite")] {
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let table = ringflake::SegmentTable::sqlite(dir.path().join("ids.db"))?;
+    /// table.add("orders", 1, 1000, "")?;
+    /// let g = ringflake::SegmentGenerator::builder(table).build()?;
+    /// let orders = g.tag("orders")?;
+    /// let first = orders.next_id()?; // claims the first range
+    /// assert_eq!(orders.try_next_id(), Some(first + 1));
+    /// # }
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    #[inline]
+    pub fn try_next_id(&self) -> Option<i64> {
+        let mut woke = false;
+        match self.cell.window.claim(1, &mut woke) {
+            Ok(n) => {
+                if woke {
+                    self.shared.wake_keeper();
+                }
+                Some(n)
+            }
+            Err(miss) => try_resolve(&self.shared, &self.cell, miss),
+        }
+    }
+
     /// Fills `out` with consecutive numbers of this tag where they come from one range (a batch
     /// that spans the end of a range continues in the next one): one atomic add per 65,536
     /// numbers.
@@ -265,6 +296,40 @@ pub(crate) fn fill(shared: &Shared, cell: &TagCell, out: &mut [i64]) -> Result<(
         done += n as usize;
     }
     Ok(())
+}
+
+/// Resolves a miss without waiting: the number, if the miss can be served now (its segment's
+/// mark moved, or the next segment is ready to switch to).
+#[cold]
+fn try_resolve(shared: &Shared, cell: &TagCell, miss: Miss) -> Option<i64> {
+    let mut st = cell.lock();
+    let mut miss = miss;
+    // At most a switch and a claim in the new segment.
+    for _ in 0..2 {
+        match cell.resolve(&mut st, miss) {
+            Step::Got(first, _) => return Some(first),
+            Step::Retry => {
+                drop(st);
+                let mut woke = false;
+                match cell.window.claim(1, &mut woke) {
+                    Ok(n) => {
+                        if woke {
+                            shared.wake_keeper();
+                        }
+                        return Some(n);
+                    }
+                    Err(m) => miss = m,
+                }
+                st = cell.lock();
+            }
+            Step::Wait | Step::Fail(_) => break,
+        }
+    }
+    if st.wanted {
+        shared.wake_claimer();
+    }
+    shared.wake_keeper();
+    None
 }
 
 /// Resolves a miss: numbers from the segment it claimed in, or a new claim, waiting (bounded by

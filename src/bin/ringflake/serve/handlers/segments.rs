@@ -115,6 +115,45 @@ fn failed(e: &Error) -> Answer {
     Answer::error(status, &e.to_string(), retry)
 }
 
+thread_local! {
+    /// Each serving thread's handles of the tags it served, and the generator they are of (its
+    /// address): a take from a cached handle touches no shared reference count nor the tags'
+    /// lock, as `/id` touches nothing shared but the ring. A handle whose tag was removed hands
+    /// out nothing (its takes go the slow way, which caches the tag's new handle if it is back).
+    static HANDLES: std::cell::RefCell<(usize, std::collections::HashMap<String, ringflake::SegmentTag>)> =
+        std::cell::RefCell::default();
+}
+
+/// At most this many tags are cached per serving thread (a client asking for many tags gets the
+/// slow way for the others).
+const CACHED_TAGS: usize = 1024;
+
+/// One number of `tag` from this thread's cached handle, if one is ready now.
+fn cached_number(g: &SegmentGenerator, tag: &str) -> Option<i64> {
+    let generator = g as *const SegmentGenerator as usize;
+    HANDLES.with(|h| {
+        let h = h.borrow();
+        if h.0 != generator {
+            return None;
+        }
+        h.1.get(tag)?.try_next_id()
+    })
+}
+
+/// Caches `handle` for this thread (replacing a stale one).
+fn cache(g: &SegmentGenerator, tag: &str, handle: &ringflake::SegmentTag) {
+    let generator = g as *const SegmentGenerator as usize;
+    HANDLES.with(|h| {
+        let mut h = h.borrow_mut();
+        if h.0 != generator {
+            *h = (generator, std::collections::HashMap::new());
+        }
+        if h.1.len() < CACHED_TAGS || h.1.contains_key(tag) {
+            h.1.insert(tag.to_string(), handle.clone());
+        }
+    });
+}
+
 /// The numbers of a take: `count` of them (`None`: one, Leaf's answer), public where the tag's
 /// volume is hidden; with `fetch` false (HEAD), none, the checks alone. Else the answer to give
 /// instead.
@@ -124,6 +163,7 @@ async fn take(app: &App, tag: &str, count: Option<usize>, fetch: bool) -> Result
         Answer::error(StatusCode::SERVICE_UNAVAILABLE, &off.message(), retry)
     })?;
     let handle = g.tag(tag).map_err(|e| failed(&e))?;
+    cache(g, tag, &handle);
     if !fetch {
         return Ok(Vec::new());
     }
@@ -149,6 +189,20 @@ pub async fn get(app: &App, route: &Route, tag: &str, count: Option<usize>, fetc
             route.usage
         );
         return Answer::error(StatusCode::NOT_FOUND, &message, None);
+    }
+    // The common case: one number ready in the range of this thread's cached handle.
+    if fetch
+        && count.is_none()
+        && let Some(Ok((segments, g))) = app
+            .segments
+            .as_deref()
+            .map(|s| s.generator.as_ref().map(|g| (s, g)))
+        && let Some(n) = cached_number(g, tag)
+    {
+        return match segments.public(tag, n) {
+            Ok(n) => Answer::ok(false, n.to_string()),
+            Err(m) => Answer::error(StatusCode::INTERNAL_SERVER_ERROR, &m, None),
+        };
     }
     let numbers = match take(app, tag, count, fetch).await {
         Ok(numbers) => numbers,
