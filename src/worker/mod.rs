@@ -45,6 +45,8 @@ pub(crate) mod rows;
 pub(crate) mod secrets;
 #[cfg(any(feature = "mysql", feature = "postgres"))]
 pub(crate) mod server;
+#[cfg(all(test, any(feature = "mysql", feature = "postgres")))]
+mod server_tests;
 #[cfg(feature = "sqlite")]
 pub(crate) mod sqlite;
 pub(crate) mod table;

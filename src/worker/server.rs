@@ -235,7 +235,7 @@ impl Tls {
     /// The mode in force: the URL's; without one, `verify-full` when a CA file is given (it asks
     /// for verification), else `prefer` (libpq's and MySQL's default: TLS when the server offers
     /// it, plain TCP for a local server without it).
-    fn mode(url_mode: Option<TlsMode>, has_ca: bool) -> TlsMode {
+    pub(crate) fn mode(url_mode: Option<TlsMode>, has_ca: bool) -> TlsMode {
         match url_mode {
             Some(m) => m,
             None if has_ca => TlsMode::VerifyFull,
@@ -260,7 +260,7 @@ impl Tls {
 }
 
 /// Reads the certificates of a PEM (or single DER) CA file.
-fn read_ca(path: &Path) -> Result<CaFile, String> {
+pub(crate) fn read_ca(path: &Path) -> Result<CaFile, String> {
     let bytes = std::fs::read(path)
         .map_err(|e| format!("cannot read the CA file {}: {e}", path.display()))?;
     let mut certs = Vec::new();
@@ -381,7 +381,7 @@ pub(crate) fn incomplete_url<D: Driver>(database: String, missing: &str) -> Erro
 
 /// How long a server client waits for a TCP connection: the URL's own setting if it has one, else
 /// the call timeout but at most 10 s.
-fn connect_timeout(from_url: Option<Duration>, timeout: Duration) -> Duration {
+pub(crate) fn connect_timeout(from_url: Option<Duration>, timeout: Duration) -> Duration {
     from_url.unwrap_or(timeout.min(Duration::from_secs(10)))
 }
 
@@ -740,7 +740,3 @@ impl DatabaseAssigner {
         self
     }
 }
-
-#[cfg(test)]
-#[path = "server_tests.rs"]
-mod tests;

@@ -1,6 +1,9 @@
-//! The server clients' shared parts: URL parameters, TLS modes, CA files, timeouts.
+//! The tests of `server`, the server clients' shared parts: URL parameters, TLS modes, CA
+//! files, timeouts (a file of their own, as `row_lease_tests`).
 
-use super::*;
+use super::server::*;
+use std::path::PathBuf;
+use std::time::Duration;
 
 #[test]
 fn tls_params_are_taken_out_of_the_query() {
