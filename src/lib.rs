@@ -304,8 +304,8 @@ pub use segment::SegmentMetrics;
 #[cfg(feature = "segment")]
 pub use segment::{
     DEFAULT_MIN_CHUNK, DEFAULT_SEGMENT_MAX_WAIT, DEFAULT_SEGMENT_REFRESH, LeafRow,
-    MAX_DYNAMIC_STEP, SEGMENT_DURATION, SEGMENT_MAX_BATCH, SEGMENT_TAKER_BLOCK, SegmentBuilder,
-    SegmentGenerator, SegmentStats, SegmentTable, SegmentTag, SegmentTaker,
+    MAX_DYNAMIC_STEP, PendingNumber, SEGMENT_DURATION, SEGMENT_MAX_BATCH, SEGMENT_TAKER_BLOCK,
+    SegmentBuilder, SegmentGenerator, SegmentStats, SegmentTable, SegmentTag, SegmentTaker,
 };
 pub use segment::{MAX_TAG_LEN, SegmentError};
 pub use text::{IdFormat, IdText, IdTextError};

@@ -143,6 +143,13 @@ fn leafs_route_batches_errors_and_tags_that_come_and_go() {
             .get("/api/segment/get/added-later")
             .is_ok_and(|r| r.status == 404 && r.body.contains("added-later"))
     });
+    // Added back (from where the operator says): served again, by its new row.
+    segments(dir.path(), &["add", "added-later", "--start", "50000"]);
+    wait_until("added-later served again", Duration::from_secs(10), || {
+        client
+            .get("/api/segment/get/added-later")
+            .is_ok_and(|r| r.status == 200 && r.body == "50000")
+    });
     // /status, the page and /metrics show the tag.
     // Ranges of 10, 10, 20, 40, 80 (Leaf's dynamic step doubles ranges that last under 15 min).
     assert!(status_of(addr, "leaf-segment-test", "claims") >= 5);

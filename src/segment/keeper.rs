@@ -27,16 +27,24 @@ const MAX_CHUNK: u64 = 1 << 30;
 impl Shared {
     /// The keeper thread's loop.
     pub(crate) fn keep(&self) {
+        let mut told = Instant::now();
         while !self.stop.load(Ordering::Relaxed) {
+            // Waiting takes are told at the timed looks only, so that they look at their
+            // deadlines: telling them at every wake-up would have them and the keeper wake each
+            // other in a loop.
+            let tell_waiters = told.elapsed() >= TICK;
+            if tell_waiters {
+                told = Instant::now();
+            }
             for cell in self.cells() {
-                self.mark(&cell);
+                self.mark(&cell, tell_waiters);
             }
             std::thread::park_timeout(TICK);
         }
     }
 
     /// Moves `cell`'s marks, records them, asks for a claim and sets the wake offset.
-    fn mark(&self, cell: &TagCell) {
+    fn mark(&self, cell: &TagCell, tell_waiters: bool) {
         let mut st = cell.lock();
         if st.dead.is_some() {
             return;
@@ -127,8 +135,7 @@ impl Shared {
             cell.tell();
         }
         self.schedule(cell, &mut st);
-        if st.waiters > 0 {
-            // Waiting takes look at their deadlines at least this often.
+        if tell_waiters && st.waiters > 0 {
             cell.tell();
         }
     }

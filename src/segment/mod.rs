@@ -67,6 +67,6 @@ pub use table::{LeafRow, SegmentTable};
 #[cfg(feature = "segment")]
 pub use tag::{MAX_DYNAMIC_STEP, SEGMENT_DURATION};
 #[cfg(feature = "segment")]
-pub use take::SegmentTag;
+pub use take::{PendingNumber, SegmentTag};
 #[cfg(feature = "segment")]
 pub use taker::{SEGMENT_TAKER_BLOCK, SegmentTaker};

@@ -186,10 +186,10 @@ impl SegmentTag {
         }
     }
 
-    /// The next number of this tag if one is ready now, without waiting: `None` when the
-    /// current range is used up (or its mark not yet written) and the next one is not installed.
-    /// A miss may skip the number it claimed (a gap in the tag's numbers, never a repeat);
-    /// [`next_id`](Self::next_id) then waits for it instead.
+    /// The next number of this tag if one is ready now; else the take's claim, to wait for
+    /// ([`PendingNumber`]). The common case costs what [`next_id`](Self::next_id) costs and
+    /// clones nothing; only a take that has to wait owns a handle on the tag, so that it can wait
+    /// where the caller chooses (an async task, another thread).
     ///
     /// ```
     /// # #[cfg(feature = "sqlite")] {
@@ -198,22 +198,36 @@ impl SegmentTag {
     /// table.add("orders", 1, 1000, "")?;
     /// let g = ringflake::SegmentGenerator::builder(table).build()?;
     /// let orders = g.tag("orders")?;
-    /// let first = orders.next_id()?; // claims the first range
-    /// assert_eq!(orders.try_next_id(), Some(first + 1));
+    /// // Nothing claimed yet: the first take waits for the first range.
+    /// let first = match orders.try_next_id() {
+    ///     Ok(n) => n,
+    ///     Err(pending) => pending.wait()?,
+    /// };
+    /// assert_eq!(first, 1);
+    /// assert_eq!(orders.try_next_id().ok(), Some(2));
     /// # }
     /// # Ok::<(), ringflake::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// A [`PendingNumber`] when no number is ready now (its wait fails as
+    /// [`next_id`](Self::next_id) does).
     #[inline]
-    pub fn try_next_id(&self) -> Option<i64> {
+    pub fn try_next_id(&self) -> Result<i64, PendingNumber> {
         let mut woke = false;
         match self.cell.window.claim(1, &mut woke) {
             Ok(n) => {
                 if woke {
                     self.shared.wake_keeper();
                 }
-                Some(n)
+                Ok(n)
             }
-            Err(miss) => try_resolve(&self.shared, &self.cell, miss),
+            Err(miss) => Err(PendingNumber {
+                cell: Arc::clone(&self.cell),
+                shared: Arc::clone(&self.shared),
+                miss,
+            }),
         }
     }
 
@@ -242,6 +256,47 @@ impl SegmentTag {
     pub fn next_ids(&self, out: &mut [i64]) -> Result<(), Error> {
         check_count(out.len())?;
         fill(&self.shared, &self.cell, out)
+    }
+}
+
+/// A take of [`SegmentTag::try_next_id`] that found no number ready: the number it claimed,
+/// handed out once the keeper or the claimer makes it valid ([`wait`](Self::wait), or
+/// `wait_async` with the feature `tokio`), at most the generator's `max_wait` later. Dropped
+/// without waiting, its number is skipped: a gap in the tag's numbers, never a repeat.
+///
+/// ```
+/// # #[cfg(feature = "sqlite")] {
+/// let dir = tempfile::tempdir().unwrap();
+/// let table = ringflake::SegmentTable::sqlite(dir.path().join("ids.db"))?;
+/// table.add("orders", 7, 10, "")?;
+/// let g = ringflake::SegmentGenerator::builder(table).build()?;
+/// let pending = g.tag("orders")?.try_next_id().unwrap_err(); // no range claimed yet
+/// assert_eq!(pending.wait()?, 7);
+/// # }
+/// # Ok::<(), ringflake::Error>(())
+/// ```
+pub struct PendingNumber {
+    pub(crate) cell: Arc<TagCell>,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) miss: Miss,
+}
+
+impl fmt::Debug for PendingNumber {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PendingNumber")
+            .field("tag", &self.cell.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PendingNumber {
+    /// Waits for the number (blocking the thread), as [`SegmentTag::next_id`] does.
+    ///
+    /// # Errors
+    ///
+    /// As [`SegmentTag::next_id`].
+    pub fn wait(self) -> Result<i64, Error> {
+        resolve(&self.shared, &self.cell, self.miss).map(|(n, _)| n)
     }
 }
 
@@ -298,40 +353,6 @@ pub(crate) fn fill(shared: &Shared, cell: &TagCell, out: &mut [i64]) -> Result<(
     Ok(())
 }
 
-/// Resolves a miss without waiting: the number, if the miss can be served now (its segment's
-/// mark moved, or the next segment is ready to switch to).
-#[cold]
-fn try_resolve(shared: &Shared, cell: &TagCell, miss: Miss) -> Option<i64> {
-    let mut st = cell.lock();
-    let mut miss = miss;
-    // At most a switch and a claim in the new segment.
-    for _ in 0..2 {
-        match cell.resolve(&mut st, miss) {
-            Step::Got(first, _) => return Some(first),
-            Step::Retry => {
-                drop(st);
-                let mut woke = false;
-                match cell.window.claim(1, &mut woke) {
-                    Ok(n) => {
-                        if woke {
-                            shared.wake_keeper();
-                        }
-                        return Some(n);
-                    }
-                    Err(m) => miss = m,
-                }
-                st = cell.lock();
-            }
-            Step::Wait | Step::Fail(_) => break,
-        }
-    }
-    if st.wanted {
-        shared.wake_claimer();
-    }
-    shared.wake_keeper();
-    None
-}
-
 /// Resolves a miss: numbers from the segment it claimed in, or a new claim, waiting (bounded by
 /// `max_wait`) for the keeper or the claimer in between.
 #[cold]
@@ -361,13 +382,15 @@ pub(crate) fn resolve(shared: &Shared, cell: &TagCell, miss: Miss) -> Result<(i6
                 st = cell.lock();
             }
             Step::Wait => {
+                // Told once: the keeper and the claimer then tell the waiters when something
+                // moves (waking them at every look would keep them and the waiters spinning).
                 if !waited {
                     waited = true;
                     cell.count_wait();
-                }
-                shared.wake_keeper();
-                if st.wanted {
-                    shared.wake_claimer();
+                    shared.wake_keeper();
+                    if st.wanted {
+                        shared.wake_claimer();
+                    }
                 }
                 let now = Instant::now();
                 if now >= deadline {

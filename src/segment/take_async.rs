@@ -108,6 +108,33 @@ impl SegmentTag {
     }
 }
 
+impl super::take::PendingNumber {
+    /// Waits for the number in async code (the task parked, not the thread), as
+    /// [`SegmentTag::next_id_async`] does.
+    ///
+    /// # Errors
+    ///
+    /// As [`SegmentTag::next_id`].
+    ///
+    /// ```
+    /// # #[cfg(feature = "sqlite")] {
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let table = ringflake::SegmentTable::sqlite(dir.path().join("ids.db"))?;
+    /// table.add("orders", 7, 10, "")?;
+    /// let g = ringflake::SegmentGenerator::builder(table).build()?;
+    /// let pending = g.tag("orders")?.try_next_id().unwrap_err();
+    /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// assert_eq!(rt.block_on(pending.wait_async())?, 7);
+    /// # }
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub async fn wait_async(self) -> Result<i64, Error> {
+        resolve_async(&self.shared, &self.cell, self.miss)
+            .await
+            .map(|(n, _)| n)
+    }
+}
+
 async fn take_one_async(shared: &Shared, cell: &TagCell) -> Result<i64, Error> {
     claim_async(shared, cell, 1).await.map(|(n, _)| n)
 }
@@ -169,7 +196,7 @@ async fn resolve_async(shared: &Shared, cell: &TagCell, miss: Miss) -> Result<(i
                     if now >= deadline {
                         return Err(cell.not_ready(&st, now - started));
                     }
-                    if st.wanted {
+                    if !waited && st.wanted {
                         shared.wake_claimer();
                     }
                     st.waiters += 1;
@@ -194,10 +221,10 @@ async fn resolve_async(shared: &Shared, cell: &TagCell, miss: Miss) -> Result<(i
                 if !waited {
                     waited = true;
                     cell.count_wait();
+                    shared.wake_keeper();
                 }
-                shared.wake_keeper();
-                // The keeper tells waiting takes at every look (100 ms): the deadline is
-                // checked at least that often.
+                // The keeper tells waiting takes at its timed looks (every 100 ms): the deadline
+                // is checked at least that often.
                 notified.await;
                 drop(waiting);
             }

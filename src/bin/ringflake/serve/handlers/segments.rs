@@ -128,15 +128,16 @@ thread_local! {
 /// slow way for the others).
 const CACHED_TAGS: usize = 1024;
 
-/// One number of `tag` from this thread's cached handle, if one is ready now.
-fn cached_number(g: &SegmentGenerator, tag: &str) -> Option<i64> {
+/// One number of `tag` from this thread's cached handle: taken now, or the take to wait for;
+/// `None` when no handle is cached.
+fn cached_number(g: &SegmentGenerator, tag: &str) -> Option<Result<i64, ringflake::PendingNumber>> {
     let generator = g as *const SegmentGenerator as usize;
     HANDLES.with(|h| {
         let h = h.borrow();
         if h.0 != generator {
             return None;
         }
-        h.1.get(tag)?.try_next_id()
+        Some(h.1.get(tag)?.try_next_id())
     })
 }
 
@@ -190,19 +191,30 @@ pub async fn get(app: &App, route: &Route, tag: &str, count: Option<usize>, fetc
         );
         return Answer::error(StatusCode::NOT_FOUND, &message, None);
     }
-    // The common case: one number ready in the range of this thread's cached handle.
+    // The common case: one number of this thread's cached handle of the tag (a handle of a
+    // tag removed since goes the slow way, which finds the tag again if it is back).
     if fetch
         && count.is_none()
         && let Some(Ok((segments, g))) = app
             .segments
             .as_deref()
             .map(|s| s.generator.as_ref().map(|g| (s, g)))
-        && let Some(n) = cached_number(g, tag)
+        && let Some(taken) = cached_number(g, tag)
     {
-        return match segments.public(tag, n) {
-            Ok(n) => Answer::ok(false, n.to_string()),
-            Err(m) => Answer::error(StatusCode::INTERNAL_SERVER_ERROR, &m, None),
+        let taken = match taken {
+            Ok(n) => Ok(n),
+            Err(pending) => pending.wait_async().await,
         };
+        match taken {
+            Ok(n) => {
+                return match segments.public(tag, n) {
+                    Ok(n) => Answer::ok(false, n.to_string()),
+                    Err(m) => Answer::error(StatusCode::INTERNAL_SERVER_ERROR, &m, None),
+                };
+            }
+            Err(Error::Segment(SegmentError::Removed { .. })) => {}
+            Err(e) => return failed(&e),
+        }
     }
     let numbers = match take(app, tag, count, fetch).await {
         Ok(numbers) => numbers,
