@@ -87,13 +87,51 @@ fn stats_line(g: &CachedUidGenerator) -> String {
 
 /// The sustained one-consumer loop of `take/1-thread` and `take/1-thread-with-exporter`.
 fn take_one_thread(b: &mut criterion::Bencher<'_>, g: &CachedUidGenerator, tally: &mut Tally) {
+    one_thread(b, tally, || {
+        black_box(g.next_id().expect("next_id"));
+    })
+}
+
+/// One thread taking criterion's `iters` with `take`, timed (the generator's own threads keep up
+/// or not).
+fn one_thread(b: &mut criterion::Bencher<'_>, tally: &mut Tally, mut take: impl FnMut()) {
     b.iter_custom(|iters| {
         let n = tally.record(iters);
         let start = Instant::now();
         for _ in 0..n {
-            black_box(g.next_id().expect("next_id"));
+            take();
         }
         start.elapsed()
+    })
+}
+
+/// Two threads with a taker each (made by `taker` at the start of each sample), taking half of
+/// criterion's `iters` each with `take`, timed from when both are ready.
+fn two_threads<T>(
+    b: &mut criterion::Bencher<'_>,
+    tally: &mut Tally,
+    taker: impl Fn() -> T + Sync,
+    take: impl Fn(&mut T) + Sync,
+) {
+    b.iter_custom(|iters| {
+        let n = tally.record(iters);
+        let halves = [n / 2, n - n / 2];
+        let barrier = Barrier::new(3);
+        std::thread::scope(|s| {
+            for half in halves {
+                let (taker, take, barrier) = (&taker, &take, &barrier);
+                s.spawn(move || {
+                    let mut t = taker();
+                    barrier.wait();
+                    for _ in 0..half {
+                        take(&mut t);
+                    }
+                });
+            }
+            barrier.wait();
+            Instant::now()
+        })
+        .elapsed()
     })
 }
 
@@ -192,13 +230,8 @@ fn local(c: &mut Criterion) {
         let mut taker = g.local();
         let mut tally = Tally::default();
         group.bench_function("1-thread", |b| {
-            b.iter_custom(|iters| {
-                let n = tally.record(iters);
-                let start = Instant::now();
-                for _ in 0..n {
-                    black_box(taker.next_id().expect("next_id"));
-                }
-                start.elapsed()
+            one_thread(b, &mut tally, || {
+                black_box(taker.next_id().expect("next_id"));
             })
         });
         drop(taker);
@@ -218,26 +251,14 @@ fn local(c: &mut Criterion) {
 
 /// Two threads with a taker each, made at the start of each sample.
 fn local_two_threads(b: &mut criterion::Bencher<'_>, g: &CachedUidGenerator, tally: &mut Tally) {
-    b.iter_custom(|iters| {
-        let n = tally.record(iters);
-        let halves = [n / 2, n - n / 2];
-        let barrier = Barrier::new(3);
-        std::thread::scope(|s| {
-            for half in halves {
-                let (g, barrier) = (g, &barrier);
-                s.spawn(move || {
-                    let mut taker = g.local();
-                    barrier.wait();
-                    for _ in 0..half {
-                        black_box(taker.next_id().expect("next_id"));
-                    }
-                });
-            }
-            barrier.wait();
-            Instant::now()
-        })
-        .elapsed()
-    })
+    two_threads(
+        b,
+        tally,
+        || g.local(),
+        |t| {
+            black_box(t.next_id().expect("next_id"));
+        },
+    )
 }
 
 /// `take/1-thread` again with monitoring on: the Prometheus exporter installed as the global
@@ -363,13 +384,8 @@ fn segment(c: &mut Criterion) {
     {
         let mut tally = Tally::default();
         group.bench_function("1-thread", |b| {
-            b.iter_custom(|iters| {
-                let n = tally.record(iters);
-                let start = Instant::now();
-                for _ in 0..n {
-                    black_box(tag.next_id().expect("next_id"));
-                }
-                start.elapsed()
+            one_thread(b, &mut tally, || {
+                black_box(tag.next_id().expect("next_id"));
             })
         });
         tally.report("segment/1-thread", 1, TAKE_SAMPLES, &stats(&tag));
@@ -378,13 +394,8 @@ fn segment(c: &mut Criterion) {
         let mut taker = tag.local();
         let mut tally = Tally::default();
         group.bench_function("local-1-thread", |b| {
-            b.iter_custom(|iters| {
-                let n = tally.record(iters);
-                let start = Instant::now();
-                for _ in 0..n {
-                    black_box(taker.next_id().expect("next_id"));
-                }
-                start.elapsed()
+            one_thread(b, &mut tally, || {
+                black_box(taker.next_id().expect("next_id"));
             })
         });
         tally.report("segment/local-1-thread", 1, TAKE_SAMPLES, &stats(&tag));
@@ -392,26 +403,14 @@ fn segment(c: &mut Criterion) {
     {
         let mut tally = Tally::default();
         group.bench_function("local-2-threads", |b| {
-            b.iter_custom(|iters| {
-                let n = tally.record(iters);
-                let halves = [n / 2, n - n / 2];
-                let barrier = Barrier::new(3);
-                std::thread::scope(|s| {
-                    for half in halves {
-                        let (tag, barrier) = (&tag, &barrier);
-                        s.spawn(move || {
-                            let mut taker = tag.local();
-                            barrier.wait();
-                            for _ in 0..half {
-                                black_box(taker.next_id().expect("next_id"));
-                            }
-                        });
-                    }
-                    barrier.wait();
-                    Instant::now()
-                })
-                .elapsed()
-            })
+            two_threads(
+                b,
+                &mut tally,
+                || tag.local(),
+                |t| {
+                    black_box(t.next_id().expect("next_id"));
+                },
+            )
         });
         tally.report("segment/local-2-threads", 1, TAKE_SAMPLES, &stats(&tag));
     }

@@ -4,11 +4,11 @@
 //! statements are here.
 
 use super::table::{
-    AllocTable, Claim, LeafRow, MAX_STEP, PROBE, RISK, SegmentTable, why_not_claimed,
+    AllocTable, Claim, LeafRow, MAX_STEP, PROBE, SegmentTable, confirm_on, why_not_claimed,
 };
 use crate::Error;
 use crate::worker::mysql::MysqlTable;
-use crate::worker::rows::{TableSetup, WorkerTable};
+use crate::worker::rows::TableSetup;
 use crate::worker::server::TableDef;
 use mysql::prelude::Queryable;
 use mysql::{Row, TxOpts};
@@ -150,13 +150,7 @@ impl AllocTable for Mysql {
     }
 
     fn confirm(&self, what: &str, deadline: Instant) -> Result<(), Error> {
-        let commit = WorkerTable::take_commit(&self.server);
-        match commit {
-            Some(commit) if !self.accept_async.load(Ordering::Relaxed) => {
-                crate::worker::durable::confirm_that(&self.server, &commit, what, RISK, deadline)
-            }
-            _ => Ok(()),
-        }
+        confirm_on(&self.server, &self.accept_async, what, deadline)
     }
 
     fn accept_async_replication(&self, on: bool) {

@@ -80,8 +80,26 @@ pub(crate) const PROBE: &str =
     "SELECT biz_tag, max_id, step, description, update_time FROM leaf_alloc LIMIT 0";
 
 /// What a failover that forgot a claim would do, for the replication check's refusal.
-#[cfg_attr(not(any(feature = "mysql", feature = "postgres")), allow(dead_code))]
-pub(crate) const RISK: &str = "hand the same range to another node";
+#[cfg(any(feature = "mysql", feature = "postgres"))]
+const RISK: &str = "hand the same range to another node";
+
+/// [`AllocTable::confirm`] for a table on a server database: the last write this thread made
+/// on `server`, on every standby (`worker::durable`, the worker claims' check), unless the risk
+/// is accepted.
+#[cfg(any(feature = "mysql", feature = "postgres"))]
+pub(crate) fn confirm_on(
+    server: &dyn crate::worker::rows::WorkerTable,
+    accept_async: &std::sync::atomic::AtomicBool,
+    what: &str,
+    deadline: Instant,
+) -> Result<(), Error> {
+    match server.take_commit() {
+        Some(commit) if !accept_async.load(std::sync::atomic::Ordering::Relaxed) => {
+            crate::worker::durable::confirm_that(server, &commit, what, RISK, deadline)
+        }
+        _ => Ok(()),
+    }
+}
 
 /// The largest `step`: Leaf's column is an `INT`.
 pub(crate) const MAX_STEP: i64 = i32::MAX as i64;

@@ -174,16 +174,7 @@ impl SegmentTag {
     /// ```
     #[inline]
     pub fn next_id(&self) -> Result<i64, Error> {
-        let mut woke = false;
-        match self.cell.window.claim(1, &mut woke) {
-            Ok(n) => {
-                if woke {
-                    self.shared.wake_keeper();
-                }
-                Ok(n)
-            }
-            Err(miss) => resolve(&self.shared, &self.cell, miss).map(|(n, _)| n),
-        }
+        take_one(&self.shared, &self.cell)
     }
 
     /// The next number of this tag if one is ready now; else the take's claim, to wait for
@@ -215,20 +206,11 @@ impl SegmentTag {
     /// [`next_id`](Self::next_id) does).
     #[inline]
     pub fn try_next_id(&self) -> Result<i64, PendingNumber> {
-        let mut woke = false;
-        match self.cell.window.claim(1, &mut woke) {
-            Ok(n) => {
-                if woke {
-                    self.shared.wake_keeper();
-                }
-                Ok(n)
-            }
-            Err(miss) => Err(PendingNumber {
-                cell: Arc::clone(&self.cell),
-                shared: Arc::clone(&self.shared),
-                miss,
-            }),
-        }
+        claim_now(&self.shared, &self.cell, 1).map_err(|miss| PendingNumber {
+            cell: Arc::clone(&self.cell),
+            shared: Arc::clone(&self.shared),
+            miss,
+        })
     }
 
     /// Fills `out` with consecutive numbers of this tag where they come from one range (a batch
@@ -311,30 +293,31 @@ pub(crate) fn check_count(n: usize) -> Result<(), Error> {
     Ok(())
 }
 
-/// One number of `cell`.
-pub(crate) fn take_one(shared: &Shared, cell: &TagCell) -> Result<i64, Error> {
+/// Claims `count` (1..=[`MAX_CLAIM`]) numbers in `cell`'s window, waking the keeper when the
+/// claim covers the wake offset: the first, or the miss to resolve.
+#[inline]
+pub(crate) fn claim_now(shared: &Shared, cell: &TagCell, count: u64) -> Result<i64, Miss> {
     let mut woke = false;
-    match cell.window.claim(1, &mut woke) {
-        Ok(n) => {
-            if woke {
-                shared.wake_keeper();
-            }
-            Ok(n)
-        }
+    let claimed = cell.window.claim(count, &mut woke);
+    if woke {
+        shared.wake_keeper();
+    }
+    claimed
+}
+
+/// One number of `cell`.
+#[inline]
+pub(crate) fn take_one(shared: &Shared, cell: &TagCell) -> Result<i64, Error> {
+    match claim_now(shared, cell, 1) {
+        Ok(n) => Ok(n),
         Err(miss) => resolve(shared, cell, miss).map(|(n, _)| n),
     }
 }
 
 /// Claims up to `count` (1..=[`MAX_CLAIM`]) consecutive numbers: the first and how many.
 pub(crate) fn claim(shared: &Shared, cell: &TagCell, count: u64) -> Result<(i64, u64), Error> {
-    let mut woke = false;
-    match cell.window.claim(count, &mut woke) {
-        Ok(first) => {
-            if woke {
-                shared.wake_keeper();
-            }
-            Ok((first, count))
-        }
+    match claim_now(shared, cell, count) {
+        Ok(first) => Ok((first, count)),
         Err(miss) => resolve(shared, cell, miss),
     }
 }
@@ -368,15 +351,8 @@ pub(crate) fn resolve(shared: &Shared, cell: &TagCell, miss: Miss) -> Result<(i6
             Step::Fail(e) => return Err(e),
             Step::Retry => {
                 drop(st);
-                let mut woke = false;
-                match cell.window.claim(miss.count, &mut woke) {
-                    Ok(first) => {
-                        // A new segment's first take wakes the keeper.
-                        if woke {
-                            shared.wake_keeper();
-                        }
-                        return Ok((first, miss.count));
-                    }
+                match claim_now(shared, cell, miss.count) {
+                    Ok(first) => return Ok((first, miss.count)),
                     Err(m) => miss = m,
                 }
                 st = cell.lock();

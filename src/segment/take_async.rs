@@ -4,7 +4,7 @@
 
 use super::generator::{SegmentGenerator, Shared};
 use super::tag::{Step, TagCell};
-use super::take::{SegmentTag, check_count};
+use super::take::{SegmentTag, check_count, claim_now};
 use super::window::{MAX_CLAIM, Miss};
 use crate::Error;
 use std::time::Instant;
@@ -153,14 +153,8 @@ async fn fill_async(shared: &Shared, cell: &TagCell, out: &mut [i64]) -> Result<
 }
 
 async fn claim_async(shared: &Shared, cell: &TagCell, count: u64) -> Result<(i64, u64), Error> {
-    let mut woke = false;
-    match cell.window.claim(count, &mut woke) {
-        Ok(first) => {
-            if woke {
-                shared.wake_keeper();
-            }
-            Ok((first, count))
-        }
+    match claim_now(shared, cell, count) {
+        Ok(first) => Ok((first, count)),
         Err(miss) => resolve_async(shared, cell, miss).await,
     }
 }
@@ -205,18 +199,10 @@ async fn resolve_async(shared: &Shared, cell: &TagCell, miss: Miss) -> Result<(i
             }
         };
         match waiting {
-            None => {
-                let mut woke = false;
-                match cell.window.claim(miss.count, &mut woke) {
-                    Ok(first) => {
-                        if woke {
-                            shared.wake_keeper();
-                        }
-                        return Ok((first, miss.count));
-                    }
-                    Err(m) => miss = m,
-                }
-            }
+            None => match claim_now(shared, cell, miss.count) {
+                Ok(first) => return Ok((first, miss.count)),
+                Err(m) => miss = m,
+            },
             Some(waiting) => {
                 if !waited {
                     waited = true;
