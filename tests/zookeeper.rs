@@ -862,3 +862,82 @@ fn a_node_cut_off_from_the_ensemble_stops_before_its_session_can_expire() {
             })
     });
 }
+
+/// A copy of a live node's state directory never serves the live node's worker id: the id is
+/// held by the live node's session, which no file carries. Started on another port (a copy on
+/// the same host), the copy takes a new id; given the live node's `ip:port` (a clone, which keeps
+/// the original's address), it waits, says another live node with this address serves the id
+/// (its reach moves), and refuses to start once `--db-retry` has passed. No ID comes from two
+/// nodes.
+#[test]
+#[ignore = "needs the ZooKeeper ensemble .ci/run starts (RINGFLAKE_ZK_ENSEMBLE)"]
+fn a_copied_state_directory_never_serves_the_live_nodes_id() {
+    let _turn = turn();
+    let name = fresh_name("copied");
+    let (da, db, dc) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let worker = |addr: std::net::SocketAddr| {
+        let health = common::get(addr, "/healthz");
+        common::json_int(&health.body, "worker_id").expect("a worker id")
+    };
+    let a = serve_node(da.path(), &name, 18120, &[]);
+    for to in [db.path(), dc.path()] {
+        for entry in std::fs::read_dir(da.path()).unwrap() {
+            let from = entry.unwrap().path();
+            std::fs::copy(&from, to.join(from.file_name().unwrap())).unwrap();
+        }
+    }
+    let b = serve_node(db.path(), &name, 18121, &[]);
+    let (a_addr, b_addr) = (a.addr(), b.addr());
+    assert_ne!(worker(a_addr), worker(b_addr), "{}", b.output());
+    // The clone: the live node's address, another listener.
+    let mut cmd = common::ringflake(dc.path());
+    cmd.args([
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--zookeeper",
+        &ensemble(),
+        "--zookeeper-name",
+        &name,
+        "--zookeeper-session-timeout",
+        "4",
+        "--zookeeper-address",
+        "127.0.0.1:18120",
+        "--db-retry",
+        "8",
+    ]);
+    let mut clone = common::Serve::launch_command(cmd);
+    let collectors: Vec<_> = [a_addr, b_addr]
+        .into_iter()
+        .map(|addr| {
+            std::thread::spawn(move || {
+                common::ids_for(addr, "/ids?count=1000", Duration::from_secs(3))
+            })
+        })
+        .collect();
+    let ids: Vec<Vec<u64>> = collectors.into_iter().map(|t| t.join().unwrap()).collect();
+    common::wait_until("the clone's refusal", Duration::from_secs(30), || {
+        !clone.running()
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let out = clone.output();
+    assert_eq!(clone.kill().and_then(|s| s.code()), Some(1), "{out}");
+    assert!(!out.contains("listening on"), "{out}");
+    assert!(
+        out.contains(
+            "worker id 0 of 127.0.0.1:18120 is served by another live node with this address"
+        ),
+        "{out}"
+    );
+    assert!(
+        ids.iter().all(|i| i.len() > 1000),
+        "IDs: {:?}",
+        ids.iter().map(Vec::len)
+    );
+    assert_eq!(common::in_both(&ids[0], &ids[1]), 0, "IDs from both");
+    assert_eq!(worker(a_addr), 0, "the live node keeps its id");
+}

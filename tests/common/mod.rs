@@ -370,6 +370,29 @@ pub fn json_ids(body: &str) -> Vec<u64> {
         .collect()
 }
 
+/// Every ID `path` (an `/ids?count=N` route) of `addr` answered with 200 during `span`, asked
+/// again and again on one connection; an answer other than 200 (a generator that cannot serve)
+/// gives none.
+pub fn ids_for(addr: SocketAddr, path: &str, span: Duration) -> Vec<u64> {
+    let mut client = Client::new(addr, Duration::from_secs(10));
+    let mut ids = Vec::new();
+    let start = Instant::now();
+    while start.elapsed() < span {
+        match client.get(path) {
+            Ok(r) if r.status == 200 => ids.extend(json_ids(&r.body)),
+            Ok(_) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => panic!("GET {path} from {addr}: {e}"),
+        }
+    }
+    ids
+}
+
+/// How many IDs `a` and `b` have in common (each without repeats of its own).
+pub fn in_both(a: &[u64], b: &[u64]) -> usize {
+    let a: std::collections::HashSet<u64> = a.iter().copied().collect();
+    b.iter().filter(|id| a.contains(id)).count()
+}
+
 /// The integer field `name` of a flat JSON object such as `/healthz`'s.
 pub fn json_int(body: &str, name: &str) -> Option<i64> {
     let rest = body.split(&format!("\"{name}\":")).nth(1)?;
