@@ -168,6 +168,41 @@ impl ReachFile {
         Ok(lock)
     }
 
+    /// Holds worker id `worker_id` on this state file for as long as the returned file lives:
+    /// an exclusive `flock` on `<file>.worker-<worker_id>.lock`, which the kernel releases when
+    /// the process ends. For a worker id no source leases (a fixed one, a StatefulSet ordinal):
+    /// two live generators of one host with the same worker id and the same state file would
+    /// each start above what the other recorded, and hand out the same IDs once the clock
+    /// reaches the seconds of the one ahead.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::WorkerAssignment`] naming the worker id, the state file and the lock while
+    /// another live generator holds it; [`Error::StateFile`] if the lock file cannot be opened.
+    pub(crate) fn hold(&self, worker_id: u64) -> Result<File, Error> {
+        let mut path = self.path.clone().into_os_string();
+        path.push(format!(".worker-{worker_id}.lock"));
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| self.error(format_args!("cannot open its worker id lock file: {e}")))?;
+        match lock.try_lock() {
+            Ok(()) => Ok(lock),
+            Err(std::fs::TryLockError::WouldBlock) => Err(Error::WorkerAssignment(format!(
+                "worker id {worker_id} is in use: another live generator on this host (in this \
+                 process or another) runs it with the state file {} (it holds {}); two \
+                 generators with one worker id hand out the same IDs: give each its own worker id",
+                self.path.display(),
+                std::path::Path::new(&path).display()
+            ))),
+            Err(std::fs::TryLockError::Error(e)) => {
+                Err(self.error(format_args!("cannot lock its worker id lock file: {e}")))
+            }
+        }
+    }
+
     /// What the file records (nothing if it does not exist yet).
     ///
     /// # Errors

@@ -190,3 +190,51 @@ fn a_clone_with_another_boot_id_takes_a_worker_id_of_its_own() {
     );
     assert_unique(&collect(&[first.addr(), clone.addr()]));
 }
+
+/// A fixed worker id is held on its state file for the generator's life: beside a running
+/// `serve --worker-id 5`, a `gen --worker-id 5` or a second `serve --worker-id 5` in the same
+/// directory (the same state file) is refused, naming the worker id and the lock; another
+/// worker id is not. (A copy of the directory elsewhere has a state file of its own, and no
+/// check can tell it from a node of its own: a fixed id is the operator's promise.)
+#[test]
+fn a_fixed_worker_id_in_use_on_its_state_file_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let first = Serve::start(dir.path(), &["--worker-id", "5"]);
+    let out = common::ringflake(dir.path())
+        .args(["gen", "--worker-id", "5", "-n", "3"])
+        .output()
+        .expect("gen");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(out.stdout.is_empty(), "gen printed IDs");
+    assert!(
+        err.contains(
+            "worker id 5 is in use: another live generator on this host (in this process or \
+             another) runs it with the state file ringflake.state (it holds \
+             ringflake.state.worker-5.lock)"
+        ),
+        "{err}"
+    );
+    let mut second = Serve::launch(dir.path(), &["--worker-id", "5"]);
+    common::wait_until(
+        "the second serve's refusal",
+        Duration::from_secs(30),
+        || !second.running(),
+    );
+    assert!(
+        !second.output().contains("listening on"),
+        "{}",
+        second.output()
+    );
+    assert_eq!(
+        common::gen_ids(dir.path(), &["gen", "--worker-id", "6", "-n", "2"]).len(),
+        2
+    );
+    assert_eq!(get(first.addr(), "/healthz").status, 200);
+    drop(first);
+    assert_eq!(
+        common::gen_ids(dir.path(), &["gen", "--worker-id", "5", "-n", "2"]).len(),
+        2,
+        "free again once the holder is gone"
+    );
+}
