@@ -31,6 +31,9 @@ seq-bits = 20
 worker-id = 7
 no-state-file = true
 max-lead = 0
+# Its worker field meets the default generator's worker id 1 (ID 7340032 is both's): its IDs
+# are declared a space of their own.
+namespace = "users"
 "#;
 
 fn layouts() -> [(&'static str, Layout); 3] {
@@ -329,14 +332,16 @@ fn bad_configs_name_the_file_the_key_and_the_reason() {
         (
             "[generators.a]\nworker-id = 3\n\n[generators.b]\nworker-id = 3\n",
             &[],
-            "ringflake.toml:4 [generators.b]: worker-id 3 is also generator a's \
-             (ringflake.toml:1 [generators.a]) on the same layout 31/10/22",
+            "ringflake.toml:4 [generators.b]: generators b and a could hand out the same IDs: b \
+             has worker id 3 (fixed worker id 3) on layout 31/10/22 from 2025-01-01, a has \
+             worker id 3 (fixed worker id 3) on layout 31/10/22 from 2025-01-01",
         ),
         // The default generator from the flags shares worker id 3 with a table.
         (
             "[generators.a]\nworker-id = 3\n",
             &["--worker-id", "3"],
-            "ringflake.toml:1 [generators.a]: worker-id 3 is also generator default's (flags)",
+            "ringflake.toml:1 [generators.a]: generators a and default could hand out the same \
+             IDs",
         ),
         (
             "[generators.orders]\ntime-bits = 30\n\n[generators.orders]\ntime-bits = 31\n",
@@ -873,8 +878,12 @@ fn a_host_name_too_long_for_the_column_fails_the_boot() {
 /// is then taken over in the table, it heals: a new worker id, on `/status` with the heal.
 #[test]
 fn a_lost_lease_shows_on_status_and_healthz() {
-    let (dir, _) =
-        dir_with("[generators.orders]\nlease-window = 3\ndb = \"orders.db\"\ndb-timeout = 1\n");
+    // A table of its own gives orders worker id 1, as the default's gives the default generator:
+    // a space of its own.
+    let (dir, _) = dir_with(
+        "[generators.orders]\nlease-window = 3\ndb = \"orders.db\"\ndb-timeout = 1\n\
+         namespace = \"orders\"\n",
+    );
     let mut serve = serve(dir.path(), &[]);
     let addr = serve.addr();
     assert_eq!(get(addr, "/healthz").status, 200);
