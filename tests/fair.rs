@@ -637,6 +637,70 @@ fn a_generator_whose_source_has_no_other_id_says_so() {
     assert_eq!((g.worker_id(), g.stats().heals), (1, 0));
 }
 
+/// A generator whose source answers a heal with an error (here every new worker id refused, as
+/// `serve` refuses one that meets another generator's IDs) serves nothing, and its takes say
+/// why: the takeover, and the source's last answer.
+#[test]
+fn a_generator_whose_new_ids_are_refused_says_why() {
+    use ringflake::{Assignment, DatabaseAssigner, Error, WorkerIdAssigner};
+    /// The worker table's ids at boot; after a heal, a refusal.
+    struct Refusing(DatabaseAssigner);
+    impl WorkerIdAssigner for Refusing {
+        fn assign_worker_id(&self, layout: &Layout) -> Result<u64, Error> {
+            self.0.assign_worker_id(layout)
+        }
+        fn assign(&self, layout: &Layout) -> Result<Assignment, Error> {
+            self.0.assign(layout)
+        }
+        fn retaker(&self) -> Option<Box<dyn WorkerIdAssigner + Send + Sync>> {
+            struct No;
+            impl WorkerIdAssigner for No {
+                fn assign_worker_id(&self, _: &Layout) -> Result<u64, Error> {
+                    Err(Error::WorkerAssignment(
+                        "new worker id 2 refused: it meets generator orders's".into(),
+                    ))
+                }
+            }
+            Some(Box::new(No))
+        }
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("ringflake.db");
+    let source = Refusing(
+        DatabaseAssigner::sqlite(&db)
+            .expect("sqlite")
+            .lease_window(Duration::from_secs(1)),
+    );
+    let g = CachedUidGenerator::builder(Layout::default())
+        .worker_id_from(&source)
+        .max_lead(Duration::from_secs(0), LeadPolicy::Wait)
+        .build()
+        .expect("boot");
+    g.next_id().expect("an ID");
+    take_over(&db, 1);
+    let started = Instant::now();
+    let mut last = None;
+    let err = loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no take failed naming the source's answer; the last: {last:?}"
+        );
+        match g.next_id() {
+            Err(e) if e.to_string().contains("has given none yet") => break e,
+            other => last = Some(other),
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let text = err.to_string();
+    assert!(text.contains("taken over"), "{text}");
+    assert!(
+        text.contains("which has given none yet: worker id assignment failed: new worker id 2 \
+             refused: it meets generator orders's"),
+        "{text}"
+    );
+    assert_eq!((g.worker_id(), g.stats().heals), (1, 0));
+}
+
 /// Sends signal `name` (`STOP`, `CONT`) to `pid` with kill(1).
 fn signal(pid: u32, name: &str) {
     let status = std::process::Command::new("kill")
