@@ -694,8 +694,10 @@ fn a_generator_whose_new_ids_are_refused_says_why() {
     let text = err.to_string();
     assert!(text.contains("taken over"), "{text}");
     assert!(
-        text.contains("which has given none yet: worker id assignment failed: new worker id 2 \
-             refused: it meets generator orders's"),
+        text.contains(
+            "which has given none yet: worker id assignment failed: new worker id 2 \
+             refused: it meets generator orders's"
+        ),
         "{text}"
     );
     assert_eq!((g.worker_id(), g.stats().heals), (1, 0));
