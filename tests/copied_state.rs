@@ -215,16 +215,11 @@ fn a_fixed_worker_id_in_use_on_its_state_file_is_refused() {
         ),
         "{err}"
     );
-    let mut second = Serve::launch(dir.path(), &["--worker-id", "5"]);
-    common::wait_until(
-        "the second serve's refusal",
-        Duration::from_secs(30),
-        || !second.running(),
-    );
+    let mut second = common::ringflake(dir.path());
+    second.args(["serve", "--listen", "127.0.0.1:0", "--worker-id", "5"]);
     assert!(
-        !second.output().contains("listening on"),
-        "{}",
-        second.output()
+        common::refused(second).contains("worker id 5 is in use"),
+        "the second serve"
     );
     assert_eq!(
         common::gen_ids(dir.path(), &["gen", "--worker-id", "6", "-n", "2"]).len(),

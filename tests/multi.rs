@@ -256,41 +256,6 @@ fn sigterm_releases_every_lease() {
     }
 }
 
-/// `serve --config FILE` with `config` in `dir`: fails with status 1 (within 30 s; a serve that
-/// starts instead is killed); its output.
-fn refused(dir: &Path, extra: &[&str]) -> String {
-    let mut cmd = ringflake(dir);
-    cmd.args([
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--config",
-        "ringflake.toml",
-    ])
-    .args(extra);
-    refused_command(cmd)
-}
-
-/// Runs `cmd`, a `serve` that must refuse to start: exit status 1 within 30 s (one that starts
-/// instead is killed); its output.
-fn refused_command(cmd: Command) -> String {
-    let mut serve = Serve::launch_command(cmd);
-    let start = Instant::now();
-    while serve.running() {
-        if start.elapsed() > Duration::from_secs(30) {
-            panic!("serve did not refuse to start: {}", serve.output());
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    // The output threads read to the end of the pipes.
-    std::thread::sleep(Duration::from_millis(100));
-    let out = serve.output();
-    assert!(!out.contains("listening on"), "started: {out}");
-    let status = serve.kill();
-    assert_eq!(status.and_then(|s| s.code()), Some(1), "{out}");
-    out
-}
-
 /// Every config error stops the start naming the file, the line, the table, the key and the
 /// reason, before any generator boots (no worker row is taken).
 #[test]
@@ -373,7 +338,7 @@ fn bad_configs_name_the_file_the_key_and_the_reason() {
     ];
     for (config, flags, expected) in cases {
         let (dir, _) = dir_with(config);
-        let err = refused(dir.path(), flags);
+        let err = common::refused(common::serve_config(dir.path(), flags));
         assert!(
             err.contains("ringflake: error: ") && err.contains(expected),
             "config {config:?}: expected {expected:?} in {err}"
@@ -393,7 +358,7 @@ fn bad_configs_name_the_file_the_key_and_the_reason() {
     }
     // A file that is not there.
     let dir = tempfile::tempdir().unwrap();
-    let err = refused(dir.path(), &[]);
+    let err = common::refused(common::serve_config(dir.path(), &[]));
     assert!(
         err.contains("cannot read the config file ringflake.toml"),
         "{err}"
@@ -826,7 +791,7 @@ fn environment_variables_define_only_the_default() {
         "ringflake.toml",
     ])
     .env("RINGFLAKE_MAX_LEAD", "3");
-    let err = refused_command(cmd);
+    let err = common::refused(cmd);
     assert!(
         err.contains(
             "ringflake.toml:1 [generators.default]: the generator flags --max-lead (from \
@@ -851,7 +816,7 @@ fn a_host_name_too_long_for_the_column_fails_the_boot() {
         "ringflake.toml",
     ])
     .env("JPAAS_HOST", &host);
-    let err = refused_command(cmd);
+    let err = common::refused(cmd);
     assert!(
         err.contains(&format!(
             "ringflake.toml:1 [generators.orders]: worker id assignment failed: HOST_NAME \

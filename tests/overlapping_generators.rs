@@ -9,8 +9,6 @@ mod common;
 
 use common::{Serve, ids_for, in_both};
 use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
-use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// A temporary directory holding `ringflake.toml` with `config`.
@@ -18,20 +16,6 @@ fn dir_with(config: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::write(dir.path().join("ringflake.toml"), config).expect("config");
     dir
-}
-
-/// `serve --config ringflake.toml` plus `extra` in `dir`.
-fn command(dir: &Path, extra: &[&str]) -> Command {
-    let mut cmd = common::ringflake(dir);
-    cmd.args([
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--config",
-        "ringflake.toml",
-    ])
-    .args(extra);
-    cmd
 }
 
 /// The three configurations issue 35 found running (each with the flags of its default
@@ -74,12 +58,7 @@ fn overlapping_generators_are_refused_naming_both() {
     ];
     for (i, (name, config, flags)) in OVERLAPPING.iter().enumerate() {
         let dir = dir_with(config);
-        let mut serve = Serve::launch_command(command(dir.path(), flags));
-        common::wait_until("the refusal", Duration::from_secs(30), || !serve.running());
-        std::thread::sleep(Duration::from_millis(200));
-        let out = serve.output();
-        assert_eq!(serve.kill().and_then(|s| s.code()), Some(1), "{out}");
-        assert!(!out.contains("listening on"), "{out}");
+        let out = common::refused(common::serve_config(dir.path(), flags));
         // The generator whose worker id came second is the one refused; the message names both.
         let (first, second) = if i == 0 {
             (other[i], *name)
