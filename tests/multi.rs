@@ -756,18 +756,11 @@ fn status_page_in_a_browser() {
 #[test]
 fn environment_variables_define_only_the_default() {
     let (dir, _) = dir_with("[generators.orders]\nworker-id = 4\n");
-    let mut cmd = ringflake(dir.path());
-    cmd.args([
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--config",
-        "ringflake.toml",
-    ])
-    .env("RINGFLAKE_TIME_BITS", "30")
-    .env("RINGFLAKE_WORKER_BITS", "20")
-    .env("RINGFLAKE_SEQ_BITS", "13")
-    .env("RINGFLAKE_WORKER_ID", "9");
+    let mut cmd = common::serve_config(dir.path(), &[]);
+    cmd.env("RINGFLAKE_TIME_BITS", "30")
+        .env("RINGFLAKE_WORKER_BITS", "20")
+        .env("RINGFLAKE_SEQ_BITS", "13")
+        .env("RINGFLAKE_WORKER_ID", "9");
     let mut serve = Serve::launch_command(cmd);
     let addr = serve.ready(Duration::from_secs(60));
     let small = Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).unwrap();
@@ -782,15 +775,8 @@ fn environment_variables_define_only_the_default() {
     serve.kill();
 
     let (dir, _) = dir_with("[generators.default]\nworker-id = 4\n");
-    let mut cmd = ringflake(dir.path());
-    cmd.args([
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--config",
-        "ringflake.toml",
-    ])
-    .env("RINGFLAKE_MAX_LEAD", "3");
+    let mut cmd = common::serve_config(dir.path(), &[]);
+    cmd.env("RINGFLAKE_MAX_LEAD", "3");
     let err = common::refused(cmd);
     assert!(
         err.contains(
@@ -807,15 +793,8 @@ fn environment_variables_define_only_the_default() {
 fn a_host_name_too_long_for_the_column_fails_the_boot() {
     let (dir, _) = dir_with("[generators.orders]\n");
     let host = "h".repeat(60);
-    let mut cmd = ringflake(dir.path());
-    cmd.args([
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--config",
-        "ringflake.toml",
-    ])
-    .env("JPAAS_HOST", &host);
+    let mut cmd = common::serve_config(dir.path(), &[]);
+    cmd.env("JPAAS_HOST", &host);
     let err = common::refused(cmd);
     assert!(
         err.contains(&format!(
