@@ -263,6 +263,7 @@ mod layout;
 mod lock;
 #[cfg(feature = "metrics")]
 mod metrics;
+mod overlap;
 pub mod plan;
 mod preset;
 mod reach;
