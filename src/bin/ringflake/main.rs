@@ -9,6 +9,8 @@
 #![forbid(unsafe_code)]
 
 mod args;
+#[cfg(test)]
+mod args_tests;
 mod completions;
 mod r#gen;
 mod generators;
