@@ -38,8 +38,8 @@ fn nodes() -> (tempfile::TempDir, PathBuf, PathBuf, String) {
 }
 
 /// Copies every `ringflake.state*` file of `from` (the state file, its owner file and the lock
-/// file of its writes) into `to`, as a copy of the directory would, while its node runs; the
-/// files copied.
+/// file of its writes, and the segment mode's state directory with its files) into `to`, as a
+/// copy of the directory would, while its node runs; the files copied.
 fn copy_state(from: &Path, to: &Path) -> Vec<String> {
     let mut copied = Vec::new();
     for entry in std::fs::read_dir(from).expect("read dir") {
@@ -48,10 +48,20 @@ fn copy_state(from: &Path, to: &Path) -> Vec<String> {
             .file_name()
             .to_string_lossy()
             .to_string();
-        if name.starts_with("ringflake.state") {
-            std::fs::copy(from.join(&name), to.join(&name)).expect("copy");
-            copied.push(name);
+        if !name.starts_with("ringflake.state") {
+            continue;
         }
+        let path = from.join(&name);
+        if path.is_dir() {
+            std::fs::create_dir_all(to.join(&name)).expect("mkdir");
+            for inner in std::fs::read_dir(&path).expect("read dir") {
+                let inner = inner.expect("entry").file_name();
+                std::fs::copy(path.join(&inner), to.join(&name).join(&inner)).expect("copy");
+            }
+        } else {
+            std::fs::copy(&path, to.join(&name)).expect("copy");
+        }
+        copied.push(name);
     }
     copied.sort();
     assert_eq!(
@@ -59,7 +69,8 @@ fn copy_state(from: &Path, to: &Path) -> Vec<String> {
         [
             "ringflake.state",
             "ringflake.state.lock",
-            "ringflake.state.owner"
+            "ringflake.state.owner",
+            "ringflake.state.segments"
         ],
         "the state directory"
     );

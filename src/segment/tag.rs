@@ -308,10 +308,19 @@ impl TagCell {
     /// The error of a take that waited `waited` in vain.
     pub(crate) fn not_ready(&self, st: &TagState, waited: Duration) -> Error {
         self.not_ready.fetch_add(1, Ordering::Relaxed);
+        let cause = match &st.last_error {
+            Some((m, _)) => Some(m.clone()),
+            None if st.claiming => Some(
+                "the claim of the next range has not finished: the database, or a standby \
+                 confirming the claim, is slow"
+                    .into(),
+            ),
+            None => None,
+        };
         Error::Segment(SegmentError::NotReady {
             tag: self.name.clone(),
             waited,
-            cause: st.last_error.as_ref().map(|(m, _)| m.clone()),
+            cause,
         })
     }
 }
