@@ -162,6 +162,7 @@ impl std::error::Error for SegmentError {}
 ///
 /// [`SegmentError::InvalidTag`] naming what is wrong: the length and the limit, or the first
 /// character refused and its position.
+#[cfg(feature = "segment")]
 pub(crate) fn check_tag(tag: &str) -> Result<(), SegmentError> {
     let invalid = |reason: String| SegmentError::InvalidTag {
         tag: shown(tag),
@@ -190,6 +191,7 @@ pub(crate) fn check_tag(tag: &str) -> Result<(), SegmentError> {
 
 /// A tag as an error shows it: at most [`MAX_TAG_LEN`] characters, control characters and
 /// quotes escaped, then the length if it was cut.
+#[cfg(feature = "segment")]
 pub(crate) fn shown(tag: &str) -> String {
     let mut out: String = tag
         .chars()
@@ -203,7 +205,7 @@ pub(crate) fn shown(tag: &str) -> String {
     out
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "segment"))]
 mod tests {
     use super::*;
 

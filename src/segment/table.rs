@@ -46,8 +46,13 @@ pub struct LeafRow {
     pub update_time: String,
 }
 
-/// What a claim's `UPDATE` and `SELECT` found.
+/// What a claim's `UPDATE` and `SELECT` found. (Made by the databases' modules: none without a
+/// database feature.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(
+    not(any(feature = "sqlite", feature = "mysql", feature = "postgres")),
+    allow(dead_code)
+)]
 pub(crate) enum Claim {
     /// The range `[max_id - step, max_id)` is this node's (`step` is the one asked for, else the
     /// row's).
@@ -109,6 +114,10 @@ const _: () = assert!(MAX_STEP as u64 <= super::window::MAX_LEN);
 
 /// Classifies a row that the claim's guarded `UPDATE` did not change: `(max_id, step)` as read,
 /// `asked` the custom step if any.
+#[cfg_attr(
+    not(any(feature = "sqlite", feature = "mysql", feature = "postgres")),
+    allow(dead_code)
+)]
 pub(crate) fn why_not_claimed(row: Option<(i64, i64)>, asked: Option<i64>) -> Claim {
     match row {
         None => Claim::NoRow,
@@ -193,6 +202,10 @@ impl SegmentTable {
     /// otherwise: 10 s.
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
+    #[cfg_attr(
+        not(any(feature = "sqlite", feature = "mysql", feature = "postgres")),
+        allow(dead_code)
+    )]
     pub(crate) fn with(table: impl AllocTable) -> SegmentTable {
         table.set_timeout(Self::DEFAULT_TIMEOUT);
         SegmentTable {
