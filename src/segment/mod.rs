@@ -33,6 +33,8 @@ mod metrics;
 mod mysql;
 #[cfg(all(feature = "segment", feature = "postgres"))]
 mod postgres;
+#[cfg(all(feature = "segment", any(feature = "mysql", feature = "postgres")))]
+mod server;
 #[cfg(all(feature = "segment", feature = "sqlite"))]
 mod sqlite;
 #[cfg(feature = "segment")]

@@ -3,48 +3,21 @@
 //! messages without passwords) and its replication check (`worker::durable`). Only the
 //! statements are here.
 
-use super::table::{
-    AllocTable, Claim, LeafRow, MAX_STEP, PROBE, SegmentTable, confirm_on, why_not_claimed,
-};
+use super::server::{OnServer, leaf_alloc};
+use super::table::{AllocTable, Claim, LeafRow, MAX_STEP, SegmentTable, why_not_claimed};
 use crate::Error;
-use crate::worker::mysql::MysqlTable;
-use crate::worker::rows::TableSetup;
+use crate::worker::mysql::{Mysql, MysqlTable};
 use crate::worker::server::TableDef;
 use mysql::prelude::Queryable;
 use mysql::{Row, TxOpts};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
 
 /// Leaf's table and ringflake's hold table.
 const SCHEMA: &str = include_str!("../../schema/leaf_alloc.mysql.sql");
 
-/// What the shared client keeps: `leaf_alloc`, probed for Leaf's columns on every connection,
-/// created when missing.
-pub(crate) const TABLE: TableDef = TableDef {
-    name: "leaf_alloc",
-    probe: PROBE,
-    schema_file: "schema/leaf_alloc.mysql.sql",
-    schema: SCHEMA,
-    missing_column: "table leaf_alloc is not Leaf's: expected the columns biz_tag, max_id, step, \
-                     description and update_time",
-    create_hint: "let ringflake create it (SegmentTable creates it when missing, with the CREATE \
-                  privilege)",
-};
+/// What the shared client keeps: `leaf_alloc`.
+const TABLE: TableDef = leaf_alloc("schema/leaf_alloc.mysql.sql", SCHEMA);
 
-struct Mysql {
-    server: MysqlTable,
-    accept_async: AtomicBool,
-}
-
-impl AllocTable for Mysql {
-    fn describe(&self) -> String {
-        TableSetup::describe(&self.server)
-    }
-
-    fn set_timeout(&self, timeout: Duration) {
-        TableSetup::set_timeout(&self.server, timeout);
-    }
-
+impl AllocTable for OnServer<Mysql> {
     fn prepare(&self) -> Result<(), Error> {
         // Connecting creates the tables if missing, then probes Leaf's columns.
         self.server.with_conn("cannot read leaf_alloc", |_| Ok(()))
@@ -148,18 +121,6 @@ impl AllocTable for Mysql {
             Ok(c.affected_rows() == 1)
         })
     }
-
-    fn confirm(&self, what: &str, deadline: Instant) -> Result<(), Error> {
-        confirm_on(&self.server, &self.accept_async, what, deadline)
-    }
-
-    fn accept_async_replication(&self, on: bool) {
-        self.accept_async.store(on, Ordering::Relaxed);
-    }
-
-    fn set_ca_file(&self, path: &std::path::Path) {
-        TableSetup::set_ca_file(&self.server, path);
-    }
 }
 
 impl SegmentTable {
@@ -181,11 +142,9 @@ impl SegmentTable {
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn mysql(url: &str) -> Result<SegmentTable, Error> {
-        let server = MysqlTable::from_url(url)?.for_table(TABLE);
-        TableSetup::set_create_table(&server, true);
-        Ok(SegmentTable::with(Mysql {
-            server,
-            accept_async: AtomicBool::new(false),
-        }))
+        Ok(SegmentTable::with(OnServer::new(
+            MysqlTable::from_url(url)?,
+            TABLE,
+        )))
     }
 }

@@ -2,7 +2,9 @@
 //! `schema/leaf_alloc.sqlite.sql`. Only the statements and the connection are SQLite's; errors
 //! read as the worker table's (`worker::sqlite::to_error`).
 
-use super::table::{AllocTable, Claim, LeafRow, MAX_STEP, PROBE, SegmentTable, why_not_claimed};
+use super::table::{
+    AllocSetup, AllocTable, Claim, LeafRow, MAX_STEP, PROBE, SegmentTable, why_not_claimed,
+};
 use crate::Error;
 use crate::worker::sqlite::to_error;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
@@ -69,7 +71,7 @@ pub(crate) fn with_hint(e: Error) -> Error {
     }
 }
 
-impl AllocTable for Sqlite {
+impl AllocSetup for Sqlite {
     fn describe(&self) -> String {
         format!("sqlite file {}", self.path.display())
     }
@@ -79,7 +81,9 @@ impl AllocTable for Sqlite {
         guard.1 = timeout;
         let _ = guard.0.busy_timeout(timeout);
     }
+}
 
+impl AllocTable for Sqlite {
     fn prepare(&self) -> Result<(), Error> {
         self.run(false, |_| Ok(()))
     }

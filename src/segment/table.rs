@@ -84,28 +84,6 @@ pub(crate) enum Claim {
 pub(crate) const PROBE: &str =
     "SELECT biz_tag, max_id, step, description, update_time FROM leaf_alloc LIMIT 0";
 
-/// What a failover that forgot a claim would do, for the replication check's refusal.
-#[cfg(any(feature = "mysql", feature = "postgres"))]
-const RISK: &str = "hand the same range to another node";
-
-/// [`AllocTable::confirm`] for a table on a server database: the last write this thread made
-/// on `server`, on every standby (`worker::durable`, the worker claims' check), unless the risk
-/// is accepted.
-#[cfg(any(feature = "mysql", feature = "postgres"))]
-pub(crate) fn confirm_on(
-    server: &dyn crate::worker::rows::WorkerTable,
-    accept_async: &std::sync::atomic::AtomicBool,
-    what: &str,
-    deadline: Instant,
-) -> Result<(), Error> {
-    match server.take_commit() {
-        Some(commit) if !accept_async.load(std::sync::atomic::Ordering::Relaxed) => {
-            crate::worker::durable::confirm_that(server, &commit, what, RISK, deadline)
-        }
-        _ => Ok(()),
-    }
-}
-
 /// The largest `step`: Leaf's column is an `INT`.
 pub(crate) const MAX_STEP: i64 = i32::MAX as i64;
 
@@ -129,12 +107,28 @@ pub(crate) fn why_not_claimed(row: Option<(i64, i64)>, asked: Option<i64>) -> Cl
     }
 }
 
-/// The statements one database provides.
-pub(crate) trait AllocTable: Send + Sync + 'static {
+/// Where a table is and how calls to it are bounded: the part of an [`AllocTable`] that is not
+/// a statement (the server databases share one implementation of it, `OnServer`), as
+/// `worker::rows::TableSetup` is for the worker tables.
+pub(crate) trait AllocSetup {
     /// Where the table is, without secrets: `sqlite file ids.db`, `mysql://u@h:3306/db`.
     fn describe(&self) -> String;
     /// Bounds every later call to about `timeout`.
     fn set_timeout(&self, timeout: Duration);
+    /// Waits until the last write this thread made (a claim or a resume) is on every standby,
+    /// until `deadline` (see `worker::durable`); at once where there is no standby to lose it
+    /// (SQLite) or the risk is accepted.
+    fn confirm(&self, _what: &str, _deadline: Instant) -> Result<(), Error> {
+        Ok(())
+    }
+    /// Uses writes as soon as the primary commits them (the risk accepted).
+    fn accept_async_replication(&self, _on: bool) {}
+    /// Trusts the CA certificates in `path` for TLS (server databases only).
+    fn set_ca_file(&self, _path: &std::path::Path) {}
+}
+
+/// The statements one database provides.
+pub(crate) trait AllocTable: AllocSetup + Send + Sync + 'static {
     /// Creates `leaf_alloc` (Leaf's schema) and `ringflake_segment_hold` if missing (where
     /// allowed), and checks that `leaf_alloc` has Leaf's columns.
     fn prepare(&self) -> Result<(), Error>;
@@ -151,16 +145,6 @@ pub(crate) trait AllocTable: Send + Sync + 'static {
     fn release(&self, tag: &str, ends: &[i64], holder: &str) -> Result<(), Error>;
     /// Inserts a row; false if the tag exists.
     fn insert(&self, tag: &str, max_id: i64, step: i64, description: &str) -> Result<bool, Error>;
-    /// Waits until the last write this thread made (a claim or a resume) is on every standby,
-    /// until `deadline` (see `worker::durable`); at once where there is no standby to lose it
-    /// (SQLite) or the risk is accepted.
-    fn confirm(&self, _what: &str, _deadline: Instant) -> Result<(), Error> {
-        Ok(())
-    }
-    /// Uses writes as soon as the primary commits them (the risk accepted).
-    fn accept_async_replication(&self, _on: bool) {}
-    /// Trusts the CA certificates in `path` for TLS (server databases only).
-    fn set_ca_file(&self, _path: &std::path::Path) {}
 }
 
 /// The `leaf_alloc` table of a database: where a [`SegmentGenerator`](crate::SegmentGenerator)
