@@ -1,6 +1,7 @@
 //! One criterion run: ringflake's takes (one and two threads, batches), its per-thread takers
-//! (`local/*`), Leaf's segment mode (`segment/*`), its mutex generator, the floors the ring is built on (a padded `fetch_add`, an
-//! `ArrayQueue` pop) and peer ID crates, each set up as its users would to be fastest.
+//! (`local/*`), Leaf's segment mode (`segment/*`), its mutex generator, the floors the ring is
+//! built on (a padded `fetch_add`, an `ArrayQueue` pop) and peer ID crates, each set up as its
+//! users would to be fastest.
 //!
 //! `take/1-thread-twitter` and `local/2-threads-twitter` are `take/1-thread` and
 //! `local/2-threads` with Twitter's layout (millisecond ticks): the ratio is from one run.
@@ -135,15 +136,24 @@ fn two_threads<T>(
     })
 }
 
-fn take(c: &mut Criterion) {
-    let mut group = c.benchmark_group("take");
+/// A group sampled as the `take` benches are (flat, [`TAKE_SAMPLES`] samples over
+/// [`TAKE_MEASURE`]), counting IDs.
+fn take_group<'c>(
+    c: &'c mut Criterion,
+    name: &str,
+) -> criterion::BenchmarkGroup<'c, criterion::measurement::WallTime> {
+    let mut group = c.benchmark_group(name);
     group
         .sample_size(TAKE_SAMPLES)
         .sampling_mode(SamplingMode::Flat)
         .warm_up_time(TAKE_WARM_UP)
-        .measurement_time(TAKE_MEASURE);
+        .measurement_time(TAKE_MEASURE)
+        .throughput(Throughput::Elements(1));
+    group
+}
 
-    group.throughput(Throughput::Elements(1));
+fn take(c: &mut Criterion) {
+    let mut group = take_group(c, "take");
     {
         // In an Arc like `take/1-thread-with-exporter`'s (a reporter needs one), so the two
         // differ only by the exporter, the reporter and the scrapes.
@@ -218,13 +228,7 @@ fn take(c: &mut Criterion) {
 /// Same generator set-up and sampling as `take/*`: compare `local/2-threads` with
 /// `take/1-thread` (target: at least 1.8 x).
 fn local(c: &mut Criterion) {
-    let mut group = c.benchmark_group("local");
-    group
-        .sample_size(TAKE_SAMPLES)
-        .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(TAKE_WARM_UP)
-        .measurement_time(TAKE_MEASURE)
-        .throughput(Throughput::Elements(1));
+    let mut group = take_group(c, "local");
     {
         let g = cached();
         let mut taker = g.local();
@@ -298,13 +302,7 @@ fn take_with_exporter(c: &mut Criterion) {
         })
     };
 
-    let mut group = c.benchmark_group("take");
-    group
-        .sample_size(TAKE_SAMPLES)
-        .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(TAKE_WARM_UP)
-        .measurement_time(TAKE_MEASURE)
-        .throughput(Throughput::Elements(1));
+    let mut group = take_group(c, "take");
     let mut tally = Tally::default();
     group.bench_function("1-thread-with-exporter", |b| {
         take_one_thread(b, &g, &mut tally)
@@ -374,13 +372,7 @@ fn segment(c: &mut Criterion) {
             s.claims, s.waits, s.chunk, s.issued
         )
     };
-    let mut group = c.benchmark_group("segment");
-    group
-        .sample_size(TAKE_SAMPLES)
-        .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(TAKE_WARM_UP)
-        .measurement_time(TAKE_MEASURE)
-        .throughput(Throughput::Elements(1));
+    let mut group = take_group(c, "segment");
     {
         let mut tally = Tally::default();
         group.bench_function("1-thread", |b| {

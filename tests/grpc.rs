@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Serve, get, json_int, tls_data};
+use common::{Serve, get, grpc_channel as channel, json_int, runtime, tls_data};
 use ringflake::grpc::id_service_client::IdServiceClient;
 use ringflake::grpc::{NextRequest, StreamRequest};
 use std::collections::HashSet;
@@ -15,24 +15,6 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 const TOKEN: &str = "grpc-test-token-0123456789abcdef";
-
-/// A current-thread runtime for the test's own async clients.
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-/// A tonic channel to `addr` in plain text (h2c).
-async fn channel(addr: SocketAddr) -> tonic::transport::Channel {
-    tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-        .unwrap()
-        .connect_timeout(Duration::from_secs(10))
-        .connect()
-        .await
-        .unwrap()
-}
 
 /// Runs `tests/python/grpc_client.py` with `args` under `python` (a venv with grpcio); the IDs it
 /// received.

@@ -383,16 +383,9 @@ fn grpc_parse_reads_texts() {
     let cipher = IdCipher::from_hex(KEY).unwrap();
     let id = Layout::default().compose(1_000, 7, 3).unwrap();
     let public = cipher.encrypt(id).unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = common::runtime();
     runtime.block_on(async {
-        let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-            .unwrap()
-            .connect()
-            .await
-            .unwrap();
+        let channel = common::grpc_channel(addr).await;
         let mut client = IdServiceClient::new(channel);
         for (text, format) in [
             (IdFormat::Base32.encode(public).to_string(), ""),

@@ -32,17 +32,9 @@ fn requests_are_counted_by_route_status_and_method() {
     assert_eq!(get(addr, "/ids?count=0").status, 400);
     assert_eq!(get(addr, "/no/such/path").status, 404);
     assert_eq!(get(addr, "/livez").status, 200);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::runtime();
     rt.block_on(async {
-        let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-            .unwrap()
-            .connect_timeout(Duration::from_secs(10))
-            .connect()
-            .await
-            .unwrap();
+        let channel = common::grpc_channel(addr).await;
         let mut client = IdServiceClient::new(channel);
         for _ in 0..2 {
             let next = NextRequest {

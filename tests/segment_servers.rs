@@ -13,23 +13,10 @@
 
 mod common;
 
-use common::{postgres_client, split_params};
+use common::{postgres_client, server_url, split_params};
 use ringflake::{SegmentGenerator, SegmentTable};
 use std::collections::HashSet;
 use std::sync::{Mutex, MutexGuard};
-
-/// The URL in `var`; a failure naming the variable when it is unset or empty.
-fn server_url(var: &str) -> String {
-    match std::env::var(var) {
-        Ok(url) if !url.trim().is_empty() => url,
-        _ => panic!(
-            "{var} is not set: this test needs a real server, and drops and recreates leaf_alloc \
-             in the database the URL names (give it a throw-away one); `bash .ci/run` starts \
-             throw-away MariaDB and PostgreSQL servers and sets RINGFLAKE_MYSQL_URL and \
-             RINGFLAKE_POSTGRES_URL"
-        ),
-    }
-}
 
 /// Leaf's allocation transaction for a tag: the range it claimed.
 type LeafClaim = Box<dyn FnMut(&str) -> (i64, i64) + Send>;
@@ -175,7 +162,7 @@ impl Db for Postgres {
 /// disjoint numbers; then a row with a step of 0, one at the end of BIGINT, and a table whose
 /// columns are not Leaf's, each refused by name.
 fn shared_table<D: Db>() {
-    let url = server_url(D::VAR);
+    let url = server_url(D::VAR, "leaf_alloc");
     let _lock = D::lock();
     D::reset(&url);
     let table = D::table(&url);
@@ -301,7 +288,7 @@ fn churn<D: Db>(flag: &str) {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::{Duration, Instant};
-    let url = server_url(D::VAR);
+    let url = server_url(D::VAR, "leaf_alloc");
     let _lock = D::lock();
     D::reset(&url);
     let table = D::table(&url);

@@ -275,16 +275,9 @@ fn hidden_volumes_are_a_permutation_on_every_route() {
     );
     // gRPC hands out the same public numbers.
     let addr = serve.addr();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::runtime();
     rt.block_on(async {
-        let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-            .unwrap()
-            .connect()
-            .await
-            .unwrap();
+        let channel = common::grpc_channel(addr).await;
         let mut grpc = IdServiceClient::new(channel);
         let one = grpc
             .segment_next(SegmentNextRequest {

@@ -20,7 +20,7 @@ mod common;
 
 #[cfg(feature = "postgres")]
 use common::postgres_client;
-use common::split_params;
+use common::{server_url, split_params};
 
 use ringflake::{
     CachedUidGenerator, Clock, DatabaseAssigner, Error, Layout, SystemClock, WorkerIdAssigner,
@@ -35,19 +35,6 @@ use std::time::{Duration, Instant};
 /// The layout with 3 worker bits (ids 1..=7) used for the max and recycling tests.
 fn small_layout() -> Layout {
     Layout::new(40, 3, 20, ringflake::DEFAULT_EPOCH_SECONDS).unwrap()
-}
-
-/// The URL in `var`; a failure naming the variable when it is unset or empty.
-fn server_url(var: &str) -> String {
-    match std::env::var(var) {
-        Ok(url) if !url.trim().is_empty() => url,
-        _ => panic!(
-            "{var} is not set: this test needs a real server, and drops and recreates WORKER_NODE \
-             in the database the URL names (give it a throw-away one); `bash .ci/run` starts \
-             throw-away MariaDB and PostgreSQL servers and sets RINGFLAKE_MYSQL_URL and \
-             RINGFLAKE_POSTGRES_URL"
-        ),
-    }
 }
 
 /// The same URL with another password (URLs of the form `scheme://user:password@host...`).
@@ -285,7 +272,7 @@ CREATED TIMESTAMP NOT NULL
 
 /// Takes the server's lock and drops its table.
 fn fresh<S: Server>() -> (MutexGuard<'static, ()>, String) {
-    let url = server_url(S::VAR);
+    let url = server_url(S::VAR, "WORKER_NODE");
     let guard = S::lock();
     S::exec(&url, "DROP TABLE IF EXISTS WORKER_NODE");
     (guard, url)
@@ -544,7 +531,7 @@ fn unreachable_host<S: Server>(url: &str) {
 
 /// A wrong password fails at once (no retries) with the server's reason, never the password.
 fn wrong_password<S: Server>() {
-    let url = server_url(S::VAR);
+    let url = server_url(S::VAR, "WORKER_NODE");
     let _guard = S::lock();
     let bad = with_password(&url, "wrong-pw-5f3a");
     let shown = common::fails_at_once(

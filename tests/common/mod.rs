@@ -597,6 +597,20 @@ pub fn split_params(url: &str, keys: &[&str]) -> (String, HashMap<String, String
     }
 }
 
+/// The URL in `var`; a failure naming the variable when it is unset or empty. The test drops and
+/// recreates `table` in the database the URL names.
+pub fn server_url(var: &str, table: &str) -> String {
+    match std::env::var(var) {
+        Ok(url) if !url.trim().is_empty() => url,
+        _ => panic!(
+            "{var} is not set: this test needs a real server, and drops and recreates {table} in \
+             the database the URL names (give it a throw-away one); `bash .ci/run` starts \
+             throw-away MariaDB and PostgreSQL servers and sets RINGFLAKE_MYSQL_URL and \
+             RINGFLAKE_POSTGRES_URL"
+        ),
+    }
+}
+
 /// The tests' own PostgreSQL client, with TLS verified against the URL's `sslrootcert` if it has
 /// one.
 #[cfg(feature = "postgres")]
@@ -777,4 +791,23 @@ pub fn output_within(mut cmd: Command, limit: Duration) -> std::process::Output 
         stdout: out.join().unwrap_or_default(),
         stderr: err.join().unwrap_or_default(),
     }
+}
+
+/// A runtime on this thread for a test's async client calls.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A tonic channel to `addr` in plain text (h2c).
+#[cfg(feature = "client")]
+pub async fn grpc_channel(addr: SocketAddr) -> tonic::transport::Channel {
+    tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect_timeout(Duration::from_secs(10))
+        .connect()
+        .await
+        .unwrap()
 }
