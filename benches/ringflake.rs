@@ -172,25 +172,14 @@ fn take(c: &mut Criterion) {
         let g = cached();
         let mut tally = Tally::default();
         group.bench_function("2-threads", |b| {
-            b.iter_custom(|iters| {
-                let n = tally.record(iters);
-                let halves = [n / 2, n - n / 2];
-                let barrier = Barrier::new(3);
-                std::thread::scope(|s| {
-                    for half in halves {
-                        let (g, barrier) = (&g, &barrier);
-                        s.spawn(move || {
-                            barrier.wait();
-                            for _ in 0..half {
-                                black_box(g.next_id().expect("next_id"));
-                            }
-                        });
-                    }
-                    barrier.wait();
-                    Instant::now()
-                })
-                .elapsed()
-            })
+            two_threads(
+                b,
+                &mut tally,
+                || (),
+                |_| {
+                    black_box(g.next_id().expect("next_id"));
+                },
+            )
         });
         tally.report("take/2-threads", 1, TAKE_SAMPLES, &stats_line(&g));
     }
