@@ -26,6 +26,7 @@ use model::app::App;
 use model::app::{Generators, Named};
 use model::auth::Auth;
 use model::history::History;
+use model::limits::Limits;
 use model::plan::{DEFAULT, Plan};
 use model::routes::Exposure;
 use model::sampler::Sampler;
@@ -62,6 +63,10 @@ pub struct Config {
     pub max_wait: Duration,
     /// The key file of the public IDs (`--id-key-file`), if any.
     pub id_key_file: Option<PathBuf>,
+    /// Connections open at once per listener (`--max-connections`).
+    pub max_connections: usize,
+    /// Large answers written at once (`--max-large-answers`).
+    pub max_large_answers: usize,
     /// Whether the log is JSON (`--log-format json`): the start-up lines are then events, and
     /// nothing goes to standard output.
     pub json_log: bool,
@@ -76,7 +81,8 @@ pub fn run(a: &Config, plans: impl FnOnce() -> Result<Vec<Plan>, String>) -> Res
     let id_key = crate::text::id_key(a.id_key_file.as_deref())?.map(Arc::new);
     let plans = plans()?;
     let handle = ringflake::install_prometheus_recorder().map_err(|e| e.to_string())?;
-    let booted = boot_generators(a, plans, id_key.as_ref())?;
+    let limits = Arc::new(Limits::new(a.max_connections, a.max_large_answers));
+    let booted = boot_generators(a, plans, id_key.as_ref(), &limits)?;
     let mut start = booted.start;
     let (app, source) = default_app(a, booted.named, handle, booted.reporters, auth.clone());
     let mut sampler = Sampler::start(Arc::clone(&app.generators))?;
@@ -95,7 +101,7 @@ pub fn run(a: &Config, plans: impl FnOnce() -> Result<Vec<Plan>, String>) -> Res
         auth.as_ref(),
         listeners.internal.as_ref().map(Server::addr),
         listeners.server.addr(),
-        listeners.secure,
+        a.tls_key.as_deref(),
     );
     if let Some(key_file) = &a.id_key_file {
         access.push_str(&startup::public_id_lines(key_file));
@@ -151,6 +157,7 @@ fn boot_generators(
     a: &Config,
     plans: Vec<Plan>,
     id_key: Option<&Arc<ringflake::IdCipher>>,
+    limits: &Arc<Limits>,
 ) -> Result<Booted, String> {
     let mut named = Vec::new();
     let mut reporters = Vec::new();
@@ -220,6 +227,7 @@ fn boot_generators(
                 auth: None,
                 max_wait: a.max_wait,
                 id_key: id_key.cloned(),
+                limits: Arc::clone(limits),
             },
             name: plan.name,
             source: plan.source,
@@ -247,6 +255,7 @@ fn default_app(
     let default = &named[0];
     let source = default.source.clone();
     let id_key = default.app.id_key.clone();
+    let limits = Arc::clone(&default.app.limits);
     let app = App {
         generator: Arc::clone(&default.app.generator),
         layout: default.app.layout,
@@ -261,6 +270,7 @@ fn default_app(
         auth,
         max_wait: a.max_wait,
         id_key,
+        limits,
     };
     (app, source)
 }

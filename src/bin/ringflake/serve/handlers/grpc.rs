@@ -8,14 +8,24 @@
 //! way: the listener's [`Exposure`] (`IdService` and reflection where the ID routes are, health
 //! on every listener, as `/healthz`), the bearer tokens (`authorization` metadata, `IdService`
 //! only, as the ID and parse routes), the counts' limits, and a take bounded by `--max-wait`
-//! ([`App::max_wait`]). Errors are status codes whose messages read as the HTTP ones do.
+//! ([`App::max_wait`]). Errors are status codes whose messages read as the HTTP ones do. Every
+//! service decodes requests of at most
+//! [`GRPC_MAX_REQUEST_BYTES`](crate::serve::model::limits::GRPC_MAX_REQUEST_BYTES): a larger
+//! one is refused from its length prefix, before it is read.
 //!
 //! `Stream` takes a chunk from the generator only when the previous one has been handed to
 //! hyper, which asks for the next only when HTTP/2 flow control lets it send: a client that reads
 //! slowly holds the server to its windows (a few hundred KiB), whatever count it asked for.
+//! `Batch` and `Stream` of more than [`LARGE_IDS`](crate::serve::model::limits::LARGE_IDS) IDs
+//! are large answers ([`super::large`]): each waits for its turn, and is abandoned when its client
+//! stops reading. With `--id-key-file`, `Next`, `Batch` and `Stream` are refused
+//! (`FAILED_PRECONDITION`): the service hands out public IDs only, and their plain IDs could
+//! equal one of them.
 
+use super::large::{Large, is_large};
 use crate::serve::model::app::App;
 use crate::serve::model::auth::Denied;
+use crate::serve::model::limits::{GRPC_MAX_REQUEST_BYTES, Turn};
 use crate::serve::model::routes::{Exposure, MAX_COUNT};
 use hyper::body::Incoming;
 use hyper::{Request, Response};
@@ -27,7 +37,7 @@ use ringflake::grpc::{
 };
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -109,8 +119,18 @@ fn reflection() -> Result<&'static Reflection, String> {
                 format!("cannot set up gRPC server reflection: {e}")
             };
             Ok(Reflection {
-                v1: erase(builder().build_v1().map_err(failed)?),
-                v1alpha: erase(builder().build_v1alpha().map_err(failed)?),
+                v1: erase(
+                    builder()
+                        .build_v1()
+                        .map_err(failed)?
+                        .max_decoding_message_size(GRPC_MAX_REQUEST_BYTES),
+                ),
+                v1alpha: erase(
+                    builder()
+                        .build_v1alpha()
+                        .map_err(failed)?
+                        .max_decoding_message_size(GRPC_MAX_REQUEST_BYTES),
+                ),
             })
         })
         .as_ref()
@@ -122,14 +142,15 @@ impl Services {
     pub fn new(app: &Arc<App>) -> Services {
         Services {
             app: Arc::clone(app),
+            // Every request is a name, a count, an ID or a symbol: a few hundred bytes at most.
             ids: IdServiceServer::new(Ids {
                 app: Arc::clone(app),
             })
-            // A Batch of MAX_COUNT IDs is 800 KB; a request is a few bytes.
-            .max_decoding_message_size(64 * 1024),
+            .max_decoding_message_size(GRPC_MAX_REQUEST_BYTES),
             health: HealthServer::new(Checks {
                 app: Arc::clone(app),
-            }),
+            })
+            .max_decoding_message_size(GRPC_MAX_REQUEST_BYTES),
         }
     }
 
@@ -149,7 +170,8 @@ impl Services {
                     return unauthenticated(denied).into_http();
                 }
                 let mut ids = self.ids.clone();
-                ids.call(req).await.unwrap_or_else(|e| match e {})
+                let answer = ids.call(req).await.unwrap_or_else(|e| match e {});
+                self.hand_over(answer)
             }
             HEALTH => {
                 let mut health = self.health.clone();
@@ -183,6 +205,68 @@ impl Services {
                 .into_http()
             }
         }
+    }
+}
+
+impl Services {
+    /// `answer`, written on the turn its handler took if it is a large one ([`Handoff`]).
+    fn hand_over(&self, mut answer: Response<Body>) -> Response<Body> {
+        let turn = answer
+            .extensions_mut()
+            .remove::<Handoff>()
+            .and_then(Handoff::take);
+        match turn {
+            Some(turn) => answer.map(|body| Body::new(Large::new(body, turn, &self.app.limits))),
+            None => answer,
+        }
+    }
+}
+
+/// A large answer's turn, from its handler (which waited for it before taking any ID) to
+/// [`Services::hand_over`], in the response's extensions (which hold only what can be cloned).
+#[derive(Clone)]
+struct Handoff(Arc<Mutex<Option<Turn>>>);
+
+impl Handoff {
+    fn new(turn: Turn) -> Self {
+        Handoff(Arc::new(Mutex::new(Some(turn))))
+    }
+
+    fn take(self) -> Option<Turn> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+/// `response` carrying `turn`, if any, for [`Services::hand_over`].
+fn with_turn<T>(mut response: tonic::Response<T>, turn: Option<Turn>) -> tonic::Response<T> {
+    if let Some(turn) = turn {
+        response.extensions_mut().insert(Handoff::new(turn));
+    }
+    response
+}
+
+/// The turn of a large answer of `count` IDs (`None` for a small one), waited for at most
+/// `--max-wait`; `UNAVAILABLE` with a retry in a second if none came.
+async fn turn(app: &App, count: u64) -> Result<Option<Turn>, Status> {
+    if !is_large(usize::try_from(count).unwrap_or(usize::MAX)) {
+        return Ok(None);
+    }
+    match app.limits.large_turn(app.max_wait).await {
+        Some(turn) => Ok(Some(turn)),
+        None => Err(retry_later(app.limits.no_turn(app.max_wait), 1)),
+    }
+}
+
+/// The refusal of `Next`, `Batch` and `Stream` by a service with `--id-key-file`: it hands out
+/// public IDs only, and these plain ones could equal one of them.
+fn keyed(app: &App, method: &str) -> Result<(), Status> {
+    match app.id_key {
+        Some(_) => Err(Status::failed_precondition(format!(
+            "{method} is not served with --id-key-file: the service hands out public IDs only \
+             (/id, /ids), and {method}'s plain IDs could equal one of them; take IDs from /id \
+             and /ids, or run a service without a key for plain IDs (docs/ids-in-urls.md)"
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -276,6 +360,7 @@ impl IdService for Ids {
         request: tonic::Request<NextRequest>,
     ) -> Result<tonic::Response<NextResponse>, Status> {
         let app = self.target(&request.get_ref().generator)?;
+        keyed(app, "Next")?;
         // An ID ready in the ring is taken without arming a timer.
         let id = match app.generator.try_next_id() {
             Some(id) => id,
@@ -305,9 +390,11 @@ impl IdService for Ids {
         {
             return Err(too_many(app, "count", u64::from(count), max));
         }
+        keyed(app, "Batch")?;
+        let turn = turn(app, u64::from(count)).await?;
         let mut ids = vec![0u64; count as usize];
         take(app, "count", &mut ids).await?;
-        Ok(tonic::Response::new(BatchResponse { ids }))
+        Ok(with_turn(tonic::Response::new(BatchResponse { ids }), turn))
     }
 
     type StreamStream = ReceiverStream<Result<Chunk, Status>>;
@@ -341,6 +428,8 @@ impl IdService for Ids {
         {
             return Err(too_many(&app, "chunk", u64::from(chunk), max));
         }
+        keyed(&app, "Stream")?;
+        let turn = turn(&app, request.count).await?;
         // One chunk in the channel, one being taken: the producer waits for the encoder, which
         // waits for HTTP/2's flow control.
         let (tx, rx) = mpsc::channel(1);
@@ -362,7 +451,10 @@ impl IdService for Ids {
                 left -= n as u64;
             }
         });
-        Ok(tonic::Response::new(ReceiverStream::new(rx)))
+        Ok(with_turn(
+            tonic::Response::new(ReceiverStream::new(rx)),
+            turn,
+        ))
     }
 
     async fn parse(

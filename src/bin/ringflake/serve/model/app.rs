@@ -5,6 +5,7 @@
 
 use super::auth::Auth;
 use super::history::History;
+use super::limits::Limits;
 use super::plan::Lead;
 use super::routes::Exposure;
 use ringflake::{
@@ -42,6 +43,8 @@ pub struct App {
     /// The key of `--id-key-file`: the HTTP routes hand out public IDs through it, and
     /// `/parse` and gRPC's `Parse` of a text read them back.
     pub id_key: Option<Arc<IdCipher>>,
+    /// What clients may hold of the service, shared by every generator and listener.
+    pub limits: Arc<Limits>,
 }
 
 impl App {

@@ -1,0 +1,279 @@
+//! Large answers (more than [`LARGE_IDS`] IDs: `/ids`, gRPC `Batch` and `Stream`), as the
+//! [limits](crate::serve::model::limits) bound them: each holds a turn of
+//! `--max-large-answers` while it is written, is written a piece at a time as its client reads
+//! ([`IdsJson`] for `/ids`; tonic writes gRPC messages as they come), and is abandoned when it
+//! makes no progress for [`STALL`] ([`Large`]).
+//!
+//! The IDs of a large `/ids` answer are taken before it starts, as for a small one: a take that
+//! fails is still a 503, and the answer keeps its `content-length`. Only their text is written
+//! as the client reads: 8 bytes an ID are held (800 KB for 100,000), not the 22 of their JSON.
+
+use super::super::model::limits::{LARGE_IDS, Limits, PIECE_IDS, STALL, Throttle, Turn};
+use crate::text::JsonIds;
+use bytes::Bytes;
+use hyper::body::{Body, Frame, SizeHint};
+use ringflake::IdFormat;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::task::{Context, Poll};
+use tokio::time::Instant;
+
+/// The errors a body hands hyper (which resets the stream, or closes an HTTP/1.1 connection).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What is said once in a while of abandoned answers: at most a line every 10 s.
+static ABANDONED: Throttle = Throttle::new(10_000);
+
+/// The JSON array of an `/ids` answer, written [`PIECE_IDS`] IDs at a time as hyper asks for
+/// the next piece (which it does when the client has read enough of the one before).
+pub struct IdsJson {
+    ids: Vec<u64>,
+    written: usize,
+    writer: JsonIds,
+    len: u64,
+    done: bool,
+}
+
+impl IdsJson {
+    /// The answer of `ids` in `format`.
+    pub fn new(ids: Vec<u64>, format: IdFormat) -> IdsJson {
+        IdsJson {
+            len: JsonIds::len(&ids, format),
+            ids,
+            written: 0,
+            writer: JsonIds::new(format),
+            done: false,
+        }
+    }
+}
+
+impl Body for IdsJson {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        let end = (self.written + PIECE_IDS).min(self.ids.len());
+        let last = end == self.ids.len();
+        let mut out = Vec::new();
+        let this = &mut *self;
+        this.writer
+            .piece(&this.ids[this.written..end], last, &mut out);
+        this.written = end;
+        if last {
+            this.done = true;
+            // The IDs are not needed any more: given back before hyper has written the piece.
+            this.ids = Vec::new();
+        }
+        Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.len)
+    }
+}
+
+/// Whether `count` IDs make a large answer.
+pub fn is_large(count: usize) -> bool {
+    count > LARGE_IDS
+}
+
+/// A large answer: its body `B` and its turn, abandoned (both dropped, the turn given back to
+/// the next large answer, and the stream reset) once it has waited [`STALL`] for its client.
+///
+/// It waits for its client when hyper does not ask for its next frame after having taken one;
+/// while the body itself has nothing ready (a gRPC `Stream` waiting for IDs at the lead cap,
+/// bounded by `--max-wait`), hyper waits for it, not for the client, and that is no stall. A
+/// task of the serving thread's watches it, from a weak reference: it ends with the answer.
+pub struct Large<B> {
+    shared: Arc<Shared<B>>,
+}
+
+struct Shared<B> {
+    /// The body and its turn; `None` once finished or abandoned.
+    inner: Mutex<Option<(B, Turn)>>,
+    /// When the answer started, for `handed_at`.
+    start: Instant,
+    /// Milliseconds from `start` to when hyper last took a frame.
+    handed_at: AtomicU64,
+    /// Whether the body's last answer to hyper was `Pending` (it, not the client, is awaited).
+    pending: AtomicBool,
+    finished: AtomicBool,
+    limits: Arc<Limits>,
+}
+
+impl<B> Shared<B> {
+    /// Milliseconds since the answer started (Tokio's clock).
+    fn now(&self) -> u64 {
+        self.start.elapsed().as_millis() as u64
+    }
+}
+
+impl<B> Large<B>
+where
+    B: Body<Data = Bytes> + Unpin + Send + 'static,
+{
+    /// `body`, written on `turn`, watched for stalls; called on a serving thread's runtime.
+    pub fn new(body: B, turn: Turn, limits: &Arc<Limits>) -> Large<B> {
+        let shared = Arc::new(Shared {
+            inner: Mutex::new(Some((body, turn))),
+            start: Instant::now(),
+            handed_at: AtomicU64::new(0),
+            pending: AtomicBool::new(false),
+            finished: AtomicBool::new(false),
+            limits: Arc::clone(limits),
+        });
+        tokio::spawn(watch(Arc::downgrade(&shared)));
+        Large { shared }
+    }
+}
+
+/// Abandons the answer once it has waited [`STALL`] for its client.
+async fn watch<B>(answer: Weak<Shared<B>>) {
+    let stall = STALL.as_millis() as u64;
+    let mut wait = stall;
+    loop {
+        tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
+        let Some(answer) = answer.upgrade() else {
+            return;
+        };
+        if answer.finished.load(Ordering::Acquire) {
+            return;
+        }
+        let waited = answer
+            .now()
+            .saturating_sub(answer.handed_at.load(Ordering::Acquire));
+        if answer.pending.load(Ordering::Acquire) || waited < stall {
+            wait = stall.saturating_sub(waited).max(100);
+            continue;
+        }
+        let abandoned = answer
+            .inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if abandoned.is_some() {
+            drop(abandoned);
+            answer.limits.count_stalled();
+            if let Some(suppressed) = ABANDONED.allow() {
+                tracing::warn!(
+                    target: crate::log::TARGET,
+                    stall_s = STALL.as_secs(),
+                    suppressed,
+                    "a large answer made no progress for {} s (its client stopped reading): \
+                     abandoned, its IDs and its turn given back{}",
+                    STALL.as_secs(),
+                    if suppressed > 0 {
+                        format!(" ({suppressed} more in the last 10 s)")
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+        }
+        return;
+    }
+}
+
+impl<B> Body for Large<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: Into<BoxError>,
+{
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let shared = &self.shared;
+        let mut inner = shared.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let Some((body, _)) = inner.as_mut() else {
+            if shared.finished.load(Ordering::Acquire) {
+                return Poll::Ready(None);
+            }
+            return Poll::Ready(Some(Err(format!(
+                "answer abandoned: its client read nothing of it for {} s",
+                STALL.as_secs()
+            )
+            .into())));
+        };
+        let polled = Pin::new(body).poll_frame(cx);
+        shared.pending.store(polled.is_pending(), Ordering::Release);
+        shared.handed_at.store(shared.now(), Ordering::Release);
+        if let Poll::Ready(None) = polled {
+            shared.finished.store(true, Ordering::Release);
+            // The turn goes to the next large answer as soon as this one is handed over.
+            *inner = None;
+        }
+        polled.map(|frame| frame.map(|f| f.map_err(Into::into)))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.shared.finished.load(Ordering::Acquire)
+            || self
+                .shared
+                .inner
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+                .is_some_and(|(body, _)| body.is_end_stream())
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.shared
+            .inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map_or_else(SizeHint::default, |(body, _)| body.size_hint())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt as _;
+
+    #[tokio::test]
+    async fn ids_are_written_in_pieces() {
+        let ids: Vec<u64> = (1u64 << 40..(1u64 << 40) + 5_000).collect();
+        let mut body = IdsJson::new(ids.clone(), IdFormat::Decimal);
+        let len = body.size_hint().exact().unwrap();
+        let mut pieces = Vec::new();
+        while let Some(frame) = body.frame().await {
+            pieces.push(frame.unwrap().into_data().unwrap());
+        }
+        assert_eq!(pieces.len(), 3, "pieces of {PIECE_IDS} IDs");
+        let all: Vec<u8> = pieces.concat();
+        assert_eq!(all.len() as u64, len);
+        let mut whole = Vec::new();
+        crate::text::json_ids(&ids, &mut whole);
+        assert_eq!(all, whole);
+        assert!(body.is_end_stream());
+    }
+
+    #[tokio::test]
+    async fn a_finished_answer_gives_its_turn_back() {
+        let limits = Arc::new(Limits::new(1, 1));
+        let turn = limits.large_turn(std::time::Duration::ZERO).await.unwrap();
+        let body = IdsJson::new(vec![1, 2, 3], IdFormat::Decimal);
+        let large = Large::new(body, turn, &limits);
+        assert_eq!(limits.large_answers(), 1);
+        let bytes = large.collect().await.unwrap().to_bytes();
+        assert_eq!(&bytes[..], br#"["1","2","3"]"#);
+        assert_eq!(limits.large_answers(), 0);
+        assert!(is_large(LARGE_IDS + 1) && !is_large(LARGE_IDS));
+    }
+}
