@@ -479,10 +479,11 @@ pub struct ServeArgs {
     /// timestamp, level, target, message and the event's fields)
     #[arg(long, env = "RINGFLAKE_LOG_FORMAT", value_name = "FORMAT", value_enum, default_value_t = crate::log::LogFormat::Text)]
     pub log_format: crate::log::LogFormat,
-    /// Hand out public IDs over HTTP: /id and /ids pass each ID through the keyed
-    /// permutation of the key in this file (64 hex digits: openssl rand -hex 32), and /parse
-    /// reads them back; gRPC's Next, Batch and Stream (what RemoteGenerator buffers) and Leaf's
-    /// routes stay plain
+    /// Hand out public IDs only: /id and /ids pass each ID through the keyed permutation of the
+    /// key in this file (64 hex digits: openssl rand -hex 32), and /parse reads them back; the
+    /// routes that hand out plain IDs (gRPC's Next, Batch and Stream, which RemoteGenerator
+    /// uses, and Leaf's /api/snowflake/get/{key}) are refused, as a plain ID could equal a
+    /// public one
     #[arg(long, env = "RINGFLAKE_ID_KEY_FILE", value_name = "PATH")]
     pub id_key_file: Option<PathBuf>,
     #[command(flatten)]

@@ -7,11 +7,12 @@
 //! What a connection holds is bounded by its streams: an HTTP/1.1 connection has one request at
 //! a time, an HTTP/2 one at most [`MAX_STREAMS`]. A small answer (at most [`LARGE_IDS`] IDs, a
 //! health check, an error, the status page, a scrape) is written whole, a few KiB; so a
-//! connection whose client reads nothing holds at most `MAX_STREAMS` of them (measured: about
-//! 1 MiB for 256 unread `/id` answers, 3 MiB for 256 unread `/ids?count=256`, with what the kernel's
-//! socket buffers take besides). A *large* answer (`/ids` and gRPC `Batch` of more than
-//! [`LARGE_IDS`] IDs, gRPC `Stream`) holds its IDs, 8 bytes each (800 KB for 100,000), and writes
-//! them in pieces of [`PIECE_IDS`] as the client reads: at most [`Limits::max_large_answers`] of
+//! connection whose client reads nothing holds at most `MAX_STREAMS` of them (measured, release
+//! build: about 1 MiB for 256 unread `/id` answers, 2.5 MiB for `/ids?count=256`, 4.5 MiB for
+//! `/metrics`, beside what the kernel's socket buffers take). A *large* answer (`/ids` and gRPC
+//! `Batch` of more than [`LARGE_IDS`] IDs, gRPC `Stream` of more) holds its IDs, 8 bytes each
+//! (800 KB for 100,000), and writes them in pieces of [`PIECE_IDS`] as the client reads, HTTP/2
+//! buffering at most 64 KiB a stream: about 1 MiB each. At most [`Limits::max_large_answers`] of
 //! them are written at once, across every connection; more wait their turn, first come, first
 //! served, for at most `--max-wait`, then get a 503 (gRPC: `UNAVAILABLE`) with a retry delay. A
 //! large answer that makes no progress for [`STALL`] (a client that stopped reading, at the TCP
@@ -19,11 +20,11 @@
 //! given back, and its stream is reset. And at most [`Limits::max_connections`] connections are
 //! open at once per listener; more are closed as soon as they are accepted.
 //!
-//! So the service holds at most about `max_connections x MAX_STREAMS` small answers plus
-//! `max_large_answers` large ones (about 1.3 MiB each with hyper's send buffer), whatever its
-//! clients do: with the defaults, 4 connections that ask for every stream's worth of
-//! `/ids?count=100000` and never read keep the service below 200 MiB (tests/hostile_clients.rs).
-//! None of this is on the per-ID path: a large answer's turn is taken once per answer.
+//! So the service holds at most about `max_connections` times a connection's small answers, plus
+//! `max_large_answers` large ones, whatever its clients do: with the defaults, 4 connections
+//! that ask for every stream's worth of `/ids?count=100000` (or gRPC `Batch`) and never read
+//! take it to about 70 MiB, from 1.6 GiB before (`tests/hostile_clients.rs`). None of this is
+//! on the per-ID path: a large answer's turn is taken once per answer.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
