@@ -22,7 +22,7 @@
 //! (`FAILED_PRECONDITION`): the service hands out public IDs only, and their plain IDs could
 //! equal one of them.
 
-use super::large::{Large, is_large};
+use super::large::Large;
 use crate::serve::model::app::App;
 use crate::serve::model::auth::Denied;
 use crate::serve::model::limits::{GRPC_MAX_REQUEST_BYTES, Turn};
@@ -154,6 +154,18 @@ impl Services {
         }
     }
 
+    /// `answer`, written on the turn its handler took if it is a large one ([`Handoff`]).
+    fn hand_over(&self, mut answer: Response<Body>) -> Response<Body> {
+        let turn = answer
+            .extensions_mut()
+            .remove::<Handoff>()
+            .and_then(Handoff::take);
+        match turn {
+            Some(turn) => answer.map(|body| Body::new(Large::new(body, turn, &self.app.limits))),
+            None => answer,
+        }
+    }
+
     /// Answers one gRPC call.
     pub async fn call(&self, req: Request<Incoming>) -> Response<Body> {
         let path = req.uri().path();
@@ -208,20 +220,6 @@ impl Services {
     }
 }
 
-impl Services {
-    /// `answer`, written on the turn its handler took if it is a large one ([`Handoff`]).
-    fn hand_over(&self, mut answer: Response<Body>) -> Response<Body> {
-        let turn = answer
-            .extensions_mut()
-            .remove::<Handoff>()
-            .and_then(Handoff::take);
-        match turn {
-            Some(turn) => answer.map(|body| Body::new(Large::new(body, turn, &self.app.limits))),
-            None => answer,
-        }
-    }
-}
-
 /// A large answer's turn, from its handler (which waited for it before taking any ID) to
 /// [`Services::hand_over`], in the response's extensions (which hold only what can be cloned).
 #[derive(Clone)]
@@ -245,16 +243,12 @@ fn with_turn<T>(mut response: tonic::Response<T>, turn: Option<Turn>) -> tonic::
     response
 }
 
-/// The turn of a large answer of `count` IDs (`None` for a small one), waited for at most
-/// `--max-wait`; `UNAVAILABLE` with a retry in a second if none came.
+/// The turn of an answer of `count` IDs ([`super::large::turn`]); `UNAVAILABLE` with a retry
+/// in a second if a large one found none.
 async fn turn(app: &App, count: u64) -> Result<Option<Turn>, Status> {
-    if !is_large(usize::try_from(count).unwrap_or(usize::MAX)) {
-        return Ok(None);
-    }
-    match app.limits.large_turn(app.max_wait).await {
-        Some(turn) => Ok(Some(turn)),
-        None => Err(retry_later(app.limits.no_turn(app.max_wait), 1)),
-    }
+    super::large::turn(app, count)
+        .await
+        .map_err(|message| retry_later(message, 1))
 }
 
 /// The refusal of `Next`, `Batch` and `Stream` by a service with `--id-key-file`: it hands out

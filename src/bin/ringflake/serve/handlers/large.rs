@@ -8,6 +8,7 @@
 //! fails is still a 503, and the answer keeps its `content-length`. Only their text is written
 //! as the client reads: 8 bytes an ID are held (800 KB for 100,000), not the 22 of their JSON.
 
+use super::super::model::app::App;
 use super::super::model::limits::{LARGE_IDS, Limits, PIECE_IDS, STALL, Throttle, Turn};
 use crate::text::JsonIds;
 use bytes::Bytes;
@@ -84,8 +85,21 @@ impl Body for IdsJson {
 }
 
 /// Whether `count` IDs make a large answer.
-pub fn is_large(count: usize) -> bool {
-    count > LARGE_IDS
+fn is_large(count: u64) -> bool {
+    count > LARGE_IDS as u64
+}
+
+/// The turn of an answer of `count` IDs (`/ids`, gRPC `Batch` and `Stream`): none for a small
+/// one; for a large one, waited for at most `--max-wait` ([`App::max_wait`]). `Err`: none came,
+/// and why, for the 503 (gRPC: `UNAVAILABLE`) that asks to retry in a second.
+pub async fn turn(app: &App, count: u64) -> Result<Option<Turn>, String> {
+    if !is_large(count) {
+        return Ok(None);
+    }
+    match app.limits.large_turn(app.max_wait).await {
+        Some(turn) => Ok(Some(turn)),
+        None => Err(app.limits.no_turn(app.max_wait)),
+    }
 }
 
 /// A large answer: its body `B` and its turn, abandoned (both dropped, the turn given back to
@@ -274,6 +288,6 @@ mod tests {
         let bytes = large.collect().await.unwrap().to_bytes();
         assert_eq!(&bytes[..], br#"["1","2","3"]"#);
         assert_eq!(limits.large_answers(), 0);
-        assert!(is_large(LARGE_IDS + 1) && !is_large(LARGE_IDS));
+        assert!(is_large(LARGE_IDS as u64 + 1) && !is_large(LARGE_IDS as u64));
     }
 }

@@ -31,7 +31,7 @@ use http_body_util::{Either, Full};
 use hyper::body::Incoming;
 use hyper::header::{ALLOW, CONTENT_TYPE, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
 use hyper::{Method, Request, Response, StatusCode};
-use large::{IdsJson, Large, is_large};
+use large::{IdsJson, Large};
 use ringflake::{Error, IdFormat};
 use std::fmt::Write as _;
 use std::future::Future;
@@ -466,12 +466,9 @@ async fn ids(
     if !take {
         return respond(StatusCode::OK, JSON, Bytes::new());
     }
-    let turn = match is_large(n) {
-        true => match app.limits.large_turn(app.max_wait).await {
-            Some(turn) => Some(turn),
-            None => return no_turn(app),
-        },
-        false => None,
+    let turn = match large::turn(app, n as u64).await {
+        Ok(turn) => turn,
+        Err(message) => return no_turn(&message),
     };
     let mut ids = vec![0u64; n];
     match bounded(app, app.generator.next_ids_async(&mut ids)).await {
@@ -503,12 +500,10 @@ async fn ids(
     }
 }
 
-/// A large answer that found no turn within [`App::max_wait`]: 503, retry in a second.
-fn no_turn(app: &App) -> Reply {
-    let mut r = error(
-        StatusCode::SERVICE_UNAVAILABLE,
-        &app.limits.no_turn(app.max_wait),
-    );
+/// A large answer that found no turn within [`App::max_wait`] (`message` says so): 503, retry
+/// in a second.
+fn no_turn(message: &str) -> Reply {
+    let mut r = error(StatusCode::SERVICE_UNAVAILABLE, message);
     r.headers_mut()
         .insert(RETRY_AFTER, HeaderValue::from_static("1"));
     r
