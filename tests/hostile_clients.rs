@@ -31,9 +31,11 @@ const MAX_LARGE_ANSWERS: i64 = 64;
 /// were limited.
 const FLOOD_PEAK_MIB: u64 = 200;
 
-/// How far above its resting size the service may stay once the clients are gone (measured:
-/// about 15 MiB; 350 MiB before).
-const LEFT_AFTER_MIB: u64 = 40;
+/// How far above its resting size the service may stay once the clients are gone: what is
+/// freed is given back to the system within seconds (`serve/model/memory.rs`); measured 2 to
+/// 4 MiB for this debug build. Before answers were limited, 350 MiB stayed; with them limited
+/// but without the give-back, between 13 and 53 MiB, as glibc's arenas happened to be laid out.
+const LEFT_AFTER_MIB: u64 = 16;
 
 /// Appends an HTTP/2 frame.
 fn frame(out: &mut Vec<u8>, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
@@ -222,19 +224,27 @@ fn unread_answers_stay_bounded_and_are_given_back() {
         peak < FLOOD_PEAK_MIB,
         "{peak} MiB under 4 connections that read nothing"
     );
-    assert!(
-        limits(addr).contains("\"connections\":5,"),
-        "{}",
-        limits(addr)
-    );
+    // The flood's 4, this test's own, and perhaps the last one's, not yet seen closed.
+    let open = json_int(&limits(addr), "connections");
+    assert!(matches!(open, Some(5 | 6)), "{open:?} connections");
     drop(flood);
     wait_until("the turns given back", Duration::from_secs(10), || {
         json_int(&limits(addr), "large_answers") == Some(0)
     });
-    wait_until("the memory given back", Duration::from_secs(10), || {
-        vm_kib(pid, "VmRSS") < resting + LEFT_AFTER_MIB * 1024
-    });
-    eprintln!("{} MiB after", vm_kib(pid, "VmRSS") / 1024);
+    let given_back = Instant::now();
+    let mut after = vm_kib(pid, "VmRSS");
+    while after >= resting + LEFT_AFTER_MIB * 1024 && given_back.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(100));
+        after = vm_kib(pid, "VmRSS");
+    }
+    eprintln!("{} MiB after", after / 1024);
+    assert!(
+        after < resting + LEFT_AFTER_MIB * 1024,
+        "{} MiB 10 s after the clients left, {} MiB at rest",
+        after / 1024,
+        resting / 1024
+    );
     let large = get(addr, "/ids?count=100000");
     assert_eq!(large.status, 200, "{:.300}", large.body);
     let ids = json_ids(&large.body);

@@ -85,7 +85,7 @@ pub fn run(a: &Config, plans: impl FnOnce() -> Result<Vec<Plan>, String>) -> Res
     let booted = boot_generators(a, plans, id_key.as_ref(), &limits)?;
     let mut start = booted.start;
     let (app, source) = default_app(a, booted.named, handle, booted.reporters, auth.clone());
-    let mut sampler = Sampler::start(Arc::clone(&app.generators))?;
+    let mut sampler = Sampler::start(Arc::clone(&app.generators), Arc::clone(&app.limits))?;
     // Signals are caught from before the address is printed: a SIGTERM sent as soon as the
     // service is announced must stop it cleanly, not kill it.
     let control = server::runtime()?;

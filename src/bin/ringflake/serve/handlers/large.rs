@@ -9,7 +9,9 @@
 //! as the client reads: 8 bytes an ID are held (800 KB for 100,000), not the 22 of their JSON.
 
 use super::super::model::app::App;
-use super::super::model::limits::{LARGE_IDS, Limits, PIECE_IDS, STALL, Throttle, Turn};
+use super::super::model::limits::{
+    LARGE_IDS, Limits, PIECE_IDS, SEND_BUFFER, STALL, Throttle, Turn,
+};
 use crate::text::JsonIds;
 use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
@@ -114,8 +116,9 @@ pub struct Large<B> {
 }
 
 struct Shared<B> {
-    /// The body and its turn; `None` once finished or abandoned.
-    inner: Mutex<Option<(B, Turn)>>,
+    /// The body, its turn, and what is left of its last frame; `None` once finished or
+    /// abandoned.
+    inner: Mutex<Option<Held<B>>>,
     /// When the answer started, for `handed_at`.
     start: Instant,
     /// Milliseconds from `start` to when hyper last took a frame.
@@ -124,6 +127,14 @@ struct Shared<B> {
     pending: AtomicBool,
     finished: AtomicBool,
     limits: Arc<Limits>,
+}
+
+/// What a large answer holds while it is written.
+struct Held<B> {
+    body: B,
+    _turn: Turn,
+    /// The part of the body's last data frame not handed to hyper yet.
+    rest: Bytes,
 }
 
 impl<B> Shared<B> {
@@ -140,7 +151,11 @@ where
     /// `body`, written on `turn`, watched for stalls; called on a serving thread's runtime.
     pub fn new(body: B, turn: Turn, limits: &Arc<Limits>) -> Large<B> {
         let shared = Arc::new(Shared {
-            inner: Mutex::new(Some((body, turn))),
+            inner: Mutex::new(Some(Held {
+                body,
+                _turn: turn,
+                rest: Bytes::new(),
+            })),
             start: Instant::now(),
             handed_at: AtomicU64::new(0),
             pending: AtomicBool::new(false),
@@ -213,7 +228,7 @@ where
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let shared = &self.shared;
         let mut inner = shared.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let Some((body, _)) = inner.as_mut() else {
+        let Some(held) = inner.as_mut() else {
             if shared.finished.load(Ordering::Acquire) {
                 return Poll::Ready(None);
             }
@@ -223,15 +238,31 @@ where
             )
             .into())));
         };
-        let polled = Pin::new(body).poll_frame(cx);
-        shared.pending.store(polled.is_pending(), Ordering::Release);
         shared.handed_at.store(shared.now(), Ordering::Release);
-        if let Poll::Ready(None) = polled {
-            shared.finished.store(true, Ordering::Release);
-            // The turn goes to the next large answer as soon as this one is handed over.
-            *inner = None;
+        if !held.rest.is_empty() {
+            shared.pending.store(false, Ordering::Release);
+            let piece = piece_of(&mut held.rest);
+            return Poll::Ready(Some(Ok(Frame::data(piece))));
         }
-        polled.map(|frame| frame.map(|f| f.map_err(Into::into)))
+        let polled = Pin::new(&mut held.body).poll_frame(cx);
+        shared.pending.store(polled.is_pending(), Ordering::Release);
+        match polled {
+            Poll::Ready(None) => {
+                shared.finished.store(true, Ordering::Release);
+                // The turn goes to the next large answer as soon as this one is handed over.
+                *inner = None;
+                Poll::Ready(None)
+            }
+            Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
+                Ok(data) => {
+                    held.rest = data;
+                    Poll::Ready(Some(Ok(Frame::data(piece_of(&mut held.rest)))))
+                }
+                Err(trailers) => Poll::Ready(Some(Ok(trailers))),
+            },
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e.into()))),
+            Poll::Pending => Poll::Pending,
+        }
     }
 
     fn is_end_stream(&self) -> bool {
@@ -242,17 +273,37 @@ where
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .as_ref()
-                .is_some_and(|(body, _)| body.is_end_stream())
+                .is_some_and(|held| held.rest.is_empty() && held.body.is_end_stream())
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.shared
-            .inner
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .map_or_else(SizeHint::default, |(body, _)| body.size_hint())
+        let inner = self.shared.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(held) = inner.as_ref() else {
+            return SizeHint::with_exact(0);
+        };
+        let hint = held.body.size_hint();
+        let rest = held.rest.len() as u64;
+        match hint.exact() {
+            Some(exact) => SizeHint::with_exact(exact + rest),
+            None => {
+                let mut more = SizeHint::new();
+                more.set_lower(hint.lower() + rest);
+                if let Some(upper) = hint.upper() {
+                    more.set_upper(upper + rest);
+                }
+                more
+            }
+        }
     }
+}
+
+/// The next piece of `rest` for hyper: at most [`SEND_BUFFER`] bytes. hyper asks for a frame
+/// as soon as it has handed the last one to HTTP/2, and waits for the client only before handing
+/// it over: a frame larger than HTTP/2's send buffer (a gRPC `Batch` of 100,000 IDs is one
+/// 800 KB message) would sit whole in that buffer, the answer finished and its turn given back
+/// while the client reads none of it.
+fn piece_of(rest: &mut Bytes) -> Bytes {
+    rest.split_to(rest.len().min(SEND_BUFFER))
 }
 
 #[cfg(test)]
@@ -276,6 +327,29 @@ mod tests {
         crate::text::json_ids(&ids, &mut whole);
         assert_eq!(all, whole);
         assert!(body.is_end_stream());
+    }
+
+    /// A frame larger than HTTP/2's send buffer is handed to hyper in pieces, the turn held
+    /// until the last.
+    #[tokio::test]
+    async fn large_frames_are_handed_over_in_pieces() {
+        let limits = Arc::new(Limits::new(1, 1));
+        let turn = limits.large_turn(std::time::Duration::ZERO).await.unwrap();
+        let message = Bytes::from(vec![7u8; 2 * SEND_BUFFER + 5]);
+        let body = http_body_util::Full::new(message.clone());
+        let mut large = Large::new(body, turn, &limits);
+        assert_eq!(large.size_hint().exact(), Some(message.len() as u64));
+        let mut sizes = Vec::new();
+        let mut all = Vec::new();
+        while let Some(frame) = large.frame().await {
+            assert_eq!(limits.large_answers(), 1);
+            let data = frame.unwrap().into_data().unwrap();
+            sizes.push(data.len());
+            all.extend_from_slice(&data);
+        }
+        assert_eq!(sizes, [SEND_BUFFER, SEND_BUFFER, 5]);
+        assert_eq!(all, message);
+        assert_eq!(limits.large_answers(), 0);
     }
 
     #[tokio::test]

@@ -23,8 +23,9 @@
 //! So the service holds at most about `max_connections` times a connection's small answers, plus
 //! `max_large_answers` large ones, whatever its clients do: with the defaults, 4 connections
 //! that ask for every stream's worth of `/ids?count=100000` (or gRPC `Batch`) and never read
-//! take it to about 70 MiB, from 1.6 GiB before (`tests/hostile_clients.rs`). None of this is
-//! on the per-ID path: a large answer's turn is taken once per answer.
+//! take it to about 70 MiB, from 1.6 GiB before (`tests/hostile_clients.rs`); once they have
+//! left, what their answers took is given back to the system ([`super::memory`]). None of this
+//! is on the per-ID path: a large answer's turn is taken once per answer.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -41,6 +42,10 @@ pub const LARGE_IDS: usize = 256;
 /// A large `/ids` answer is written this many IDs at a time (about 45 KB of decimal JSON), each
 /// piece when the client has read enough of the one before it.
 pub const PIECE_IDS: usize = 2_048;
+
+/// What HTTP/2 may hold of one stream's answer, unsent (hyper's `max_send_buf_size`: its own
+/// default is 400 KiB); a large answer is handed to it in pieces of at most this much.
+pub const SEND_BUFFER: usize = 64 * 1024;
 
 /// A large answer that makes no progress for this long is abandoned (see the module's doc).
 pub const STALL: Duration = Duration::from_secs(30);
@@ -75,6 +80,9 @@ pub struct Limits {
     large: Arc<Semaphore>,
     /// Large answers abandoned for making no progress for [`STALL`].
     stalled: AtomicU64,
+    /// Large answers' turns taken so far, and as many when memory was last given back.
+    turns_taken: AtomicU64,
+    turns_at_give_back: AtomicU64,
 }
 
 impl Limits {
@@ -88,6 +96,8 @@ impl Limits {
             internal: Arc::default(),
             large: Arc::new(Semaphore::new(max_large_answers)),
             stalled: AtomicU64::new(0),
+            turns_taken: AtomicU64::new(0),
+            turns_at_give_back: AtomicU64::new(0),
         }
     }
 
@@ -95,14 +105,23 @@ impl Limits {
     /// 503). The turn is given back when the returned [`Turn`] is dropped.
     pub async fn large_turn(&self, wait: Duration) -> Option<Turn> {
         let large = Arc::clone(&self.large);
-        match large.try_acquire_owned() {
-            Ok(permit) => Some(Turn(permit)),
+        let turn = match large.try_acquire_owned() {
+            Ok(permit) => Turn(permit),
             Err(_) => tokio::time::timeout(wait, Arc::clone(&self.large).acquire_owned())
                 .await
                 .ok()?
                 .ok()
-                .map(Turn),
-        }
+                .map(Turn)?,
+        };
+        self.turns_taken.fetch_add(1, Ordering::Relaxed);
+        Some(turn)
+    }
+
+    /// Whether large answers were written since the last time this said so, none being written
+    /// now: the time to give their memory back ([`super::memory`]).
+    pub fn large_answers_over(&self) -> bool {
+        let taken = self.turns_taken.load(Ordering::Relaxed);
+        self.large_answers() == 0 && self.turns_at_give_back.swap(taken, Ordering::Relaxed) != taken
     }
 
     /// Why a large answer got no turn within `wait`, for its 503 (or `UNAVAILABLE`).

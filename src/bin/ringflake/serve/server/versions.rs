@@ -9,7 +9,7 @@
 //! Not hyper-util's `auto` builder: it does the same detection, but its HTTP/1 side cannot limit
 //! a request head's size, which `serve` does (64 KiB, answered 431).
 
-use super::super::model::limits::MAX_STREAMS;
+use super::super::model::limits::{MAX_STREAMS, SEND_BUFFER};
 use super::listen::HEADER_TIMEOUT;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use std::io::IoSlice;
@@ -136,7 +136,8 @@ impl<I: AsyncWrite + Unpin> AsyncWrite for Rewind<I> {
 }
 
 /// hyper's HTTP/2 server: tasks on the serving thread's runtime, Tokio's timer, at most
-/// [`MAX_STREAMS`] streams at once, request headers of at most [`MAX_HEADER_LIST`], and a ping
+/// [`MAX_STREAMS`] streams at once, at most [`SEND_BUFFER`] of a stream's answer held unsent,
+/// request headers of at most [`MAX_HEADER_LIST`], and a ping
 /// every 30 s on a connection (closed if unanswered for 20 s: a peer that stopped reading its
 /// socket). A connection with no open stream is closed by the service after
 /// [`IDLE`](crate::serve::model::limits::IDLE) ([`super::idle`]).
@@ -146,7 +147,7 @@ pub fn http2() -> hyper::server::conn::http2::Builder<TokioExecutor> {
         .timer(TokioTimer::new())
         .max_concurrent_streams(MAX_STREAMS)
         .max_header_list_size(MAX_HEADER_LIST)
-        .max_send_buf_size(64 * 1024)
+        .max_send_buf_size(SEND_BUFFER)
         .keep_alive_interval(Duration::from_secs(30))
         .keep_alive_timeout(Duration::from_secs(20));
     builder
