@@ -158,7 +158,7 @@ fn collect(seen: &mut HashSet<u64>, ids: impl IntoIterator<Item = u64>) {
 /// gRPC `Batch`, and never read: the service holds at most `--max-large-answers` of them at once
 /// (the others wait their turn, and get a 503 after `--max-wait`), stays within
 /// [`FLOOD_PEAK_MIB`], and gives the memory back once the clients leave. Small answers and
-/// large ones on their turn go on meanwhile.
+/// large ones on their turn go on meanwhile. Then 2 connections of `Batch` alone.
 #[test]
 fn unread_answers_stay_bounded_and_are_given_back() {
     let dir = tempfile::tempdir().unwrap();
@@ -169,25 +169,7 @@ fn unread_answers_stay_bounded_and_are_given_back() {
     let mut seen = HashSet::new();
     collect(&mut seen, json_ids(&get(addr, "/ids?count=1000").body));
     let resting = vm_kib(pid, "VmRSS");
-    // count = 100000: field 2, varint.
-    let batch = [0x10, 0xa0, 0x8d, 0x06];
-    let flood: Vec<TcpStream> = (0..4)
-        .map(|c| {
-            let mut s = h2_socket(addr);
-            let mut out = Vec::new();
-            let ids = headers("GET", "/ids?count=100000", &[]);
-            for i in 0..MAX_STREAMS {
-                let stream = 1 + 2 * i;
-                if c % 2 == 0 {
-                    frame(&mut out, 1, 0x5, stream, &ids);
-                } else {
-                    grpc_call(&mut out, stream, "/ringflake.v1.IdService/Batch", &batch);
-                }
-            }
-            s.write_all(&out).unwrap();
-            s
-        })
-        .collect();
+    let flooding = flood(addr, &[false, true, false, true]);
     wait_until(
         "every large answer's turn taken",
         Duration::from_secs(20),
@@ -227,7 +209,7 @@ fn unread_answers_stay_bounded_and_are_given_back() {
     // The flood's 4, this test's own, and perhaps the last one's, not yet seen closed.
     let open = json_int(&limits(addr), "connections");
     assert!(matches!(open, Some(5 | 6)), "{open:?} connections");
-    drop(flood);
+    drop(flooding);
     wait_until("the turns given back", Duration::from_secs(10), || {
         json_int(&limits(addr), "large_answers") == Some(0)
     });
@@ -250,6 +232,48 @@ fn unread_answers_stay_bounded_and_are_given_back() {
     let ids = json_ids(&large.body);
     assert_eq!(ids.len(), 100_000);
     collect(&mut seen, ids);
+    // `Batch` alone: each answer is one 800 KB message, handed to HTTP/2 in pieces, and keeps
+    // its turn until its client has read it (handed over whole, it would finish at once, its
+    // data unsent, and the next take its turn: 600 MiB in a few seconds).
+    let batches = flood(addr, &[true, true]);
+    wait_until(
+        "every turn taken by an unread Batch",
+        Duration::from_secs(20),
+        || json_int(&limits(addr), "large_answers") == Some(MAX_LARGE_ANSWERS),
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        json_int(&limits(addr), "large_answers"),
+        Some(MAX_LARGE_ANSWERS)
+    );
+    let held = vm_kib(pid, "VmRSS") / 1024;
+    assert!(held < FLOOD_PEAK_MIB, "{held} MiB under 2 Batch floods");
+    drop(batches);
+}
+
+/// Connections that each open every stream allowed for the largest answers and never read:
+/// `/ids?count=100000` on a connection whose `grpc` is false, gRPC `Batch` of 100,000 where
+/// true.
+fn flood(addr: SocketAddr, grpc: &[bool]) -> Vec<TcpStream> {
+    // count = 100000: field 2, varint.
+    let batch = [0x10, 0xa0, 0x8d, 0x06];
+    let ids = headers("GET", "/ids?count=100000", &[]);
+    grpc.iter()
+        .map(|&grpc| {
+            let mut s = h2_socket(addr);
+            let mut out = Vec::new();
+            for i in 0..MAX_STREAMS {
+                let stream = 1 + 2 * i;
+                if grpc {
+                    grpc_call(&mut out, stream, "/ringflake.v1.IdService/Batch", &batch);
+                } else {
+                    frame(&mut out, 1, 0x5, stream, &ids);
+                }
+            }
+            s.write_all(&out).unwrap();
+            s
+        })
+        .collect()
 }
 
 /// gRPC messages declared 4 MiB long (just below tonic's own limit, which `Health` and
