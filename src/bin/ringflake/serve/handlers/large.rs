@@ -16,6 +16,7 @@ use crate::text::JsonIds;
 use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
 use ringflake::IdFormat;
+use std::cell::RefCell;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -109,8 +110,8 @@ pub async fn turn(app: &App, count: u64) -> Result<Option<Turn>, String> {
 ///
 /// It waits for its client when hyper does not ask for its next frame after having taken one;
 /// while the body itself has nothing ready (a gRPC `Stream` waiting for IDs at the lead cap,
-/// bounded by `--max-wait`), hyper waits for it, not for the client, and that is no stall. A
-/// task of the serving thread's watches it, from a weak reference: it ends with the answer.
+/// bounded by `--max-wait`), hyper waits for it, not for the client, and that is no stall. The
+/// serving thread's sweeper looks at it every second, from a weak reference ([`watch`]).
 pub struct Large<B> {
     shared: Arc<Shared<B>>,
 }
@@ -162,38 +163,91 @@ where
             finished: AtomicBool::new(false),
             limits: Arc::clone(limits),
         });
-        tokio::spawn(watch(Arc::downgrade(&shared)));
+        let watched: Arc<dyn Watched> = shared.clone();
+        watch(Arc::downgrade(&watched));
         Large { shared }
     }
 }
 
-/// Abandons the answer once it has waited [`STALL`] for its client.
-async fn watch<B>(answer: Weak<Shared<B>>) {
-    let stall = STALL.as_millis() as u64;
-    let mut wait = stall;
+/// How often a serving thread looks at its large answers for stalls.
+const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// A large answer, as the serving thread's sweeper sees it.
+trait Watched {
+    /// Abandons the answer if it has waited [`STALL`] for its client; whether it is still being
+    /// written (`false`: the sweeper forgets it).
+    fn sweep(&self) -> bool;
+}
+
+thread_local! {
+    /// The large answers of this serving thread, looked at every [`SWEEP_EVERY`] by its sweeper
+    /// task (`None` until the thread's first large answer starts it): no task or timer per
+    /// answer.
+    static WATCHED: RefCell<Option<Vec<Weak<dyn Watched>>>> = const { RefCell::new(None) };
+}
+
+/// Has this thread's sweeper look at `answer` (started with the thread's first large answer).
+fn watch(answer: Weak<dyn Watched>) {
+    WATCHED.with(|watched| {
+        watched
+            .borrow_mut()
+            .get_or_insert_with(|| {
+                tokio::spawn(sweeper());
+                Vec::new()
+            })
+            .push(answer);
+    });
+}
+
+/// The serving thread's sweeper: every [`SWEEP_EVERY`], forgets the answers that ended and
+/// abandons those that stalled. It ends with the thread's runtime, and the next runtime on the
+/// thread (a test's) starts its own.
+async fn sweeper() {
+    /// Forgets the list when the sweeper is dropped with its runtime.
+    struct Ended;
+    impl Drop for Ended {
+        fn drop(&mut self) {
+            let _ = WATCHED.try_with(|watched| watched.borrow_mut().take());
+        }
+    }
+    let _ended = Ended;
     loop {
-        tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
-        let Some(answer) = answer.upgrade() else {
-            return;
-        };
-        if answer.finished.load(Ordering::Acquire) {
-            return;
+        tokio::time::sleep(SWEEP_EVERY).await;
+        // Out of the cell while they are looked at: abandoning one drops what it held.
+        let answers = WATCHED.with(|watched| {
+            watched
+                .borrow_mut()
+                .as_mut()
+                .map(std::mem::take)
+                .unwrap_or_default()
+        });
+        let going: Vec<_> = answers
+            .into_iter()
+            .filter(|answer| answer.upgrade().is_some_and(|a| a.sweep()))
+            .collect();
+        WATCHED.with(|watched| {
+            if let Some(list) = watched.borrow_mut().as_mut() {
+                list.extend(going);
+            }
+        });
+    }
+}
+
+impl<B> Watched for Shared<B> {
+    fn sweep(&self) -> bool {
+        if self.finished.load(Ordering::Acquire) {
+            return false;
         }
-        let waited = answer
+        let waited = self
             .now()
-            .saturating_sub(answer.handed_at.load(Ordering::Acquire));
-        if answer.pending.load(Ordering::Acquire) || waited < stall {
-            wait = stall.saturating_sub(waited).max(100);
-            continue;
+            .saturating_sub(self.handed_at.load(Ordering::Acquire));
+        if self.pending.load(Ordering::Acquire) || waited < STALL.as_millis() as u64 {
+            return true;
         }
-        let abandoned = answer
-            .inner
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
+        let abandoned = self.inner.lock().unwrap_or_else(|e| e.into_inner()).take();
         if abandoned.is_some() {
             drop(abandoned);
-            answer.limits.count_stalled();
+            self.limits.count_stalled();
             if let Some(suppressed) = ABANDONED.allow() {
                 tracing::warn!(
                     target: crate::log::TARGET,
@@ -210,7 +264,7 @@ async fn watch<B>(answer: Weak<Shared<B>>) {
                 );
             }
         }
-        return;
+        false
     }
 }
 
