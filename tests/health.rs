@@ -186,7 +186,8 @@ fn lease_at_risk_then_lost_then_regained() {
     // Either the take saw the ring's end (the lease's expiry) or the filler's verdict first.
     assert!(
         r.body.contains("worker lease expired at ")
-            || r.body.contains("lease lost: the worker lease of worker id 1"),
+            || r.body
+                .contains("lease lost: the worker lease of worker id 1"),
         "{}",
         r.body
     );

@@ -23,12 +23,18 @@ use std::time::{Duration, Instant};
 /// Every series the reporter exports, with its Prometheus type.
 /// The request series `ringflake serve` adds on its own `/metrics` (not the library's exporter's):
 /// tests/request_metrics.rs reads them from a real `serve`.
-const SERVE_SERIES: [&str; 5] = [
+const SERVE_SERIES: [&str; 11] = [
     "ringflake_http_requests_total",
     "ringflake_http_request_duration_seconds",
     "ringflake_http_request_duration_seconds_bucket",
     "ringflake_grpc_requests_total",
     "ringflake_grpc_request_duration_seconds",
+    "ringflake_connections",
+    "ringflake_connections_max",
+    "ringflake_connections_refused_total",
+    "ringflake_large_answers",
+    "ringflake_large_answers_max",
+    "ringflake_large_answers_stalled_total",
 ];
 
 /// The segment mode's series (`SegmentMetrics`, one per business tag), as `/metrics` names them

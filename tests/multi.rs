@@ -715,6 +715,12 @@ fn status_page_in_a_browser() {
         issued[0] >= 60_000 && issued[1] >= 15_000 && issued[2] >= 90_000,
         "{issued:?}"
     );
+    // The service's limits, in the footer.
+    assert!(
+        dom.contains(r#"<p id="limits">Limits: 1,024 connections per listener ("#)
+            && dom.contains("64 large answers (more than 256 IDs) written at once"),
+        "no limits in {dom}"
+    );
     for (name, worker) in [("default", 1), ("orders", 2), ("users", 7)] {
         let shown = format!("data-g=\"{name}\" data-k=\"worker\">{worker}<");
         assert!(dom.contains(&shown), "{shown} in {dom}");

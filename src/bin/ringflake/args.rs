@@ -3,6 +3,8 @@
 //! ([`pick`]). How the flags become a layout, a time zone, a worker id source and a generator is
 //! [`crate::generators`]' business; nothing here builds one.
 
+use crate::serve::model::limits;
+use clap::builder::TypedValueParser as _;
 use clap::{ArgMatches, Args, Parser, Subcommand, ValueEnum, parser::ValueSource};
 use ringflake::{
     DEFAULT_BOOST_POWER, DEFAULT_EPOCH_SECONDS, DEFAULT_MAX_LAG, DEFAULT_MAX_LEAD,
@@ -457,6 +459,24 @@ pub struct ServeArgs {
                           with Retry-After, having taken nothing [default: {}]",
                          DEFAULT_MAX_WAIT.as_secs()))]
     pub max_wait: Option<u64>,
+    #[arg(long, env = "RINGFLAKE_MAX_CONNECTIONS", value_name = "N",
+          default_value_t = limits::DEFAULT_MAX_CONNECTIONS,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000).map(|n| n as usize),
+          help = format!("The most connections open at once on each listener (--listen, \
+                          --metrics-listen): more are closed as soon as they are accepted. With \
+                          at most {} HTTP/2 streams a connection (an HTTP/2 connection with no \
+                          open stream is closed after {} s), this bounds what clients can make \
+                          the service hold", limits::MAX_STREAMS, limits::IDLE.as_secs()))]
+    pub max_connections: usize,
+    #[arg(long, env = "RINGFLAKE_MAX_LARGE_ANSWERS", value_name = "N",
+          default_value_t = limits::DEFAULT_MAX_LARGE_ANSWERS,
+          value_parser = clap::value_parser!(u32).range(1..=100_000).map(|n| n as usize),
+          help = format!("The most large answers (more than {} IDs: /ids, gRPC Batch and Stream) \
+                          written at once, across every connection; more wait their turn, up to \
+                          --max-wait, then get a 503. Each is written as its client reads, \
+                          holding 8 bytes an ID; one whose client reads nothing of it for {} s \
+                          is abandoned", limits::LARGE_IDS, limits::STALL.as_secs()))]
+    pub max_large_answers: usize,
     /// This is the only instance using its worker id source: lets serve run in a Kubernetes pod
     /// with worker ids from a SQLite file of its own (refused there otherwise, as replicas would
     /// each take worker id 1 from their own file and hand out the same IDs)
@@ -482,10 +502,11 @@ pub struct ServeArgs {
     /// timestamp, level, target, message and the event's fields)
     #[arg(long, env = "RINGFLAKE_LOG_FORMAT", value_name = "FORMAT", value_enum, default_value_t = crate::log::LogFormat::Text)]
     pub log_format: crate::log::LogFormat,
-    /// Hand out public IDs over HTTP: /id and /ids pass each ID through the keyed
-    /// permutation of the key in this file (64 hex digits: openssl rand -hex 32), and /parse
-    /// reads them back; gRPC's Next, Batch and Stream (what RemoteGenerator buffers) and Leaf's
-    /// routes stay plain
+    /// Hand out public IDs only: /id and /ids pass each ID through the keyed permutation of the
+    /// key in this file (64 hex digits: openssl rand -hex 32), and /parse reads them back; the
+    /// routes that hand out plain IDs (gRPC's Next, Batch and Stream, which RemoteGenerator
+    /// uses, and Leaf's /api/snowflake/get/{key}) are refused, as a plain ID could equal a
+    /// public one
     #[arg(long, env = "RINGFLAKE_ID_KEY_FILE", value_name = "PATH")]
     pub id_key_file: Option<PathBuf>,
     #[command(flatten)]

@@ -146,6 +146,8 @@ pub fn config(a: &ServeArgs) -> Config {
         tls_key: a.tls_key.clone(),
         max_wait: a.max_wait.map_or(DEFAULT_MAX_WAIT, Duration::from_secs),
         id_key_file: a.id_key_file.clone(),
+        max_connections: a.max_connections,
+        max_large_answers: a.max_large_answers,
         json_log: a.log_format == crate::log::LogFormat::Json,
     }
 }

@@ -26,6 +26,7 @@ use model::app::App;
 use model::app::{Generators, Named};
 use model::auth::Auth;
 use model::history::History;
+use model::limits::Limits;
 use model::plan::{DEFAULT, Plan};
 use model::routes::Exposure;
 use model::sampler::Sampler;
@@ -63,6 +64,10 @@ pub struct Config {
     pub max_wait: Duration,
     /// The key file of the public IDs (`--id-key-file`), if any.
     pub id_key_file: Option<PathBuf>,
+    /// Connections open at once per listener (`--max-connections`).
+    pub max_connections: usize,
+    /// Large answers written at once (`--max-large-answers`).
+    pub max_large_answers: usize,
     /// Whether the log is JSON (`--log-format json`): the start-up lines are then events, and
     /// nothing goes to standard output.
     pub json_log: bool,
@@ -80,7 +85,8 @@ pub fn run(
     let id_key = crate::text::id_key(a.id_key_file.as_deref())?.map(Arc::new);
     let (plans, segment_plan) = plans()?;
     let handle = ringflake::install_prometheus_recorder().map_err(|e| e.to_string())?;
-    let booted = boot_generators(a, plans, id_key.as_ref())?;
+    let limits = Arc::new(Limits::new(a.max_connections, a.max_large_answers));
+    let booted = boot_generators(a, plans, id_key.as_ref(), &limits)?;
     let mut start = booted.start;
     let segments = segment_plan.map(|plan| {
         let segments = Segments::boot(&plan, id_key.clone());
@@ -95,7 +101,7 @@ pub fn run(
     });
     let (mut app, source) = default_app(a, booted.named, handle, booted.reporters, auth.clone());
     app.segments = segments.clone();
-    let mut sampler = Sampler::start(Arc::clone(&app.generators))?;
+    let mut sampler = Sampler::start(Arc::clone(&app.generators), Arc::clone(&app.limits))?;
     // Signals are caught from before the address is printed: a SIGTERM sent as soon as the
     // service is announced must stop it cleanly, not kill it.
     let control = server::runtime()?;
@@ -111,7 +117,7 @@ pub fn run(
         auth.as_ref(),
         listeners.internal.as_ref().map(Server::addr),
         listeners.server.addr(),
-        listeners.secure,
+        a.tls_key.as_deref(),
     );
     if let Some(key_file) = &a.id_key_file {
         access.push_str(&startup::public_id_lines(key_file));
@@ -169,6 +175,7 @@ fn boot_generators(
     a: &Config,
     plans: Vec<Plan>,
     id_key: Option<&Arc<ringflake::IdCipher>>,
+    limits: &Arc<Limits>,
 ) -> Result<Booted, String> {
     let mut named = Vec::new();
     let mut reporters = Vec::new();
@@ -239,6 +246,7 @@ fn boot_generators(
                 max_wait: a.max_wait,
                 id_key: id_key.cloned(),
                 segments: None,
+                limits: Arc::clone(limits),
             },
             name: plan.name,
             source: plan.source,
@@ -266,6 +274,7 @@ fn default_app(
     let default = &named[0];
     let source = default.source.clone();
     let id_key = default.app.id_key.clone();
+    let limits = Arc::clone(&default.app.limits);
     let app = App {
         generator: Arc::clone(&default.app.generator),
         layout: default.app.layout,
@@ -281,6 +290,7 @@ fn default_app(
         max_wait: a.max_wait,
         id_key,
         segments: None,
+        limits,
     };
     (app, source)
 }

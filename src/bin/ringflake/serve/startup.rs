@@ -10,14 +10,19 @@ use ringflake::{CachedUidGenerator, GivenBack, Health, Layout, LeadPolicy};
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// The start-up lines on who may take IDs, where metrics are, and what runs in the clear.
+/// The start-up lines on who may take IDs, where metrics are, and what runs in the clear; with
+/// `tls_key` (HTTPS), a warning first if every user of the machine can read it, as for the token
+/// and ID key files.
 pub fn access_lines(
     auth: Option<&Auth>,
     internal: Option<std::net::SocketAddr>,
     main: std::net::SocketAddr,
-    secure: bool,
+    tls_key: Option<&Path>,
 ) -> String {
-    let mut lines = String::new();
+    let secure = tls_key.is_some();
+    let mut lines = tls_key
+        .and_then(|key| exposure_warning("TLS key", key))
+        .unwrap_or_default();
     match auth {
         Some(auth) => {
             if let Some(warning) = exposure_warning("token file", auth.path()) {
@@ -60,8 +65,9 @@ pub fn public_id_lines(key_file: &Path) -> String {
     let mut lines = exposure_warning("ID key file", key_file).unwrap_or_default();
     lines.push_str(
         "ringflake: public IDs: /id and /ids hand out IDs through the key of --id-key-file, \
-         /parse reads them back; gRPC's Next, Batch and Stream and Leaf's routes hand out and \
-         read plain IDs\n",
+         /parse reads them back; gRPC's Next, Batch and Stream and Leaf's \
+         /api/snowflake/get/{key}, which hand out plain IDs, are refused (a plain ID could \
+         equal a public one)\n",
     );
     lines
 }

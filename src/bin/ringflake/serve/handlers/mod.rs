@@ -15,6 +15,7 @@
 //! escaped ([`crate::text::echo`]).
 
 pub mod grpc;
+pub mod large;
 pub mod leaf;
 pub mod segments;
 pub mod status;
@@ -27,25 +28,32 @@ use crate::text::{
     to_json,
 };
 use bytes::Bytes;
-use http_body_util::Full;
+use http_body_util::{Either, Full};
 use hyper::body::Incoming;
 use hyper::header::{ALLOW, CONTENT_TYPE, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
 use hyper::{Method, Request, Response, StatusCode};
+use large::{IdsJson, Large};
 use ringflake::{Error, IdFormat};
 use std::fmt::Write as _;
 use std::future::Future;
 
-/// The 404 for a generator `name` that does not exist, naming those that do.
+/// The 404 for a generator `name` that does not exist, naming those that do; the name shown
+/// bounded and escaped ([`quoted`]).
 fn no_generator(app: &App, name: &str) -> Reply {
     let message = format!(
-        "no generator {name:?}: the generators are {}",
+        "no generator {}: the generators are {}",
+        quoted(name),
         app.generators.names()
     );
     error(StatusCode::NOT_FOUND, &message)
 }
 
-/// A response, its body in one piece.
-pub type Reply = Response<Full<Bytes>>;
+/// An answer's body: in one piece, or a large `/ids` answer written as its client reads
+/// ([`large`]).
+pub type Answer = Either<Full<Bytes>, Large<IdsJson>>;
+
+/// A response.
+pub type Reply = Response<Answer>;
 
 const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
@@ -54,7 +62,7 @@ const PROMETHEUS: HeaderValue =
     HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");
 
 fn respond(status: StatusCode, content_type: HeaderValue, body: impl Into<Bytes>) -> Reply {
-    let mut r = Response::new(Full::new(body.into()));
+    let mut r = Response::new(Either::Left(Full::new(body.into())));
     *r.status_mut() = status;
     r.headers_mut().insert(CONTENT_TYPE, content_type);
     r
@@ -189,6 +197,16 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
             StatusCode::NOT_FOUND,
             &format!("missing key: use {} with any key", route.usage),
         ),
+        // A keyed service hands out public IDs only: Leaf's plain ones could equal one of them.
+        Endpoint::LeafGet if app.id_key.is_some() => error(
+            StatusCode::NOT_FOUND,
+            &format!(
+                "{} is not served with --id-key-file: the service hands out public IDs only \
+                 (/id, /ids), and the plain IDs of Leaf's route could equal one of them; take \
+                 IDs from /id",
+                route.usage
+            ),
+        ),
         Endpoint::LeafGet => {
             // Leaf's snowflake service ignores the key; here it names a generator, if any.
             let target = app.named(param).unwrap_or(app);
@@ -208,14 +226,27 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
                 },
                 false => None,
             };
-            let answer = segments::get(app, route, param, count, take).await;
-            let kind = if answer.json { JSON } else { TEXT };
-            let mut r = respond(answer.status, kind, answer.body);
-            if let Some(seconds) = answer.retry_after {
-                r.headers_mut()
-                    .insert(RETRY_AFTER, HeaderValue::from(seconds));
+            // A large batch holds a turn of `--max-large-answers` while it is written, as a
+            // large `/ids` does, and is written as its client reads.
+            if take && let Some(n) = count.filter(|&n| n > super::model::limits::LARGE_IDS) {
+                let turn = match large::turn(app, n as u64).await {
+                    Ok(turn) => turn,
+                    Err(message) => return no_turn(&message),
+                };
+                if let Some(turn) = turn {
+                    return match segments::batch(app, route, param, n).await {
+                        Ok(numbers) => {
+                            let json = IdsJson::new(numbers, IdFormat::Decimal);
+                            let mut r =
+                                Response::new(Either::Right(Large::new(json, turn, &app.limits)));
+                            r.headers_mut().insert(CONTENT_TYPE, JSON);
+                            r
+                        }
+                        Err(answer) => segment_reply(answer),
+                    };
+                }
             }
-            r
+            segment_reply(segments::get(app, route, param, count, take).await)
         }
         Endpoint::LeafDecode => {
             let (status, body) = leaf::decode(req.uri().query(), &app.layout, &app.tz);
@@ -225,12 +256,12 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
         Endpoint::Page => respond(
             StatusCode::OK,
             HTML,
-            status::page(&app.generators, &segments::view(app)),
+            status::page(&app.generators, &segments::view(app), &app.limits),
         ),
         Endpoint::Status => respond(
             StatusCode::OK,
             JSON,
-            status::json(&app.generators, segments::view(app)),
+            status::json(&app.generators, segments::view(app), &app.limits),
         ),
         Endpoint::Metrics => metrics(app),
         Endpoint::Healthz => healthz(app),
@@ -444,7 +475,9 @@ fn too_many(app: &App, count: u64, max: u64) -> Reply {
 /// Takes the IDs in the handler itself: if the client goes away, hyper drops this future, and a
 /// batch dropped while it waits for the filler takes nothing more.
 /// `/ids?count=N`; with `take` false (HEAD), the checks alone: the status GET would answer, no ID
-/// taken.
+/// taken. A large answer (more than [`LARGE_IDS`](super::model::limits::LARGE_IDS) IDs) waits
+/// for its turn first, at most [`App::max_wait`], and is written as the client reads
+/// ([`large`]).
 async fn ids(
     app: &App,
     route: &Route,
@@ -465,6 +498,10 @@ async fn ids(
     if !take {
         return respond(StatusCode::OK, JSON, Bytes::new());
     }
+    let turn = match large::turn(app, n as u64).await {
+        Ok(turn) => turn,
+        Err(message) => return no_turn(&message),
+    };
     let mut ids = vec![0u64; n];
     match bounded(app, app.generator.next_ids_async(&mut ids)).await {
         Some(Ok(())) => {
@@ -476,17 +513,43 @@ async fn ids(
                     };
                 }
             }
-            let mut body = Vec::new();
-            match format {
-                IdFormat::Decimal => json_ids(&ids, &mut body),
-                other => json_text_ids(&ids, other, &mut body),
-            }
-            respond(StatusCode::OK, JSON, body)
+            let Some(turn) = turn else {
+                let mut body = Vec::new();
+                match format {
+                    IdFormat::Decimal => json_ids(&ids, &mut body),
+                    other => json_text_ids(&ids, other, &mut body),
+                }
+                return respond(StatusCode::OK, JSON, body);
+            };
+            let body = Large::new(IdsJson::new(ids, format), turn, &app.limits);
+            let mut r = Response::new(Either::Right(body));
+            r.headers_mut().insert(CONTENT_TYPE, JSON);
+            r
         }
         Some(Err(Error::BatchTooLarge { count, max })) => too_many(app, count, max),
         Some(Err(e)) => unavailable(app, Some(&e)),
         None => unavailable(app, None),
     }
+}
+
+/// A segment mode's answer as the HTTP reply.
+fn segment_reply(answer: segments::Answer) -> Reply {
+    let kind = if answer.json { JSON } else { TEXT };
+    let mut r = respond(answer.status, kind, answer.body);
+    if let Some(seconds) = answer.retry_after {
+        r.headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    r
+}
+
+/// A large answer that found no turn within [`App::max_wait`] (`message` says so): 503, retry
+/// in a second.
+fn no_turn(message: &str) -> Reply {
+    let mut r = error(StatusCode::SERVICE_UNAVAILABLE, message);
+    r.headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    r
 }
 
 /// `/parse/{id}`: the ID in `format`, or in the form its text shows; with `--id-key-file` a
@@ -515,6 +578,7 @@ fn metrics(app: &App) -> Reply {
             }
             let mut body = handle.render();
             crate::serve::model::requests::render(&mut body);
+            app.limits.render(&mut body);
             crate::serve::model::process::render(&mut body);
             respond(StatusCode::OK, PROMETHEUS, body)
         }

@@ -13,6 +13,7 @@
 
 use crate::serve::model::app::{Generators, Named};
 use crate::serve::model::history::SAMPLES;
+use crate::serve::model::limits::{self, Limits};
 use crate::serve::model::plan::Lead;
 use crate::serve::model::sampler::{EVERY, unix_ms};
 use crate::text::{epoch_text, thousands, to_json};
@@ -309,7 +310,7 @@ fn area(points: &str) -> String {
     }
 }
 
-/// `/status`: `{"unix":…,"sample_seconds":1,"samples":120,"generators":[…]}`.
+/// `/status`: `{"unix":…,"sample_seconds":1,"samples":120,"generators":[…],"limits":{…}}`.
 #[derive(Serialize)]
 struct StatusJson {
     unix: i64,
@@ -318,6 +319,72 @@ struct StatusJson {
     generators: Vec<GeneratorJson>,
     /// Meituan Leaf's segment mode: every biz_tag served (see [`super::segments`]).
     segments: Vec<super::segments::TagJson>,
+    limits: LimitsJson,
+}
+
+/// What clients may hold of the service ([`limits`]), and what they hold now; under `text`,
+/// the page's line.
+#[derive(Serialize)]
+struct LimitsJson {
+    /// `--max-connections`, on each listener.
+    max_connections: usize,
+    /// The main listener's connections open now, and refused so far.
+    connections: usize,
+    refused_connections: u64,
+    /// `--max-large-answers`, across every connection, and how many are being written.
+    max_large_answers: usize,
+    large_answers: usize,
+    /// An answer of more IDs than this is a large one.
+    large_answer_above_ids: usize,
+    /// Large answers abandoned after `stall_seconds` without progress.
+    stalled_answers: u64,
+    stall_seconds: u64,
+    /// HTTP/2 streams at once on one connection.
+    max_streams_per_connection: u32,
+    /// An HTTP/2 connection with no open stream is closed after this.
+    idle_seconds: u64,
+    /// The most IDs one `/ids` or `Batch` answers.
+    max_count: usize,
+    /// The largest gRPC request message decoded.
+    grpc_max_request_bytes: usize,
+    text: String,
+}
+
+/// The limits as the page shows them.
+fn limits_text(l: &Limits) -> String {
+    format!(
+        "Limits: {} connections per listener ({} open, {} refused); {} large answers (more than \
+         {} IDs) written at once ({} now, {} abandoned after {} s unread); {} HTTP/2 streams a \
+         connection, closed after {} s with none open.",
+        thousands(l.max_connections as u64),
+        thousands(l.main.open() as u64),
+        thousands(l.main.refused()),
+        thousands(l.max_large_answers as u64),
+        limits::LARGE_IDS,
+        l.large_answers(),
+        thousands(l.stalled()),
+        limits::STALL.as_secs(),
+        limits::MAX_STREAMS,
+        limits::IDLE.as_secs()
+    )
+}
+
+fn limits_json(l: &Limits) -> LimitsJson {
+    LimitsJson {
+        max_connections: l.max_connections,
+        connections: l.main.open(),
+        refused_connections: l.main.refused(),
+        max_large_answers: l.max_large_answers,
+        large_answers: l.large_answers(),
+        large_answer_above_ids: limits::LARGE_IDS,
+        stalled_answers: l.stalled(),
+        stall_seconds: limits::STALL.as_secs(),
+        max_streams_per_connection: limits::MAX_STREAMS,
+        idle_seconds: limits::IDLE.as_secs(),
+        max_count: crate::serve::model::routes::MAX_COUNT,
+        grpc_max_request_bytes: limits::GRPC_MAX_REQUEST_BYTES,
+        text: limits_text(l),
+    }
 }
 
 /// One generator of `/status`: its numbers, then under `text` the values as the page shows
@@ -399,7 +466,7 @@ fn rounded(x: f64, decimals: i32) -> f64 {
 }
 
 /// `/status`, the page's values for a script: see [`StatusJson`].
-pub fn json(generators: &Generators, segments: super::segments::View) -> String {
+pub fn json(generators: &Generators, segments: super::segments::View, limits: &Limits) -> String {
     let generators = generators
         .iter()
         .map(|g| {
@@ -457,6 +524,7 @@ pub fn json(generators: &Generators, segments: super::segments::View) -> String 
         samples: SAMPLES,
         generators,
         segments: segments.tags,
+        limits: limits_json(limits),
     })
 }
 
@@ -533,7 +601,7 @@ fn segment_card(view: &super::segments::View) -> String {
 }
 
 /// `/`: the page with the current values, the segment mode's card after the generators'.
-pub fn page(generators: &Generators, segments: &super::segments::View) -> String {
+pub fn page(generators: &Generators, segments: &super::segments::View, limits: &Limits) -> String {
     let mut cards = String::new();
     for g in generators.iter() {
         let v = view(g);
@@ -572,11 +640,9 @@ pub fn page(generators: &Generators, segments: &super::segments::View) -> String
         cards.push_str("</table>\n</section>\n");
     }
     cards.push_str(&segment_card(segments));
-    PAGE.replacen("<!--CARDS-->", &cards, 1).replacen(
-        "<!--GENERATED-->",
-        &html(&utc(unix_ms() / 1000)),
-        1,
-    )
+    PAGE.replacen("<!--CARDS-->", &cards, 1)
+        .replacen("<!--GENERATED-->", &html(&utc(unix_ms() / 1000)), 1)
+        .replacen("<!--LIMITS-->", &html(&limits_text(limits)), 1)
 }
 
 #[cfg(test)]

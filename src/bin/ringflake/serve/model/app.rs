@@ -5,6 +5,7 @@
 
 use super::auth::Auth;
 use super::history::History;
+use super::limits::Limits;
 use super::plan::Lead;
 use super::routes::Exposure;
 use ringflake::{
@@ -45,6 +46,8 @@ pub struct App {
     /// Meituan Leaf's segment mode (`/api/segment/get/{biz_tag}`); `None` with
     /// `--no-segments` or without a worker database.
     pub segments: Option<Arc<super::segments::Segments>>,
+    /// What clients may hold of the service, shared by every generator and listener.
+    pub limits: Arc<Limits>,
 }
 
 impl App {

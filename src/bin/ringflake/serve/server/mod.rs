@@ -9,6 +9,7 @@
 
 pub mod access;
 pub mod bodies;
+pub mod idle;
 pub mod listen;
 pub mod notify;
 pub mod signals;
@@ -17,22 +18,24 @@ pub mod versions;
 
 use super::handlers::{grpc, handle};
 use super::model::app::App;
+use super::model::limits::{Connections, IDLE, Slot, Throttle};
 use super::model::requests;
+use super::model::routes::Exposure;
 use super::model::routes::route_index;
 use bodies::JsonBodies;
 use hyper::Request;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
+use idle::{Counted, Streams};
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, watch};
 use tokio_rustls::TlsAcceptor;
 use tonic::body::Body;
-use versions::Version;
+use versions::{Rewind, Version};
 
 /// The stop signal the serving threads watch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -160,52 +163,24 @@ fn cannot_listen(addr: SocketAddr, e: &std::io::Error) -> String {
     }
 }
 
-/// Failed accepts of every serving thread, logged at most once every [`AcceptErrors::EVERY_MS`]:
-/// out of file descriptors (EMFILE), each thread fails an accept every 10 ms, which would be
-/// hundreds of identical lines a second.
-static ACCEPT_ERRORS: AcceptErrors = AcceptErrors {
-    next_ms: AtomicU64::new(0),
-    suppressed: AtomicU64::new(0),
-};
+/// Failed accepts of every serving thread, logged at most once every 10 s: out of file
+/// descriptors (EMFILE), each thread fails an accept every 10 ms, which would be hundreds of
+/// identical lines a second.
+static ACCEPT_ERRORS: Throttle = Throttle::new(10_000);
 
-/// A rate limit for one kind of log line, shared by the serving threads.
-struct AcceptErrors {
-    /// Milliseconds since [`started`] from which the next line may be logged.
-    next_ms: AtomicU64,
-    /// Failures not logged since the last line.
-    suppressed: AtomicU64,
-}
+/// Connections refused for a full listener, logged likewise.
+static REFUSED: Throttle = Throttle::new(10_000);
 
-impl AcceptErrors {
-    /// At most one line in this many milliseconds.
-    const EVERY_MS: u64 = 10_000;
-
-    /// Whether to log this failure now, and if so how many were not logged before it.
-    fn allow(&self) -> Option<u64> {
-        let now = started().elapsed().as_millis() as u64;
-        let next = self.next_ms.load(Ordering::Relaxed);
-        if now >= next
-            && self
-                .next_ms
-                .compare_exchange(
-                    next,
-                    now + Self::EVERY_MS,
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                )
-                .is_ok()
-        {
-            return Some(self.suppressed.swap(0, Ordering::Relaxed));
-        }
-        self.suppressed.fetch_add(1, Ordering::Relaxed);
-        None
+/// " (N more … not logged in the last 10 s)", or nothing.
+fn more(suppressed: u64, what: &str, throttle: &Throttle) -> String {
+    if suppressed > 0 {
+        format!(
+            " ({suppressed} more {what} not logged in the last {} s)",
+            throttle.every_s()
+        )
+    } else {
+        String::new()
     }
-}
-
-/// The process's monotonic start, for [`AcceptErrors`].
-fn started() -> Instant {
-    static START: OnceLock<Instant> = OnceLock::new();
-    *START.get_or_init(Instant::now)
 }
 
 /// One serving thread: its runtime, its listener, its connections.
@@ -229,6 +204,7 @@ fn serve_thread(
         }
     };
     let app = Arc::new(app);
+    let connections = Arc::clone(app.limits.connections(app.exposure == Exposure::Internal));
     runtime.block_on(async move {
         // Every connection holds a sender; `recv` returns `None` once all of them are gone.
         let (alive, mut all_closed) = mpsc::channel::<()>(1);
@@ -239,13 +215,18 @@ fn serve_thread(
                 _ = stop.wait_for(|s| *s != Stop::No) => break,
                 accepted = listener.accept() => match accepted {
                     Ok((stream, peer)) => {
+                        let Some(slot) = admit(&app, &connections, addr, peer) else {
+                            // Closed at once: the client sees its connection end, not a hang.
+                            drop(stream);
+                            continue;
+                        };
                         let conn = serve_connection(
                             Arc::clone(&app),
                             stream,
                             peer,
                             tls.clone(),
                             conn_stop.clone(),
-                            alive.clone(),
+                            (alive.clone(), slot),
                         );
                         tokio::spawn(conn);
                     }
@@ -259,15 +240,7 @@ fn serve_thread(
                                 error = %e,
                                 suppressed,
                                 "accept on {addr} failed: {e}{}",
-                                if suppressed > 0 {
-                                    format!(
-                                        " ({suppressed} more failed accepts not logged in the \
-                                         last {} s)",
-                                        AcceptErrors::EVERY_MS / 1000
-                                    )
-                                } else {
-                                    String::new()
-                                }
+                                more(suppressed, "failed accepts", &ACCEPT_ERRORS)
                             );
                         }
                         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -291,6 +264,34 @@ fn serve_thread(
         }
     });
     // Dropping the runtime closes whatever connections are left.
+}
+
+/// A place among the listener's connections for one from `peer`, if fewer than
+/// `--max-connections` are open; else the refusal is counted, and said (at most a line every
+/// 10 s).
+fn admit(
+    app: &App,
+    connections: &Arc<Connections>,
+    addr: SocketAddr,
+    peer: SocketAddr,
+) -> Option<Slot> {
+    let max = app.limits.max_connections;
+    let slot = connections.admit(max);
+    if slot.is_none()
+        && let Some(suppressed) = REFUSED.allow()
+    {
+        tracing::warn!(
+            target: crate::log::TARGET,
+            address = %addr,
+            peer = %peer,
+            max_connections = max,
+            suppressed,
+            "connection from {peer} to {addr} refused: {max} connections are open \
+             (--max-connections), new ones are closed until some end{}",
+            more(suppressed, "refusals", &REFUSED)
+        );
+    }
+    slot
 }
 
 /// A single-threaded Tokio runtime, timers and I/O enabled: one per serving thread, and the one
@@ -318,23 +319,25 @@ fn thread_runtime(
 /// Serves one connection until it closes, or until the stop signal, when hyper finishes the
 /// request in flight and closes the connection instead of waiting for another. With `tls`, the
 /// handshake comes first, in this task, bounded by [`tls::HANDSHAKE_TIMEOUT`] (and cut short by
-/// the stop signal). HTTP/1.1 or HTTP/2, as [`versions`] tells.
+/// the stop signal). HTTP/1.1 or HTTP/2, as [`versions`] tells. `held` (the serving thread's
+/// count of its connections, and this one's place among the listener's) goes with it.
 async fn serve_connection(
     app: Arc<App>,
-    stream: tokio::net::TcpStream,
+    mut stream: tokio::net::TcpStream,
     peer: SocketAddr,
     tls: Option<TlsAcceptor>,
     mut stop: watch::Receiver<Stop>,
-    _alive: mpsc::Sender<()>,
+    held: (mpsc::Sender<()>, Slot),
 ) {
+    let _held = held;
     listen::prepare(&stream);
     let Some(acceptor) = tls else {
-        let version = tokio::select! {
-            version = versions::sniff(&stream) => version,
+        let sniffed = tokio::select! {
+            sniffed = versions::sniff(&mut stream) => sniffed,
             _ = stop.wait_for(|s| *s != Stop::No) => return,
         };
-        if let Some(version) = version {
-            serve_http(app, stream, version, peer, stop).await;
+        if let Some((version, first)) = sniffed {
+            serve_http(app, Rewind::new(first, stream), version, peer, stop).await;
         }
         return;
     };
@@ -349,7 +352,8 @@ async fn serve_connection(
 }
 
 /// Serves HTTP/1 or HTTP/2 on `io` (a TCP stream or a TLS session on one): the HTTP routes, and
-/// gRPC calls ([`grpc`]).
+/// gRPC calls ([`grpc`]). An HTTP/2 connection counts its open streams, and is closed once it
+/// has had none for [`IDLE`] ([`idle`]).
 async fn serve_http<I>(
     app: Arc<App>,
     io: I,
@@ -360,9 +364,12 @@ async fn serve_http<I>(
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let services = Arc::new(grpc::Services::new(&app));
+    let streams = (version == Version::Http2).then(Streams::new);
+    let counted = streams.clone();
     let service = hyper::service::service_fn(move |req: Request<Incoming>| {
         let app = Arc::clone(&app);
         let services = Arc::clone(&services);
+        let open = counted.as_ref().map(Streams::open);
         async move {
             // Counted and perhaps logged once answered (`access`): a clock read before, one
             // after, a few relaxed adds on this thread's own counters.
@@ -376,9 +383,12 @@ async fn serve_http<I>(
                     .and_then(|v| v.to_str().ok()?.parse().ok())
                     .unwrap_or(0);
                 access::grpc(method, code, Some(peer), start);
-                answer
+                match open {
+                    Some(open) => answer.map(|body| Body::new(Counted::new(body, open))),
+                    None => answer,
+                }
             } else {
-                let answer = handle(&app, &req).await.map(Body::new);
+                let answer = handle(&app, &req).await;
                 let path = req.uri().path();
                 access::http(
                     req.method(),
@@ -389,29 +399,35 @@ async fn serve_http<I>(
                     Some(peer),
                     start,
                 );
-                answer
+                match open {
+                    Some(open) => answer.map(|body| Body::new(Counted::new(body, open))),
+                    None => answer.map(Body::new),
+                }
             };
             Ok::<_, Infallible>(answer)
         }
     });
-    match version {
-        Version::Http1 => {
+    match (version, streams) {
+        (Version::Http2, Some(streams)) => {
+            let conn = versions::http2().serve_connection(TokioIo::new(io), service);
+            until_stopped(conn, stop, streams.idle(IDLE), |c| c.graceful_shutdown()).await;
+        }
+        _ => {
             let io = TokioIo::new(JsonBodies::new(io));
             let conn = listen::http1().serve_connection(io, service);
-            until_stopped(conn, stop, |c| c.graceful_shutdown()).await;
-        }
-        Version::Http2 => {
-            let conn = versions::http2().serve_connection(TokioIo::new(io), service);
-            until_stopped(conn, stop, |c| c.graceful_shutdown()).await;
+            let idle = std::future::pending::<()>();
+            until_stopped(conn, stop, idle, |c| c.graceful_shutdown()).await;
         }
     }
 }
 
-/// Drives `conn` until it ends, or until the stop signal, then shuts it down gracefully (the
-/// requests in flight finish, no new one starts) and drives it to its end.
+/// Drives `conn` until it ends, or until the stop signal or `idle`, then shuts it down
+/// gracefully (the requests in flight finish, no new one starts; HTTP/2 says `GOAWAY`) and
+/// drives it to its end.
 async fn until_stopped<C, O>(
     conn: C,
     mut stop: watch::Receiver<Stop>,
+    idle: impl std::future::Future<Output = ()>,
     graceful: impl FnOnce(std::pin::Pin<&mut C>),
 ) where
     C: std::future::Future<Output = O>,
@@ -420,6 +436,7 @@ async fn until_stopped<C, O>(
     tokio::select! {
         _ = conn.as_mut() => return,
         _ = stop.wait_for(|s| *s != Stop::No) => {}
+        _ = idle => {}
     }
     graceful(conn.as_mut());
     let _ = conn.await;
