@@ -1630,6 +1630,79 @@ fn serve_refuses_a_busy_address() {
     );
 }
 
+/// A start refused for what needs no worker id takes no row of the worker table, and no lease:
+/// Java's defaults (whose time bits ran out on 2024-11-20), with recycling and without (under
+/// `Restart=on-failure` every such start took a row, until the table was full), an address in
+/// use, a `--config` whose second generator's layout has run out (the first takes none either),
+/// and `gen` with Java's defaults.
+#[test]
+fn a_refused_start_takes_no_worker_id() {
+    let dir = temp();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = taken.local_addr().unwrap().to_string();
+    let java = [
+        "--time-bits",
+        "28",
+        "--worker-bits",
+        "22",
+        "--seq-bits",
+        "13",
+        "--epoch",
+        "2016-05-20",
+    ];
+    std::fs::write(
+        dir.path().join("two.toml"),
+        "[generators.orders]\ndb = \"ringflake.db\"\n\n[generators.legacy]\nlayout = \"uidgenerator\"\ndb = \"ringflake.db\"\n",
+    )
+    .unwrap();
+    let refusals: [(Vec<&str>, &str); 6] = [
+        (
+            [
+                &["serve", "--no-recycle", "--listen", "127.0.0.1:0"],
+                &java[..],
+            ]
+            .concat(),
+            "time bits exhausted",
+        ),
+        (
+            vec![
+                "serve",
+                "--layout",
+                "uidgenerator",
+                "--listen",
+                "127.0.0.1:0",
+            ],
+            "time bits exhausted",
+        ),
+        (vec!["serve", "--listen", &busy], "address already in use"),
+        (
+            vec![
+                "serve",
+                "--worker-id",
+                "3",
+                "--listen",
+                "127.0.0.1:0",
+                "--config",
+                "two.toml",
+            ],
+            "[generators.legacy]",
+        ),
+        (
+            [&["gen", "--no-recycle"], &java[..]].concat(),
+            "time bits exhausted",
+        ),
+        (
+            vec!["gen", "--layout", "uidgenerator"],
+            "time bits exhausted",
+        ),
+    ];
+    let table = ringflake::DatabaseAssigner::sqlite(dir.path().join("ringflake.db")).unwrap();
+    for (args, needle) in refusals {
+        fails(dir.path(), &args, 1, needle);
+        assert_eq!(table.list().unwrap(), [], "ringflake {args:?} took a row");
+    }
+}
+
 #[test]
 fn a_second_serve_on_the_same_port_fails() {
     let dir = temp();

@@ -273,7 +273,7 @@ pub(super) static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
 /// | worker id from | what records the previous holder's reach | where a restart starts |
 /// |---|---|---|
 /// | database, recycled row | the row's lease (`LEASE_UNTIL`), expired before reuse | at the clock: the lease is in the past |
-/// | database, new row | nothing needed (a new id); the host's earlier leases order it | above the host's earlier rows, at most `max_lead` ahead |
+/// | database, new row | nothing needed (a new id); the state file (every id's reach), or without one the host's earlier leases, order it | right after the highest second the state file records for any id, else above the host's earlier rows; at most `max_lead` ahead |
 /// | database, the predecessor's row taken back ([`keep_worker_id`](crate::DatabaseAssigner::keep_worker_id)) | the state file: this id's reach | right after the last second recorded for it |
 /// | database, a new id after the lease was lost for good (healing, below) | the new row's lease, or nothing; the state file: this id's reach | above both, and above every second this generator wrote |
 /// | fixed id, StatefulSet ordinal | the [state file](crate::CachedBuilder::state_file): this id's reach | right after the last second recorded for it |

@@ -198,10 +198,15 @@ pub struct StateArgs {
           help = format!("Record here, durably and before use, the highest second this generator \
                           may use, and start above what it records: a restart of the same worker \
                           id never repeats an ID, even after kill -9. Shared by every generator \
-                          started in the same directory [default: {DEFAULT_STATE_FILE}]"))]
+                          started in the same directory; a new worker id starts after the highest \
+                          second it records for any (at most max-lead ahead), so that restarts in \
+                          one directory stay in order and a run beside a live one starts at the \
+                          clock [default: {DEFAULT_STATE_FILE}]"))]
     pub state_file: Option<PathBuf>,
     /// Run without a state file: a restart of the same worker id within max-lead seconds of its
-    /// last run's end can repeat that run's IDs (nothing records how far ahead it went)
+    /// last run's end can repeat that run's IDs (nothing records how far ahead it went), and a
+    /// new worker id from a table starts up to max-lead seconds ahead of the clock, above the
+    /// leases of the host's earlier rows, so that restarts stay in order
     #[arg(long, env = "RINGFLAKE_NO_STATE_FILE", value_parser = boolish())]
     pub no_state_file: bool,
 }

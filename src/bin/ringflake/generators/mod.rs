@@ -534,6 +534,19 @@ pub fn generator(
     ring: Option<(&RingArgs, Lead)>,
     state: Option<&Path>,
 ) -> Result<CachedUidGenerator, String> {
+    builder(layout, source, ring, state)?
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+/// The builder of [`generator`], checked ([`ringflake::CachedBuilder::check`]): nothing has
+/// claimed a worker id yet (a worker table or ZooKeeper is asked when it is built).
+pub fn builder(
+    layout: Layout,
+    source: &Source,
+    ring: Option<(&RingArgs, Lead)>,
+    state: Option<&Path>,
+) -> Result<ringflake::CachedBuilder, String> {
     let mut b = CachedUidGenerator::builder(layout);
     b = match source {
         Source::Fixed(id) => b.worker_id(*id),
@@ -559,7 +572,8 @@ pub fn generator(
     if let Some(path) = state {
         b = b.state_file(path);
     }
-    b.build().map_err(|e| e.to_string())
+    b.check().map_err(|e| e.to_string())?;
+    Ok(b)
 }
 
 #[cfg(test)]

@@ -18,10 +18,10 @@
 //! given as well are then an error naming them. Every error names the file, the line, the table
 //! and the key, and the reason.
 
-use super::{Source, generator};
+use super::{Source, builder};
 use crate::args::{DEFAULT_MAX_WAIT, DEFAULT_STATE_FILE, GeneratorArgs, RingArgs, ServeArgs};
 use crate::serve::Config;
-use crate::serve::model::plan::{DEFAULT, Lead, Plan};
+use crate::serve::model::plan::{Build, DEFAULT, Lead, Plan};
 use clap::ArgMatches;
 use ringflake::{DEFAULT_SQLITE_PATH, Layout, TimeZone};
 use serde::Deserialize;
@@ -93,15 +93,19 @@ impl Resolved {
             lead,
             state,
             boot: Box::new(move || {
-                generator(layout, &source, Some((&ring, lead)), boot_state.as_deref()).map_err(
-                    |e| {
-                        if origin == FLAGS {
-                            e
-                        } else {
-                            format!("{origin}: {e}")
-                        }
-                    },
-                )
+                let origin = origin.clone();
+                let named = move |e: String| {
+                    if origin == FLAGS {
+                        e
+                    } else {
+                        format!("{origin}: {e}")
+                    }
+                };
+                let checked = builder(layout, &source, Some((&ring, lead)), boot_state.as_deref())
+                    .map_err(&named)?;
+                let build: Build =
+                    Box::new(move || checked.build().map_err(|e| named(e.to_string())));
+                Ok(build)
             }),
         }
     }

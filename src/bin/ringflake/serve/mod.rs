@@ -10,7 +10,8 @@
 //!   of hyper's own answers, the signals, and how they stop;
 //! - [`startup`]: the lines printed at start;
 //! - this file (top): the command's life from its [`Config`] to exit, one step per function:
-//!   check the start files, plan and boot the generators, serve until a signal, stop, release the
+//!   check the start files, bind the addresses, plan, check and boot the generators, serve until
+//!   a signal, stop, release the
 //!   worker leases.
 //!
 //! It never reads a flag: the binary's `generators` module turns `serve`'s flags (and
@@ -31,7 +32,7 @@ use model::routes::Exposure;
 use model::sampler::Sampler;
 use ringflake::{MetricsReporter, PrometheusHandle};
 use server::signals::Signals;
-use server::{Server, Stop};
+use server::{Bound, Server, Stop};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -73,6 +74,8 @@ pub struct Config {
 /// leases).
 pub fn run(a: &Config, plans: impl FnOnce() -> Result<Vec<Plan>, String>) -> Result<(), String> {
     let (auth, tls) = read_start_files(a)?;
+    // Bound before any worker id is claimed: an address in use refuses the start first.
+    let bound = bind_listeners(a)?;
     let id_key = crate::text::id_key(a.id_key_file.as_deref())?.map(Arc::new);
     let plans = plans()?;
     let handle = ringflake::install_prometheus_recorder().map_err(|e| e.to_string())?;
@@ -87,7 +90,7 @@ pub fn run(a: &Config, plans: impl FnOnce() -> Result<Vec<Plan>, String>) -> Res
         let _entered = control.enter();
         Signals::new()?
     };
-    let listeners = start_listeners(a, &app, tls)?;
+    let listeners = start_listeners(a, &app, tls, bound)?;
     let worker_id = app.generator.worker_id();
     let generators = Arc::clone(&app.generators);
     drop(app);
@@ -145,8 +148,8 @@ struct Booted {
     start: String,
 }
 
-/// Boots the generators one after the other; an error drops those booted so far, releasing
-/// their leases.
+/// Checks every generator (claiming nothing), then boots them one after the other; an error drops
+/// those booted so far, releasing their leases.
 fn boot_generators(
     a: &Config,
     plans: Vec<Plan>,
@@ -155,7 +158,12 @@ fn boot_generators(
     let mut named = Vec::new();
     let mut reporters = Vec::new();
     let mut start = String::new();
-    for plan in plans {
+    // Every generator checked before any claims a worker id.
+    let mut checked = Vec::with_capacity(plans.len());
+    for mut plan in plans {
+        checked.push(((plan.boot)()?, plan));
+    }
+    for (build, plan) in checked {
         let label = if plan.name == DEFAULT {
             a.name.as_str()
         } else {
@@ -163,7 +171,7 @@ fn boot_generators(
         };
         // The generator's threads (filler, lease keeper) log in this span: their lines name it.
         let span = tracing::info_span!(target: log::TARGET, "generator", generator = %label);
-        let generator = Arc::new(span.in_scope(plan.boot)?);
+        let generator = Arc::new(span.in_scope(build)?);
         reporters.push(
             MetricsReporter::builder(label, &generator)
                 .start()
@@ -273,26 +281,46 @@ struct Listeners {
     secure: bool,
 }
 
-/// Starts the serving threads: the internal listener first (its address is printed before the
-/// main one's, which is last), then the main one.
-fn start_listeners(a: &Config, app: &App, tls: Option<TlsAcceptor>) -> Result<Listeners, String> {
+/// The sockets of `--listen` and `--metrics-listen`, bound, not served yet.
+struct Sockets {
+    main: Bound,
+    internal: Option<Bound>,
+}
+
+/// Binds `--metrics-listen` (if given) and `--listen`.
+fn bind_listeners(a: &Config) -> Result<Sockets, String> {
+    let internal = a.metrics_listen.map(Bound::bind).transpose()?;
+    Ok(Sockets {
+        main: Bound::bind(a.listen)?,
+        internal,
+    })
+}
+
+/// Starts the serving threads on `sockets`: the internal listener first (its address is printed
+/// before the main one's, which is last), then the main one.
+fn start_listeners(
+    a: &Config,
+    app: &App,
+    tls: Option<TlsAcceptor>,
+    sockets: Sockets,
+) -> Result<Listeners, String> {
     let threads = a.threads.map(usize::from).unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
     let grace = Duration::from_secs(a.shutdown_timeout);
-    let internal = match a.metrics_listen {
-        Some(addr) => {
+    let internal = match sockets.internal {
+        Some(bound) => {
             let internal = App {
                 exposure: Exposure::Internal,
                 auth: None,
                 ..app.clone()
             };
-            Some(Server::start(&internal, addr, 1, grace, None)?)
+            Some(Server::start(&internal, bound, 1, grace, None)?)
         }
         None => None,
     };
     let secure = tls.is_some();
-    let server = Server::start(app, a.listen, threads, grace, tls)?;
+    let server = Server::start(app, sockets.main, threads, grace, tls)?;
     Ok(Listeners {
         server,
         internal,

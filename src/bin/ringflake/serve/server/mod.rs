@@ -67,20 +67,35 @@ impl Stopper {
     }
 }
 
-impl Server {
-    /// Binds `listen` and serves it on `threads` threads, over TLS if `tls` is given; returns
-    /// once every thread accepts.
-    pub fn start(
-        app: &App,
-        listen: SocketAddr,
-        threads: usize,
-        grace: Duration,
-        tls: Option<TlsAcceptor>,
-    ) -> Result<Server, String> {
+/// A socket bound and listening on its address, not served yet: bound before the generators
+/// boot, so that an address in use refuses the start before a worker id is claimed.
+pub struct Bound {
+    listener: std::net::TcpListener,
+    addr: SocketAddr,
+}
+
+impl Bound {
+    /// Binds `listen` ([`listen::bind`]).
+    pub fn bind(listen: SocketAddr) -> Result<Bound, String> {
         let listener = listen::bind(listen).map_err(|e| cannot_listen(listen, &e))?;
         let addr = listener
             .local_addr()
             .map_err(|e| cannot_listen(listen, &e))?;
+        Ok(Bound { listener, addr })
+    }
+}
+
+impl Server {
+    /// Serves `bound` on `threads` threads, over TLS if `tls` is given; returns once every
+    /// thread accepts.
+    pub fn start(
+        app: &App,
+        bound: Bound,
+        threads: usize,
+        grace: Duration,
+        tls: Option<TlsAcceptor>,
+    ) -> Result<Server, String> {
+        let Bound { listener, addr } = bound;
         let (stop, _) = watch::channel(Stop::No);
         let mut server = Server {
             addr,
