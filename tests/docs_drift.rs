@@ -29,6 +29,8 @@ const SUBCOMMANDS: [&str; 5] = ["serve", "gen", "parse", "layout", "workers"];
 const FOREIGN_FLAGS: &[(&str, &str)] = &[
     ("--all-features", "cargo"),
     ("--locked", "cargo"),
+    ("--frozen", "cargo"),
+    ("--target", "cargo fetch"),
     ("--bench", "cargo"),
     ("--bin", "cargo"),
     ("--example", "cargo"),
