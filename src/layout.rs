@@ -49,7 +49,7 @@ pub const DEFAULT_EPOCH_SECONDS: i64 = 1_735_689_600;
 ///
 /// | layout | time / worker / seq bits | epoch | lasts | last valid second | workers | IDs per second per worker |
 /// |---|---|---|---|---|---|---|
-/// | [`Layout::default`] | 31 / 10 / 22 | 2025-01-01T00:00:00Z | 68 years | 2093-01-19T03:14:07Z | 1,024 live (recycled) | 4,194,304 |
+/// | [`Layout::default`] | 31 / 10 / 22 | 2025-01-01T00:00:00Z | 68 years | 2093-01-19T03:14:07Z | 1,023 live from a table (ids 1 to 1,023, recycled), 1,024 fixed (0 to 1,023) | 4,194,304 |
 /// | [`Layout::uid_generator_defaults`] | 28 / 22 / 13 | 2016-05-20 00:00 UTC+8 | 8.5 years | **expired** 2024-11-20T13:24:15Z | 4,194,304 | 8,192 |
 /// | UidGenerator's suggestion | 31 / 23 / 9 | 2025-01-01T00:00:00Z | 68 years | 2093-01-19T03:14:07Z | 8,388,608 | 512 |
 /// | UidGenerator's suggestion | 30 / 27 / 6 | 2025-01-01T00:00:00Z | 34 years | 2059-01-10T13:37:03Z | 134,217,728 | 64 |
@@ -57,7 +57,8 @@ pub const DEFAULT_EPOCH_SECONDS: i64 = 1_735_689_600;
 /// **Why 31/10/22 by default.** With a bounded lead a worker serves `2^seq_bits` IDs a second
 /// without borrowing, so the sequence field must hold a high-rate service's sustained rate: 22
 /// bits are 4,194,304 IDs a second. 31 time bits last 68 years from 2025-01-01. That leaves 10
-/// worker bits, 1,024 worker ids: enough for 1,024 *live* nodes because
+/// worker bits, 1,024 worker ids (0 to 1,023; a worker table hands out 1 to 1,023): enough for
+/// 1,023 *live* nodes because
 /// [`DatabaseAssigner`](crate::DatabaseAssigner) recycles worker ids by default, where Java burned
 /// a new id on every boot. [`plan`](crate::plan) proposes widths for a given demand.
 ///
@@ -530,7 +531,8 @@ fn width_sum(time_bits: u32, worker_bits: u32, seq_bits: u32) -> Option<u32> {
 }
 
 impl Default for Layout {
-    /// 31 time bits (68 years), 10 worker bits (1,024 live workers; with recycling, the default
+    /// 31 time bits (68 years), 10 worker bits (1,023 live workers from a worker table, whose ids
+    /// start at 1, or 1,024 fixed ids; with recycling, the default
     /// for database assigners, ids of stopped nodes are reused), 22 sequence bits (4,194,304 IDs
     /// a second per worker without borrowing) from 2025-01-01T00:00:00Z: valid until 2093-01-19.
     /// Java-compatible layouts are [`Layout::uid_generator_defaults`] or [`Layout::new`].

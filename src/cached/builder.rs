@@ -513,7 +513,6 @@ impl CachedBuilder {
                 next_delta: floor,
                 next_seq: 0,
                 tail: 0,
-                cursor_seen: 0,
             }),
             #[cfg(feature = "tokio")]
             async_waiters: Default::default(),

@@ -33,7 +33,8 @@ impl Shared {
     pub(super) fn pump(&self) -> Round {
         let mut st = lock(&self.filler);
         let now = self.now_delta();
-        if self.ring.cursor() != st.cursor_seen {
+        let cursor_seen = self.counters.cursor_seen.load(Ordering::Relaxed);
+        if self.ring.cursor() != cursor_seen {
             let second = self.layout.tick_second(now);
             self.counters.demand_second.store(second, Ordering::Relaxed);
         }
@@ -44,7 +45,10 @@ impl Shared {
         // stats snapshot folded them, and an idle generator nobody asked for statistics kept
         // one range per second of expired IDs for as long as it ran.
         lock(&self.counters.discards.0).settle(st.tail);
-        st.cursor_seen = self.ring.cursor();
+        let cursor_seen = self.ring.cursor();
+        self.counters
+            .cursor_seen
+            .store(cursor_seen, Ordering::Relaxed);
         // After the sweep: per-thread takers see the new second once the stale prefix of the
         // ring is claimed, and judge their own blocks by it.
         self.ring.publish_seen(now);
@@ -73,7 +77,7 @@ impl Shared {
         // upper bound of the IDs ready. Rule 3 reads the (contended) cursor again only when that
         // bound reaches the threshold: once per round rather than once per tick, which matters
         // at a thousand ticks a second.
-        let mut cursor_read = st.cursor_seen;
+        let mut cursor_read = cursor_seen;
         // The wake chunk of the second of ticks being written (ticks shorter than a second).
         let mut group_wake = u64::MAX;
         let outcome = 'round: loop {

@@ -34,6 +34,10 @@ pub(super) struct Counters {
     pub(super) held_next: AtomicU64,
     /// The unix second of the filler round that last saw a take's claim (the cursor moved).
     pub(super) demand_second: AtomicI64,
+    /// The cursor after the filler's last sweep (written by the filler under its lock): a round
+    /// that finds the cursor moved saw demand, and so does a snapshot taken before that round
+    /// (a take right before `/healthz` is not "no take for 13 s").
+    pub(super) cursor_seen: AtomicU64,
     pub(super) lease_capped: AtomicBool,
     pub(super) state_capped: AtomicBool,
     pub(super) shutdown: AtomicBool,
@@ -54,8 +58,6 @@ pub(super) struct FillerState {
     pub(super) next_delta: u64,
     pub(super) next_seq: u64,
     pub(super) tail: u64,
-    /// The cursor after the last round's sweep: a round that finds it moved saw demand.
-    pub(super) cursor_seen: u64,
 }
 
 pub(super) struct Shared {

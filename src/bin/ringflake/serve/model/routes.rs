@@ -203,13 +203,18 @@ pub fn listing(last: &str) -> String {
 
 /// The routes a listener of `exposure` serves, for a person to read.
 pub fn listing_on(exposure: Exposure, last: &str) -> String {
-    let usages: Vec<&str> = ROUTES
-        .iter()
-        .filter(|r| r.endpoint.served_on(exposure))
-        .map(|r| r.usage)
-        .collect();
-    let (final_one, others) = usages.split_last().expect("routes");
+    let served = usages(|e| e.served_on(exposure));
+    let (final_one, others) = served.split_last().expect("routes");
     format!("{} {}{last}{final_one}", METHODS[0], others.join(", "))
+}
+
+/// The routes whose endpoint `keep` keeps, in the table's order.
+pub fn usages(keep: impl Fn(Endpoint) -> bool) -> Vec<&'static str> {
+    ROUTES
+        .iter()
+        .filter(|r| keep(r.endpoint))
+        .map(|r| r.usage)
+        .collect()
 }
 
 /// The largest `count` `/ids` accepts: 100,000 IDs (about 2.2 MB of JSON).
