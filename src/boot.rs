@@ -129,7 +129,16 @@ impl Boot {
             },
             None => None,
         };
-        let reaches = match unclaimed_checks(layout, now, state, limits.max_lead, above) {
+        // `above` is checked before the claim only when the worker id is still unknown: a known
+        // one is checked exactly below, with its first second.
+        let unknown = made.is_none();
+        let reaches = match unclaimed_checks(
+            layout,
+            now,
+            state,
+            limits.max_lead,
+            above.filter(|_| unknown),
+        ) {
             Ok(reaches) => reaches,
             Err(e) => {
                 return Err(match made {
@@ -272,8 +281,9 @@ impl Boot {
 
 /// What a start can refuse before it claims a worker id: a layout whose time bits have run out at
 /// the clock's time, a state file that cannot be read, and an `above` that no worker id's first
-/// ID exceeds at the furthest second a boot starts at without waiting (`now + max_lead`). The
-/// state file's reaches, if there is one.
+/// ID exceeds even at the furthest second a boot starts at without waiting (`now + max_lead`):
+/// the error then names the first ID of the largest worker id at the clock's second, and how far
+/// the epoch must move back for it. The state file's reaches, if there is one.
 pub(crate) fn unclaimed_checks(
     layout: &Layout,
     now: i64,
@@ -284,11 +294,13 @@ pub(crate) fn unclaimed_checks(
     layout.check_alive_at(now)?;
     let reaches = state.map(ReachFile::read).transpose()?;
     if let (Some(above), Some(lead)) = (above, max_lead) {
-        let furthest = layout
-            .tick_at(now.saturating_mul(1000))
+        let now_delta = layout.tick_at(now.saturating_mul(1000));
+        let furthest = now_delta
             .saturating_add(layout.seconds_as_ticks(lead))
             .min(layout.max_delta());
-        check_above(layout, furthest, layout.max_worker_id(), above)?;
+        if check_above(layout, furthest, layout.max_worker_id(), above).is_err() {
+            check_above(layout, now_delta, layout.max_worker_id(), above)?;
+        }
     }
     Ok(reaches)
 }

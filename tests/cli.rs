@@ -445,7 +445,11 @@ fn bad_flags_are_clear_errors() {
             2,
             "invalid value 'nowhere'",
         ),
-        (&["layout", "--rate", "100"], 2, "--restarts-per-day"),
+        (
+            &["layout", "--years", "10"],
+            2,
+            "<--rate <IDS_PER_SEC>|--fleet-rate <IDS_PER_SEC>>",
+        ),
         // Values that parse but make no layout: exit 1, the library's message.
         (
             &[
@@ -588,49 +592,80 @@ fn bad_flags_are_clear_errors() {
 #[test]
 fn layout_planner() {
     let dir = temp();
-    let out = ok(
-        dir.path(),
-        &[
-            "layout",
-            "--rate",
-            "100000",
-            "--restarts-per-day",
-            "24",
-            "--years",
-            "20",
-        ],
-    );
-    assert!(out.contains("1. with recycling: 30/16/17"), "{out}");
-    assert!(out.contains("8,766 worker ids a year"), "{out}");
+    // A fleet: a million IDs a second across 500 live nodes, each restarted 20 times a day.
+    let fleet = |nodes: &str| {
+        ok(
+            dir.path(),
+            &[
+                "layout",
+                "--fleet-rate",
+                "1_000_000",
+                "--nodes",
+                nodes,
+                "--restarts-per-day",
+                "10000",
+                "--years",
+                "20",
+                "--tz",
+                "UTC",
+                "--today",
+                "2026-11-23",
+            ],
+        )
+    };
+    let out = fleet("500");
     assert!(
-        out.contains("--time-bits 30 --worker-bits 16 --seq-bits 17 --epoch "),
-        "{out}"
-    );
-    // The default widths at that rate: no borrowing, but 1,023 worker ids do not last 20 years
-    // of a new one per restart.
-    assert!(out.contains("ringflake's default widths 31/10/22"), "{out}");
-    assert!(
-        out.contains(
-            "none at 100,000 IDs/s: a worker serves 4,194,304 IDs/s from the current second"
+        out.starts_with(
+            "demand     1,000,000 IDs/s across the fleet, 2,000 IDs/s on the busiest node, 500 \
+             live nodes, 10,000 restarts a day (3,652,500 worker ids a year with --no-recycle), \
+             20 years"
         ),
         "{out}"
     );
     assert!(
         out.contains(
-            "1,023 worker ids, 8,766 used per year with --no-recycle: gone in 0.1 years \
-             (SHORT of 20 years: keep the default, recycling)"
+            "worker 10 bits (535 live worker ids: 500 nodes and 35 restarted within a lease window)"
         ),
         "{out}"
     );
-    // UidGenerator's 31/23/9: 100,000 / 512 = 195.31 seconds per second, capped at 10 s.
+    // The default widths hold the 500 live nodes with recycling; only --no-recycle runs short.
+    let default = out
+        .split("-  ringflake's default widths 31/10/22")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{out}"));
     assert!(
-        out.contains(
-            "needs 195.31 seconds of the time field per second at 100,000 IDs/s; a worker serves \
-             512 IDs/s without borrowing, absorbs a burst of 5,120 IDs under the default lead cap \
-             (10 s), then takes wait for the clock; with --unbounded-lead the lead over the clock \
-             grows 194.31 s per second (194.3 hours per hour)"
+        default.contains(
+            "workers    1,023 worker ids hold the 535 live ones (recycling, the default); with \
+             --no-recycle, 3,652,500 used per year: gone in 0.0 years (short of 20 years: keep \
+             the default, recycling)"
         ),
         "{out}"
+    );
+    assert!(
+        default.contains(
+            "fleet      2,097,152,000 IDs/s across 500 nodes without borrowing (covers the \
+             1,000,000 IDs/s demanded)"
+        ),
+        "{out}"
+    );
+    assert!(default.contains("(lasts the 20 years)"), "{out}");
+    // UidGenerator's 31/23/9 serves 512 IDs/s a node: the fleet borrows, and it runs out early.
+    assert!(
+        out.contains(
+            "fleet      256,000 IDs/s across 500 nodes without borrowing (BELOW: every node \
+             borrows, for the 1,000,000 IDs/s demanded)"
+        ),
+        "{out}"
+    );
+    // 2,000 live nodes do not fit 10 worker bits: the default says so, the proposals widen it.
+    let crowded = fleet("2000");
+    assert!(
+        crowded.contains("1,023 worker ids TOO FEW for the 2,035 live ones: more worker bits"),
+        "{crowded}"
+    );
+    assert!(
+        crowded.contains("worker 11 bits (2,035 live worker ids"),
+        "{crowded}"
     );
 
     let roomy = ok(
@@ -639,6 +674,8 @@ fn layout_planner() {
             "layout",
             "--rate",
             "10000",
+            "--nodes",
+            "100000",
             "--restarts-per-day",
             "24",
             "--years",

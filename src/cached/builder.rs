@@ -342,8 +342,8 @@ impl CachedBuilder {
 
     /// Checks everything [`build`](Self::build) checks before it claims a worker id, and claims
     /// nothing: the settings, the worker id if it is already known (or the assigner's error), the
-    /// layout alive at the clock's time, the state file, and an [`above`](Self::above) that no
-    /// worker id's first ID exceeds within the lead cap. A service that starts several generators
+    /// layout alive at the clock's time, the state file, and, while the worker id is unknown, an
+    /// [`above`](Self::above) that no worker id's first ID exceeds within the lead cap. A service that starts several generators
     /// checks them all before it builds any, so that one refused takes no worker id for the
     /// others.
     ///
@@ -374,12 +374,13 @@ impl CachedBuilder {
             crate::boot::Claim::AtBuild => {}
         }
         let state = self.state_file.as_ref().map(ReachFile::new);
+        let unknown = matches!(self.assignment, crate::boot::Claim::AtBuild);
         crate::boot::unclaimed_checks(
             &self.layout,
             self.clock.now_seconds(),
             state.as_ref(),
             self.max_lead.map(|(lead, _)| lead.as_secs()),
-            self.above,
+            self.above.filter(|_| unknown),
         )
         .map(|_| ())
     }
