@@ -21,7 +21,7 @@ pub fn http(
     start: Instant,
 ) {
     let elapsed = start.elapsed();
-    requests::http(route, status, elapsed);
+    requests::http(route, requests::method_index(method), status, elapsed);
     tracing::info!(
         target: ACCESS_TARGET,
         method = %method,
