@@ -32,7 +32,8 @@ impl Shared {
     /// time bits. The rules are numbered in the [module docs](super).
     pub(super) fn pump(&self) -> Round {
         let mut st = lock(&self.filler);
-        let now = self.now_delta();
+        let now_ms = self.clock.now_millis();
+        let now = self.layout.tick_at(now_ms);
         let cursor_seen = self.counters.cursor_seen.load(Ordering::Relaxed);
         if self.ring.cursor() != cursor_seen {
             let second = self.layout.tick_second(now);
@@ -117,7 +118,9 @@ impl Shared {
                 };
                 if st.tail.saturating_sub(cursor_read) >= threshold {
                     cursor_read = self.ring.cursor();
-                    if st.tail.saturating_sub(cursor_read) >= threshold {
+                    if st.tail.saturating_sub(cursor_read) >= threshold
+                        && !self.next_second_due(st.next_delta, now, now_ms)
+                    {
                         break Round::Enough;
                     }
                 }
@@ -210,6 +213,24 @@ impl Shared {
             self.notify_async_waiters();
         }
         outcome
+    }
+
+    /// Rule 3's one exception, for a layout of seconds: the next second (`next_delta`, the clock's
+    /// `now` plus one) is written within a round's interval of its start (`now_ms`, the clock in
+    /// milliseconds), behind the current second's IDs, so that the takes at the boundary find
+    /// it ready: it is handed out only once the current second's IDs are gone, or stale (at the
+    /// boundary, with `max_lag` 1 s). Without it every second began with an empty ring, and the
+    /// takes of its first milliseconds waited for this thread to be scheduled (under load, a
+    /// wake-up across threads for each of them). Only under a lead cap of 2 s or more (or none):
+    /// the second written ahead never brings the newest ID to the cap, which would read as demand
+    /// above the rate ([`Stats::at_lead_cap`](crate::Stats::at_lead_cap)).
+    fn next_second_due(&self, next_delta: u64, now: u64, now_ms: i64) -> bool {
+        let to_next_ms = 1000 - now_ms.rem_euclid(1000);
+        let window_ms = (self.tick.as_millis() as i64).saturating_mul(5) / 4;
+        self.layout.unit() == crate::TimeUnit::Seconds
+            && next_delta == now.saturating_add(1)
+            && self.max_lead.is_none_or(|(lead, _)| lead >= 2)
+            && to_next_ms <= window_ms
     }
 
     /// Rule 5: makes sure the state file (if any) records `delta` before an ID of it exists,

@@ -24,7 +24,7 @@ pub mod startup;
 
 use crate::log;
 use model::app::App;
-use model::app::{Generators, Named};
+use model::app::{Generators, Named, Service};
 use model::auth::Auth;
 use model::history::History;
 use model::plan::{DEFAULT, Plan};
@@ -73,15 +73,22 @@ pub struct Config {
 /// requests, and drops the generators (which stops their fillers and releases their worker
 /// leases).
 pub fn run(a: &Config, plans: impl FnOnce() -> Result<Vec<Plan>, String>) -> Result<(), String> {
+    let started = model::sampler::unix_ms() / 1000;
     let (auth, tls) = read_start_files(a)?;
     // Bound before any worker id is claimed: an address in use refuses the start first.
     let bound = bind_listeners(a)?;
+    let service = Service {
+        version: env!("CARGO_PKG_VERSION"),
+        commit: env!("RINGFLAKE_COMMIT"),
+        started,
+        listen: bound.urls(tls.is_some()),
+    };
     let id_key = crate::text::id_key(a.id_key_file.as_deref())?.map(Arc::new);
     let plans = plans()?;
     let handle = ringflake::install_prometheus_recorder().map_err(|e| e.to_string())?;
-    let booted = boot_generators(a, plans, id_key.as_ref())?;
-    let mut start = booted.start;
-    let (app, source) = default_app(a, booted.named, handle, booted.reporters, auth.clone());
+    let mut booted = boot_generators(a, plans, id_key.as_ref())?;
+    let mut start = std::mem::take(&mut booted.start);
+    let (app, source) = default_app(a, booted, handle, auth.clone(), service);
     let mut sampler = Sampler::start(Arc::clone(&app.generators))?;
     // Signals are caught from before the address is printed: a SIGTERM sent as soon as the
     // service is announced must stop it cleanly, not kill it.
@@ -247,11 +254,14 @@ fn boot_generators(
 /// metrics, the tokens; and the description of `default`'s worker id source.
 fn default_app(
     a: &Config,
-    named: Vec<Named>,
+    booted: Booted,
     handle: PrometheusHandle,
-    reporters: Vec<MetricsReporter>,
     auth: Option<Auth>,
+    service: Service,
 ) -> (App, String) {
+    let Booted {
+        named, reporters, ..
+    } = booted;
     let default = &named[0];
     let source = default.source.clone();
     let id_key = default.app.id_key.clone();
@@ -260,7 +270,7 @@ fn default_app(
         layout: default.app.layout,
         tz: default.app.tz.clone(),
         metrics: Some(Arc::new((handle, reporters))),
-        generators: Arc::new(Generators::new(named)),
+        generators: Arc::new(Generators::new(named, service)),
         exposure: if a.metrics_listen.is_some() {
             Exposure::Ids
         } else {
@@ -294,6 +304,23 @@ fn bind_listeners(a: &Config) -> Result<Sockets, String> {
         main: Bound::bind(a.listen)?,
         internal,
     })
+}
+
+impl Sockets {
+    /// The addresses as URLs, with what each serves, for the status page.
+    fn urls(&self, secure: bool) -> Vec<(String, &'static str)> {
+        let scheme = if secure { "https" } else { "http" };
+        match &self.internal {
+            None => vec![(format!("{scheme}://{}", self.main.addr()), "every route")],
+            Some(internal) => vec![
+                (format!("{scheme}://{}", self.main.addr()), "IDs"),
+                (
+                    format!("http://{}", internal.addr()),
+                    "metrics and the status page",
+                ),
+            ],
+        }
+    }
 }
 
 /// Starts the serving threads on `sockets`: the internal listener first (its address is printed
