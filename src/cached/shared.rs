@@ -397,11 +397,21 @@ impl CachedUidGenerator {
     /// clock and no background filler.
     ///
     /// ```
-    /// use ringflake::{CachedUidGenerator, Layout};
-    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).background_filler(false).build()?;
+    /// use ringflake::{CachedUidGenerator, Layout, ManualClock};
+    /// let clock = ManualClock::from_seconds(1_800_000_000);
+    /// let g = CachedUidGenerator::builder(Layout::default())
+    ///     .worker_id(1)
+    ///     .clock(clock.clone())
+    ///     .background_filler(false)
+    ///     .build()?;
     /// g.pad();
     /// // The current second's IDs: nothing is borrowed at light load.
     /// assert_eq!(g.stats().available, 1 << 22);
+    /// // Within a round of the next second, that second is written too, behind this one's, so
+    /// // that the takes at the boundary find it ready.
+    /// clock.set_millis(1_800_000_000_900);
+    /// g.pad();
+    /// assert_eq!(g.stats().available, 2 << 22);
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn pad(&self) {

@@ -1,7 +1,7 @@
 //! [`MetricsReporter`]: a thread that samples a generator's [`Stats`] on an interval and sets
 //! its [`GeneratorMetrics`].
 
-use super::GeneratorMetrics;
+use super::series::GeneratorMetrics;
 use crate::{Error, Stats, StatsSource};
 use std::fmt;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
@@ -257,7 +257,7 @@ pub struct MetricsReporter {
 impl fmt::Debug for MetricsReporter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MetricsReporter")
-            .field("name", &self.inner.series.name)
+            .field("name", &self.inner.series.name())
             .field("interval", &self.interval)
             .finish_non_exhaustive()
     }
