@@ -251,6 +251,7 @@ mod layout;
 mod lock;
 #[cfg(feature = "metrics")]
 mod metrics;
+mod overlap;
 pub mod plan;
 mod preset;
 mod reach;

@@ -159,19 +159,59 @@ impl ReachFile {
         }
     }
 
-    /// Takes the exclusive lock that serialises readers and writers of the file.
-    fn lock(&self) -> Result<File, Error> {
-        let mut lock_path = self.path.clone().into_os_string();
-        lock_path.push(".lock");
-        let lock = OpenOptions::new()
+    /// Opens (creating it if need be) the lock file `<file><suffix>`, and names it.
+    fn lock_file(&self, suffix: &str) -> Result<(File, PathBuf), Error> {
+        let mut path = self.path.clone().into_os_string();
+        path.push(suffix);
+        let path = PathBuf::from(path);
+        let file = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
-            .open(&lock_path)
-            .map_err(|e| self.error(format_args!("cannot open its lock file: {e}")))?;
+            .open(&path)
+            .map_err(|e| {
+                self.error(format_args!(
+                    "cannot open its lock file {}: {e}",
+                    path.display()
+                ))
+            })?;
+        Ok((file, path))
+    }
+
+    /// Takes the exclusive lock that serialises readers and writers of the file.
+    fn lock(&self) -> Result<File, Error> {
+        let (lock, _) = self.lock_file(".lock")?;
         lock.lock()
             .map_err(|e| self.error(format_args!("cannot lock it: {e}")))?;
         Ok(lock)
+    }
+
+    /// Holds worker id `worker_id` on this state file for as long as the returned file lives:
+    /// an exclusive `flock` on `<file>.worker-<worker_id>.lock`, which the kernel releases when
+    /// the process ends. For a worker id no source leases (a fixed one, a StatefulSet ordinal):
+    /// two live generators of one host with the same worker id and the same state file would
+    /// each start above what the other recorded, and hand out the same IDs once the clock
+    /// reaches the seconds of the one ahead.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::WorkerAssignment`] naming the worker id, the state file and the lock while
+    /// another live generator holds it; [`Error::StateFile`] if the lock file cannot be opened.
+    pub(crate) fn hold(&self, worker_id: u64) -> Result<File, Error> {
+        let (lock, path) = self.lock_file(&format!(".worker-{worker_id}.lock"))?;
+        match lock.try_lock() {
+            Ok(()) => Ok(lock),
+            Err(std::fs::TryLockError::WouldBlock) => Err(Error::WorkerAssignment(format!(
+                "worker id {worker_id} is in use: another live generator on this host (in this \
+                 process or another) runs it with the state file {} (it holds {}); two \
+                 generators with one worker id hand out the same IDs: give each its own worker id",
+                self.path.display(),
+                path.display()
+            ))),
+            Err(std::fs::TryLockError::Error(e)) => {
+                Err(self.error(format_args!("cannot lock its worker id lock file: {e}")))
+            }
+        }
     }
 
     /// What the file records (nothing if it does not exist yet).

@@ -1746,7 +1746,10 @@ fn a_second_serve_on_the_same_port_fails() {
     // Two services with one worker id on one port would hand out the same IDs, half each.
     let first = Server::start(dir.path(), &["--worker-id", "9"]);
     let addr = first.addr.to_string();
-    let second = ringflake(dir.path())
+    // From another directory: in the same one, the first's hold on worker id 9 and the state
+    // file refuses it before it listens.
+    let elsewhere = temp();
+    let second = ringflake(elsewhere.path())
         .args(["serve", "--worker-id", "9", "--listen", &addr])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -590,51 +590,100 @@ fn a_generator_whose_row_is_taken_over_heals() {
     assert!(rows[1].lease_until > 0);
 }
 
-/// A generator whose source has no other worker id to give (here an assigner without a
-/// retaker) cannot heal: once the lease it held runs out, takes fail saying so.
-#[test]
-fn a_generator_whose_source_has_no_other_id_says_so() {
-    use ringflake::{Assignment, DatabaseAssigner, Error, WorkerIdAssigner};
-    /// The worker table's ids, but no retaker: like a fixed id, nothing to take later.
-    struct Once(DatabaseAssigner);
-    impl WorkerIdAssigner for Once {
-        fn assign_worker_id(&self, layout: &Layout) -> Result<u64, Error> {
-            self.0.assign_worker_id(layout)
-        }
-        fn assign(&self, layout: &Layout) -> Result<Assignment, Error> {
-            self.0.assign(layout)
-        }
+/// The worker table's ids at boot; after a heal none: without a retaker (`refusal` `None`, as a
+/// fixed id has), or an error (`refusal`, as `serve` refuses a new id that meets another
+/// generator's IDs).
+struct NoHeal {
+    table: ringflake::DatabaseAssigner,
+    refusal: Option<&'static str>,
+}
+
+/// A source that answers every ask with an error.
+struct Refuse(&'static str);
+
+impl ringflake::WorkerIdAssigner for Refuse {
+    fn assign_worker_id(&self, _: &Layout) -> Result<u64, ringflake::Error> {
+        Err(ringflake::Error::WorkerAssignment(self.0.into()))
     }
+}
+
+impl ringflake::WorkerIdAssigner for NoHeal {
+    fn assign_worker_id(&self, layout: &Layout) -> Result<u64, ringflake::Error> {
+        self.table.assign_worker_id(layout)
+    }
+    fn assign(&self, layout: &Layout) -> Result<ringflake::Assignment, ringflake::Error> {
+        self.table.assign(layout)
+    }
+    fn retaker(&self) -> Option<Box<dyn ringflake::WorkerIdAssigner + Send + Sync>> {
+        self.refusal
+            .map(|r| Box::new(Refuse(r)) as Box<dyn ringflake::WorkerIdAssigner + Send + Sync>)
+    }
+}
+
+/// A generator on a 1 s lease whose source is a [`NoHeal`] with `refusal`, one ID taken, its row
+/// then taken over: the first take error whose text has `wanted` (within 20 s), and the
+/// generator's worker id and heals then.
+fn after_a_takeover(refusal: Option<&'static str>, wanted: &str) -> (String, u64, u64) {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("ringflake.db");
-    let once = Once(
-        DatabaseAssigner::sqlite(&db)
+    let source = NoHeal {
+        table: ringflake::DatabaseAssigner::sqlite(&db)
             .expect("sqlite")
             .lease_window(Duration::from_secs(1)),
-    );
+        refusal,
+    };
     let g = CachedUidGenerator::builder(Layout::default())
-        .worker_id_from(&once)
+        .worker_id_from(&source)
         .max_lead(Duration::from_secs(0), LeadPolicy::Wait)
         .build()
         .expect("boot");
     g.next_id().expect("an ID");
     take_over(&db, 1);
     let started = Instant::now();
-    let err = loop {
+    let mut last = None;
+    loop {
         assert!(
             started.elapsed() < Duration::from_secs(20),
-            "still serving: {:?}",
-            g.stats()
+            "no take failed naming {wanted:?}; the last: {last:?}"
         );
-        if let Err(e) = g.next_id() {
-            break e;
+        match g.next_id() {
+            Err(e) if e.to_string().contains(wanted) => {
+                assert!(matches!(e, ringflake::Error::LeaseExpired { .. }), "{e}");
+                return (e.to_string(), g.worker_id(), g.stats().heals);
+            }
+            other => last = Some(other),
         }
-    };
-    let text = err.to_string();
-    assert!(matches!(err, Error::LeaseExpired { .. }), "{text}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A generator whose source has no other worker id to give (here an assigner without a
+/// retaker) cannot heal: once the lease it held runs out, takes fail saying so.
+#[test]
+fn a_generator_whose_source_has_no_other_id_says_so() {
+    let (text, worker_id, heals) = after_a_takeover(None, "no other id to give");
     assert!(text.contains("taken over"), "{text}");
-    assert!(text.contains("no other id to give"), "{text}");
-    assert_eq!((g.worker_id(), g.stats().heals), (1, 0));
+    assert_eq!((worker_id, heals), (1, 0));
+}
+
+/// A generator whose source answers a heal with an error (here every new worker id refused, as
+/// `serve` refuses one that meets another generator's IDs) serves nothing, and its takes say
+/// why: the takeover, and the source's last answer.
+#[test]
+fn a_generator_whose_new_ids_are_refused_says_why() {
+    let (text, worker_id, heals) = after_a_takeover(
+        Some("new worker id 2 refused: it meets generator orders's"),
+        "has given none yet",
+    );
+    assert!(text.contains("taken over"), "{text}");
+    assert!(
+        text.contains(
+            "which has given none yet: worker id assignment failed: new worker id 2 refused: it \
+             meets generator orders's"
+        ),
+        "{text}"
+    );
+    assert_eq!((worker_id, heals), (1, 0));
 }
 
 /// Sends signal `name` (`STOP`, `CONT`) to `pid` with kill(1).

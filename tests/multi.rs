@@ -31,6 +31,9 @@ seq-bits = 20
 worker-id = 7
 no-state-file = true
 max-lead = 0
+# Its worker field meets the default generator's worker id 1 (ID 7340032 is both's): its IDs
+# are declared a space of their own.
+namespace = "users"
 "#;
 
 fn layouts() -> [(&'static str, Layout); 3] {
@@ -253,41 +256,6 @@ fn sigterm_releases_every_lease() {
     }
 }
 
-/// `serve --config FILE` with `config` in `dir`: fails with status 1 (within 30 s; a serve that
-/// starts instead is killed); its output.
-fn refused(dir: &Path, extra: &[&str]) -> String {
-    let mut cmd = ringflake(dir);
-    cmd.args([
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--config",
-        "ringflake.toml",
-    ])
-    .args(extra);
-    refused_command(cmd)
-}
-
-/// Runs `cmd`, a `serve` that must refuse to start: exit status 1 within 30 s (one that starts
-/// instead is killed); its output.
-fn refused_command(cmd: Command) -> String {
-    let mut serve = Serve::launch_command(cmd);
-    let start = Instant::now();
-    while serve.running() {
-        if start.elapsed() > Duration::from_secs(30) {
-            panic!("serve did not refuse to start: {}", serve.output());
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    // The output threads read to the end of the pipes.
-    std::thread::sleep(Duration::from_millis(100));
-    let out = serve.output();
-    assert!(!out.contains("listening on"), "started: {out}");
-    let status = serve.kill();
-    assert_eq!(status.and_then(|s| s.code()), Some(1), "{out}");
-    out
-}
-
 /// Every config error stops the start naming the file, the line, the table, the key and the
 /// reason, before any generator boots (no worker row is taken).
 #[test]
@@ -329,14 +297,16 @@ fn bad_configs_name_the_file_the_key_and_the_reason() {
         (
             "[generators.a]\nworker-id = 3\n\n[generators.b]\nworker-id = 3\n",
             &[],
-            "ringflake.toml:4 [generators.b]: worker-id 3 is also generator a's \
-             (ringflake.toml:1 [generators.a]) on the same layout 31/10/22",
+            "ringflake.toml:4 [generators.b]: generators b and a could hand out the same IDs: b \
+             has worker id 3 (fixed worker id 3) on layout 31/10/22 from 2025-01-01, a has \
+             worker id 3 (fixed worker id 3) on layout 31/10/22 from 2025-01-01",
         ),
         // The default generator from the flags shares worker id 3 with a table.
         (
             "[generators.a]\nworker-id = 3\n",
             &["--worker-id", "3"],
-            "ringflake.toml:1 [generators.a]: worker-id 3 is also generator default's (flags)",
+            "ringflake.toml:1 [generators.a]: generators a and default could hand out the same \
+             IDs",
         ),
         (
             "[generators.orders]\ntime-bits = 30\n\n[generators.orders]\ntime-bits = 31\n",
@@ -368,7 +338,7 @@ fn bad_configs_name_the_file_the_key_and_the_reason() {
     ];
     for (config, flags, expected) in cases {
         let (dir, _) = dir_with(config);
-        let err = refused(dir.path(), flags);
+        let err = common::refused(common::serve_config(dir.path(), flags));
         assert!(
             err.contains("ringflake: error: ") && err.contains(expected),
             "config {config:?}: expected {expected:?} in {err}"
@@ -388,7 +358,7 @@ fn bad_configs_name_the_file_the_key_and_the_reason() {
     }
     // A file that is not there.
     let dir = tempfile::tempdir().unwrap();
-    let err = refused(dir.path(), &[]);
+    let err = common::refused(common::serve_config(dir.path(), &[]));
     assert!(
         err.contains("cannot read the config file ringflake.toml"),
         "{err}"
@@ -836,18 +806,11 @@ fn status_page_in_a_browser() {
 #[test]
 fn environment_variables_define_only_the_default() {
     let (dir, _) = dir_with("[generators.orders]\nworker-id = 4\n");
-    let mut cmd = ringflake(dir.path());
-    cmd.args([
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--config",
-        "ringflake.toml",
-    ])
-    .env("RINGFLAKE_TIME_BITS", "30")
-    .env("RINGFLAKE_WORKER_BITS", "20")
-    .env("RINGFLAKE_SEQ_BITS", "13")
-    .env("RINGFLAKE_WORKER_ID", "9");
+    let mut cmd = common::serve_config(dir.path(), &[]);
+    cmd.env("RINGFLAKE_TIME_BITS", "30")
+        .env("RINGFLAKE_WORKER_BITS", "20")
+        .env("RINGFLAKE_SEQ_BITS", "13")
+        .env("RINGFLAKE_WORKER_ID", "9");
     let mut serve = Serve::launch_command(cmd);
     let addr = serve.ready(Duration::from_secs(60));
     let small = Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).unwrap();
@@ -862,16 +825,9 @@ fn environment_variables_define_only_the_default() {
     serve.kill();
 
     let (dir, _) = dir_with("[generators.default]\nworker-id = 4\n");
-    let mut cmd = ringflake(dir.path());
-    cmd.args([
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--config",
-        "ringflake.toml",
-    ])
-    .env("RINGFLAKE_MAX_LEAD", "3");
-    let err = refused_command(cmd);
+    let mut cmd = common::serve_config(dir.path(), &[]);
+    cmd.env("RINGFLAKE_MAX_LEAD", "3");
+    let err = common::refused(cmd);
     assert!(
         err.contains(
             "ringflake.toml:1 [generators.default]: the generator flags --max-lead (from \
@@ -887,16 +843,9 @@ fn environment_variables_define_only_the_default() {
 fn a_host_name_too_long_for_the_column_fails_the_boot() {
     let (dir, _) = dir_with("[generators.orders]\n");
     let host = "h".repeat(60);
-    let mut cmd = ringflake(dir.path());
-    cmd.args([
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--config",
-        "ringflake.toml",
-    ])
-    .env("JPAAS_HOST", &host);
-    let err = refused_command(cmd);
+    let mut cmd = common::serve_config(dir.path(), &[]);
+    cmd.env("JPAAS_HOST", &host);
+    let err = common::refused(cmd);
     assert!(
         err.contains(&format!(
             "ringflake.toml:1 [generators.orders]: worker id assignment failed: HOST_NAME \
@@ -923,8 +872,12 @@ fn a_host_name_too_long_for_the_column_fails_the_boot() {
 /// is then taken over in the table, it heals: a new worker id, on `/status` with the heal.
 #[test]
 fn a_lost_lease_shows_on_status_and_healthz() {
-    let (dir, _) =
-        dir_with("[generators.orders]\nlease-window = 3\ndb = \"orders.db\"\ndb-timeout = 1\n");
+    // A table of its own gives orders worker id 1, as the default's gives the default generator:
+    // a space of its own.
+    let (dir, _) = dir_with(
+        "[generators.orders]\nlease-window = 3\ndb = \"orders.db\"\ndb-timeout = 1\n\
+         namespace = \"orders\"\n",
+    );
     let mut serve = serve(dir.path(), &[]);
     let addr = serve.addr();
     assert_eq!(get(addr, "/healthz").status, 200);

@@ -197,7 +197,9 @@ fn config_tables_take_a_preset() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("ids.toml"),
-        "[generators.orders]\nlayout = \"leaf\"\nworker-id = 3\n",
+        // Leaf's layout beside the default one: every pair of worker ids meets somewhere, so
+        // the two are declared apart.
+        "[generators.orders]\nlayout = \"leaf\"\nworker-id = 3\nnamespace = \"orders\"\n",
     )
     .unwrap();
     let serve = common::Serve::start(dir.path(), &["--config", "ids.toml"]);

@@ -166,7 +166,10 @@ fn light_load_tells_the_time_with_the_default_layout() {
     }
 }
 
-/// One run of a generator with worker id 7 and a state file, killed: its Drop never runs.
+/// One run of a generator with worker id 7 and a state file, ended as a kill ends it: with a
+/// fixed worker id its Drop only stops the filler (no lease to release, and the state file only
+/// grows). (Forgotten instead, it would still hold worker id 7 on the state file, and the next
+/// run would be refused as a second live generator.)
 fn run_and_kill(state: &Path, clock: &ManualClock, heavy: bool) -> Vec<u64> {
     let g = driven(small(), 7, clock)
         .state_file(state)
@@ -188,7 +191,7 @@ fn run_and_kill(state: &Path, clock: &ManualClock, heavy: bool) -> Vec<u64> {
         }
         ids
     };
-    std::mem::forget(g);
+    drop(g);
     ids
 }
 

@@ -506,11 +506,26 @@ impl Drop for Restart {
 /// A `ringflake serve` on `port` with worker ids from the ensemble (its address `127.0.0.1:port`,
 /// named by `--zookeeper-address`), in `dir` (its state file there).
 fn serve_node(dir: &std::path::Path, name: &str, port: u16, extra: &[&str]) -> common::Serve {
+    let address = format!("127.0.0.1:{port}");
+    let mut s = common::Serve::launch_command(zk_serve(dir, name, &address, &address, extra));
+    s.ready(Duration::from_secs(60));
+    s
+}
+
+/// `ringflake serve --listen LISTEN` in `dir` with worker ids from the ensemble under `name`, as
+/// the node `address` (`--zookeeper-address`), plus `extra`.
+fn zk_serve(
+    dir: &std::path::Path,
+    name: &str,
+    listen: &str,
+    address: &str,
+    extra: &[&str],
+) -> Command {
     let mut cmd = common::ringflake(dir);
     cmd.args([
         "serve",
         "--listen",
-        &format!("127.0.0.1:{port}"),
+        listen,
         "--zookeeper",
         &ensemble(),
         "--zookeeper-name",
@@ -520,12 +535,10 @@ fn serve_node(dir: &std::path::Path, name: &str, port: u16, extra: &[&str]) -> c
         // Named, not found: Leaf's rule takes the host's first non-loopback IPv4 address, which
         // a CI machine may not have.
         "--zookeeper-address",
-        &format!("127.0.0.1:{port}"),
+        address,
     ])
     .args(extra);
-    let mut s = common::Serve::launch_command(cmd);
-    s.ready(Duration::from_secs(60));
-    s
+    cmd
 }
 
 /// IDs from `/ids?count=N` of `port`, nothing if it does not answer 200.
@@ -861,4 +874,74 @@ fn a_node_cut_off_from_the_ensemble_stops_before_its_session_can_expire() {
                     .contains(r#"ringflake_lease_fenced{generator="ringflake"} 0"#)
             })
     });
+}
+
+/// A copy of a live node's state directory never serves the live node's worker id: the id is
+/// held by the live node's session, which no file carries. Started on another port (a copy on
+/// the same host), the copy takes a new id; given the live node's `ip:port` (a clone, which keeps
+/// the original's address), it waits, says another live node with this address serves the id
+/// (its reach moves), and refuses to start once `--db-retry` has passed. No ID comes from two
+/// nodes.
+#[test]
+#[ignore = "needs the ZooKeeper ensemble .ci/run starts (RINGFLAKE_ZK_ENSEMBLE)"]
+fn a_copied_state_directory_never_serves_the_live_nodes_id() {
+    let _turn = turn();
+    let name = fresh_name("copied");
+    let (da, db, dc) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let worker = |addr: std::net::SocketAddr| {
+        let health = common::get(addr, "/healthz");
+        common::json_int(&health.body, "worker_id").expect("a worker id")
+    };
+    // Nodes named 127.0.0.1:18120 and :18121 (names only: they listen on ports of their own).
+    let node = |dir: &std::path::Path, address: &str| {
+        let mut s =
+            common::Serve::launch_command(zk_serve(dir, &name, "127.0.0.1:0", address, &[]));
+        s.ready(Duration::from_secs(60));
+        s
+    };
+    let a = node(da.path(), "127.0.0.1:18120");
+    for to in [db.path(), dc.path()] {
+        for entry in std::fs::read_dir(da.path()).unwrap() {
+            let from = entry.unwrap().path();
+            std::fs::copy(&from, to.join(from.file_name().unwrap())).unwrap();
+        }
+    }
+    let b = node(db.path(), "127.0.0.1:18121");
+    let (a_addr, b_addr) = (a.addr(), b.addr());
+    assert_ne!(worker(a_addr), worker(b_addr), "{}", b.output());
+    // The clone: the live node's address, another listener.
+    let cmd = zk_serve(
+        dc.path(),
+        &name,
+        "127.0.0.1:0",
+        "127.0.0.1:18120",
+        &["--db-retry", "8"],
+    );
+    let collectors: Vec<_> = [a_addr, b_addr]
+        .into_iter()
+        .map(|addr| {
+            std::thread::spawn(move || {
+                common::ids_for(addr, "/ids?count=1000", Duration::from_secs(3))
+            })
+        })
+        .collect();
+    let out = common::refused(cmd);
+    let ids: Vec<Vec<u64>> = collectors.into_iter().map(|t| t.join().unwrap()).collect();
+    assert!(
+        out.contains(
+            "worker id 0 of 127.0.0.1:18120 is served by another live node with this address"
+        ),
+        "{out}"
+    );
+    assert!(
+        ids.iter().all(|i| i.len() > 1000),
+        "IDs: {:?}",
+        ids.iter().map(Vec::len)
+    );
+    assert_eq!(common::in_both(&ids[0], &ids[1]), 0, "IDs from both");
+    assert_eq!(worker(a_addr), 0, "the live node keeps its id");
 }

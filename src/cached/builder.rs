@@ -266,7 +266,10 @@ impl CachedBuilder {
     /// shared by every generator of a host (they then start above each other's reach). The filler
     /// writes it about once a second under load (write, sync, rename); if it cannot, no ID past
     /// what it records is made and takes fail with [`Error::StateFile`] once the ring is empty.
-    /// A file that exists but holds no state is an error at build, never ignored.
+    /// A file that exists but holds no state is an error at build, never ignored. A worker id
+    /// no source leases (a fixed one) is held on the file for the generator's life: a second
+    /// live generator of this host with the same worker id and the same state file fails to
+    /// build ([`Error::WorkerAssignment`]).
     ///
     /// ```
     /// use ringflake::{CachedUidGenerator, Layout, ManualClock};
@@ -283,7 +286,8 @@ impl CachedBuilder {
     /// };
     /// let first = build()?;
     /// let last_of_first = first.next_id()?;
-    /// std::mem::forget(first); // as if killed: nothing is released
+    /// assert!(build().is_err()); // worker id 7 is the first's while it lives
+    /// drop(first); // or killed: a fixed worker id has no lease, the file keeps what it recorded
     /// let second = build()?; // same worker id, same second on the clock
     /// assert!(second.next_id()? > last_of_first);
     /// # Ok::<(), ringflake::Error>(())
@@ -448,10 +452,11 @@ impl CachedBuilder {
         let schedule_interval = self.settings()?;
         let layout = self.layout;
         let max_lead = self.max_lead.map(|(d, p)| (d.as_secs(), p));
-        let reach = self.state_file.map(|path| Reach {
+        let mut reach = self.state_file.map(|path| Reach {
             file: ReachFile::new(path),
             reserved: AtomicI64::new(i64::MIN),
             error: Mutex::new(None),
+            _held: None,
         });
         let Boot {
             worker_id,
@@ -472,6 +477,11 @@ impl CachedBuilder {
             },
             self.above,
         )?;
+        // A worker id without a lease (a fixed one) is held on the state file: a second live
+        // generator of this host with the same one and the same file is refused.
+        if let (None, Some(r)) = (&keeper, &mut reach) {
+            r._held = Some(r.file.hold(worker_id)?);
+        }
         if let Some(k) = &keeper {
             // The database as a second clock: read before the first ID is made.
             k.watch_database_clock(self.max_lag, max_lead.map(|(lead, _)| lead));

@@ -51,6 +51,10 @@ pub(super) struct Reach {
     pub(super) reserved: std::sync::atomic::AtomicI64,
     /// Why the last reservation failed, while it fails.
     pub(super) error: Mutex<Option<Error>>,
+    /// For a worker id no source leases (a fixed one), the lock that keeps a second live
+    /// generator with the same worker id off this state file ([`ReachFile::hold`]); held, never
+    /// read.
+    pub(super) _held: Option<std::fs::File>,
 }
 
 /// The filler's position: the next (second, sequence) to write and the next ring index.

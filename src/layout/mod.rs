@@ -491,7 +491,7 @@ impl Layout {
     }
 
     /// How far the worker field is shifted: `seq_bits`, or 0 with the sequence above it.
-    const fn worker_shift(&self) -> u32 {
+    pub(crate) const fn worker_shift(&self) -> u32 {
         match self.order {
             FieldOrder::WorkerAboveSequence => self.seq_bits,
             FieldOrder::SequenceAboveWorker => 0,

@@ -19,8 +19,10 @@
 //! - `zookeeper`: ids from a ZooKeeper ensemble in Meituan Leaf's znodes
 //!   ([`ZooKeeperAssigner`](zookeeper::ZooKeeperAssigner)), with a session per held id, the
 //!   lease machinery of `lease` for the reach of each id, and the generator's healing;
-//! - `owner`: the owner file of a state directory (an OS lock held for the run, and the row its
-//!   holder holds), by which a restart takes its predecessor's row back.
+//! - `owner`: the owner file of a state directory (an OS lock held for the run, the row its
+//!   holder holds and who holds it: the boot id and the file's inode), by which a restart on the
+//!   same host proves its predecessor gone and takes its row back (`table::take_back`), and a
+//!   copy of the directory proves nothing.
 //!
 //! [`DatabaseAssigner`]: table::DatabaseAssigner
 

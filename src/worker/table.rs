@@ -9,9 +9,11 @@ use super::row_lease::RowLease;
 use super::rows::{WorkerRow, WorkerTable};
 use crate::{Clock, Error, Layout, SystemClock};
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+mod take_back;
 
 /// The width of the `HOST_NAME` column (`VARCHAR(64)`, as in Java's schema).
 const HOST_NAME_CHARS: usize = 64;
@@ -282,10 +284,17 @@ impl DatabaseAssigner {
     ///
     /// The process holding a row keeps an exclusive OS lock (`flock`) on `<state_file>.owner`
     /// for its whole run, and records in that file which row it holds (its `ID`, and the
-    /// `HOST_NAME` and `PORT` that name its boot). The kernel releases the lock when the process
-    /// ends, however it ends (`kill -9` included), or when its generator is dropped. A boot that
-    /// gets the lock knows the recorded holder gone; it takes the row back if the row still
-    /// names that boot (nobody recycled it since), by compare-and-set on its lease, and only if
+    /// `HOST_NAME` and `PORT` that name its boot) and who it is: the kernel's boot id
+    /// (`/proc/sys/kernel/random/boot_id`) and the owner file's device and inode. The kernel
+    /// releases the lock when the process ends, however it ends (`kill -9` included), or when
+    /// its generator is dropped. A boot that gets the lock knows the recorded holder gone only
+    /// if the record names this boot id and the very file it locked: a copy of the directory
+    /// (another inode, whose lock is free while the original's holder runs on), a clone on
+    /// another host or a restored backup (another boot id), a reboot (another boot id too: it
+    /// cannot be told from a clone), a file written by an older version and a system without
+    /// a boot id prove nothing, and the boot takes a worker id as a fresh boot does. Proven
+    /// gone, the row is taken back if it still names that boot (nobody recycled it since), by
+    /// compare-and-set on its lease, and only if
     /// `state_file` exists (it holds everything the predecessor used: every second is recorded
     /// there before an ID of it exists). Otherwise, and for every boot that cannot get the lock
     /// (a live process holds it: a `gen` beside a running `serve`), the worker id is taken as
@@ -655,61 +664,6 @@ impl DatabaseAssigner {
             "worker id {id} exceeds the max {max} and no id up to {max} in {} has an expired lease to recycle",
             self.table.describe()
         )))
-    }
-
-    /// The predecessor's row, taken back (see [`keep_worker_id`](Self::keep_worker_id)): its
-    /// id, the second the state file records (the new holder starts after it) and the lease
-    /// written; `None` if there is nothing to take back.
-    fn take_back(
-        &self,
-        owned: &Owned,
-        state: &Path,
-        max: u64,
-        node: &NodeInfo,
-        deadline: Option<Instant>,
-    ) -> Result<Option<(u64, i64, i64)>, Error> {
-        let Some(gone) = owned.predecessor() else {
-            return Ok(None);
-        };
-        if gone.table != self.table.describe() || gone.worker_id > max {
-            return Ok(None);
-        }
-        // Everything the predecessor issued is below what the state file records; without the
-        // file, nothing says where its IDs ended.
-        let Some(reach) = crate::reach::ReachFile::new(state)
-            .read()?
-            .of(gone.worker_id)
-        else {
-            return Ok(None);
-        };
-        let rows = self.retrying(deadline, || self.table.list())?;
-        let Some(row) = rows.into_iter().find(|r| {
-            r.id == gone.worker_id
-                && r.host_name == gone.host_name
-                && r.port == gone.port
-                && r.lease_until > 0
-        }) else {
-            return Ok(None);
-        };
-        let until = SystemClock.now_seconds().max(reach) + self.window;
-        let taken = self.retrying(deadline, || {
-            self.table.claim(row.id, row.lease_until, node, until)
-        })?;
-        if taken {
-            self.durable(
-                row.id,
-                (until, row.lease_until),
-                "its predecessor's row, taken back",
-                deadline,
-            )?;
-            tracing::info!(
-                worker_id = row.id,
-                state_file = %state.display(),
-                after_second = reach,
-                "worker id taken back from the gone predecessor in this state directory"
-            );
-        }
-        Ok(taken.then_some((row.id, reach, until)))
     }
 
     fn leased(

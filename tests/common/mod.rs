@@ -370,6 +370,63 @@ pub fn json_ids(body: &str) -> Vec<u64> {
         .collect()
 }
 
+/// `ringflake serve --listen 127.0.0.1:0 --config ringflake.toml` plus `extra`, in `dir`.
+pub fn serve_config(dir: &Path, extra: &[&str]) -> Command {
+    let mut cmd = ringflake(dir);
+    cmd.args([
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--config",
+        "ringflake.toml",
+    ])
+    .args(extra);
+    cmd
+}
+
+/// Runs `cmd`, a `serve` that must refuse to start: exit status 1 within 30 s (one that starts
+/// instead is killed), without ever listening; its output.
+pub fn refused(cmd: Command) -> String {
+    let mut serve = Serve::launch_command(cmd);
+    let start = Instant::now();
+    while serve.running() {
+        if start.elapsed() > Duration::from_secs(30) {
+            panic!("serve did not refuse to start: {}", serve.output());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The output threads read to the end of the pipes.
+    std::thread::sleep(Duration::from_millis(100));
+    let out = serve.output();
+    assert!(!out.contains("listening on"), "started: {out}");
+    let status = serve.kill();
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "{out}");
+    out
+}
+
+/// Every ID `path` (an `/ids?count=N` route) of `addr` answered with 200 during `span`, asked
+/// again and again on one connection; an answer other than 200 (a generator that cannot serve)
+/// gives none.
+pub fn ids_for(addr: SocketAddr, path: &str, span: Duration) -> Vec<u64> {
+    let mut client = Client::new(addr, Duration::from_secs(10));
+    let mut ids = Vec::new();
+    let start = Instant::now();
+    while start.elapsed() < span {
+        match client.get(path) {
+            Ok(r) if r.status == 200 => ids.extend(json_ids(&r.body)),
+            Ok(_) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => panic!("GET {path} from {addr}: {e}"),
+        }
+    }
+    ids
+}
+
+/// How many IDs `a` and `b` have in common (each without repeats of its own).
+pub fn in_both(a: &[u64], b: &[u64]) -> usize {
+    let a: std::collections::HashSet<u64> = a.iter().copied().collect();
+    b.iter().filter(|id| a.contains(id)).count()
+}
+
 /// The integer field `name` of a flat JSON object such as `/healthz`'s.
 pub fn json_int(body: &str, name: &str) -> Option<i64> {
     let rest = body.split(&format!("\"{name}\":")).nth(1)?;

@@ -471,6 +471,8 @@ pub struct ServeArgs {
     #[arg(long, env = "RINGFLAKE_ID_KEY_FILE", value_name = "PATH")]
     pub id_key_file: Option<PathBuf>,
     #[command(flatten)]
+    pub space: SpaceArgs,
+    #[command(flatten)]
     pub worker: WorkerArgs,
     #[command(flatten)]
     pub state: StateArgs,
@@ -480,10 +482,39 @@ pub struct ServeArgs {
     pub ring: RingArgs,
 }
 
+/// Which ID space a generator's IDs belong to.
+#[derive(Debug, Clone, Args)]
+pub struct SpaceArgs {
+    /// Declare this generator's IDs a space of their own (serve --config): serve refuses two
+    /// generators that could hand out the same ID unless their namespaces differ. Give one
+    /// only to generators whose IDs never meet: never stored in one column, compared, sorted
+    /// together or sent down one stream (orders and billing in databases of their own). 1 to
+    /// 24 letters, digits, '_' or '-'; default: one space for every generator
+    #[arg(long, env = "RINGFLAKE_NAMESPACE", value_name = "NAME", value_parser = namespace)]
+    pub namespace: Option<String>,
+}
+
+/// `--namespace`'s value parser: 1 to 24 letters, digits, `_` or `-`.
+fn namespace(value: &str) -> Result<String, String> {
+    let valid = (1..=24).contains(&value.len())
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if valid {
+        Ok(value.to_string())
+    } else {
+        Err(format!(
+            "{value:?} is not 1 to 24 letters, digits, '_' or '-'"
+        ))
+    }
+}
+
 /// The flags of one generator, as `serve` takes them: what a `[generators.NAME]` table of
 /// `serve --config` holds, parsed by the same code (see [`GeneratorArgs::parse`]).
 #[derive(Debug, Args)]
 pub struct GeneratorArgs {
+    #[command(flatten)]
+    pub space: SpaceArgs,
     #[command(flatten)]
     pub worker: WorkerArgs,
     #[command(flatten)]

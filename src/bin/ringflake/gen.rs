@@ -19,7 +19,7 @@ pub fn run(a: &GenArgs, matches: &clap::ArgMatches) -> Result<(), String> {
     let key = crate::text::id_key(a.id_key_file.as_deref())?;
     let state = a.state.path(matches)?;
     let source = a.worker.source(matches)?.keeping(state.as_deref());
-    let generator = generators::generator(layout, &source, None, state.as_deref())?;
+    let generator = generators::generator(layout, &source, None, state.as_deref(), None)?;
     if state.is_none() && source.known_id().is_some() {
         // A worker id the next run gets again (fixed, or from the host name), and nothing that
         // starts that run above this one's IDs: what serve says at start, on standard error.

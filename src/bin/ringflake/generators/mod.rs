@@ -1,13 +1,15 @@
 //! Turning flags into generators: the layout and time zone the layout flags describe, the worker
 //! id source the worker flags choose ([`Source`], the host name's ordinal [`HostOrdinal`]), the
 //! state file, the lead cap, and [`generator`], which builds a [`CachedUidGenerator`] from them;
-//! [`serve`] does the same for `serve`'s generators, the `--config` file's among them.
+//! [`serve`] does the same for `serve`'s generators, the `--config` file's among them, and
+//! [`spaces`] keeps them from handing out the same IDs.
 //!
 //! The rooms of the binary, each importing only those to its left: the flags ([`crate::args`]),
 //! this one, the service's model (`serve::model`, which gets plain values from here and never
 //! sees a flag), its handlers, its server.
 
 pub mod serve;
+pub mod spaces;
 
 use crate::args::{
     DEFAULT_STATE_FILE, DbArgs, LayoutArgs, RingArgs, StateArgs, WorkerArgs, ZkArgs, given, pick,
@@ -16,10 +18,13 @@ use crate::args::{
 use crate::serve::model::plan::Lead;
 use clap::ArgMatches;
 use ringflake::{
-    CachedUidGenerator, DEFAULT_EPOCH_SECONDS, DEFAULT_MAX_LEAD, DEFAULT_SQLITE_PATH,
-    DatabaseAssigner, Layout, LeadPolicy, TimeZone, ZooKeeperAssigner, epoch_from_date,
+    CachedBuilder, CachedUidGenerator, DEFAULT_EPOCH_SECONDS, DEFAULT_MAX_LEAD,
+    DEFAULT_SQLITE_PATH, DatabaseAssigner, Layout, LeadPolicy, TimeZone, WorkerIdAssigner,
+    ZooKeeperAssigner, epoch_from_date,
 };
+use spaces::{Guarded, Spaces};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 impl LayoutArgs {
@@ -527,14 +532,17 @@ impl RingArgs {
 
 /// Builds a cached generator for `layout` with the worker id from `source`, the ring flags and
 /// the lead cap if given (else the library's defaults: `gen` has no ring flags), and the state
-/// file `state` if any.
+/// file `state` if any. With `spaces` (serve's generators, and this one's place among them), a
+/// new worker id taken after a heal is checked against the other generators' first
+/// ([`Guarded`]).
 pub fn generator(
     layout: Layout,
     source: &Source,
     ring: Option<(&RingArgs, Lead)>,
     state: Option<&Path>,
+    spaces: Option<(&Arc<Spaces>, usize)>,
 ) -> Result<CachedUidGenerator, String> {
-    builder(layout, source, ring, state)?
+    builder(layout, source, ring, state, spaces)?
         .build()
         .map_err(|e| e.to_string())
 }
@@ -546,7 +554,16 @@ pub fn builder(
     source: &Source,
     ring: Option<(&RingArgs, Lead)>,
     state: Option<&Path>,
-) -> Result<ringflake::CachedBuilder, String> {
+    spaces: Option<(&Arc<Spaces>, usize)>,
+) -> Result<CachedBuilder, String> {
+    let from = |b: CachedBuilder, inner: &dyn WorkerIdAssigner| match spaces {
+        Some((spaces, index)) => b.worker_id_from(&Guarded {
+            inner,
+            spaces: Arc::clone(spaces),
+            index,
+        }),
+        None => b.worker_id_from(inner),
+    };
     let mut b = CachedUidGenerator::builder(layout);
     b = match source {
         Source::Fixed(id) => b.worker_id(*id),
@@ -563,8 +580,8 @@ pub fn builder(
             ));
         }
         Source::Hostname(h) => b.worker_id(h.worker_id),
-        Source::Table(assigner) => b.worker_id_from(assigner),
-        Source::ZooKeeper(assigner, _) => b.worker_id_from(assigner),
+        Source::Table(assigner) => from(b, assigner),
+        Source::ZooKeeper(assigner, _) => from(b, assigner),
     };
     if let Some((ring, lead)) = ring {
         b = ring.apply(b, lead);

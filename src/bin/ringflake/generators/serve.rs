@@ -18,6 +18,7 @@
 //! given as well are then an error naming them. Every error names the file, the line, the table
 //! and the key, and the reason.
 
+use super::spaces::{Member, Spaces};
 use super::{Source, builder};
 use crate::args::{DEFAULT_MAX_WAIT, DEFAULT_STATE_FILE, GeneratorArgs, RingArgs, ServeArgs};
 use crate::serve::Config;
@@ -27,6 +28,7 @@ use ringflake::{DEFAULT_SQLITE_PATH, Layout, TimeZone};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 use toml::Spanned;
 
@@ -56,6 +58,8 @@ struct Resolved {
     tz: TimeZone,
     /// Its layout.
     layout: Layout,
+    /// Its namespace, if it declares one.
+    namespace: Option<String>,
     /// Its worker id source.
     source: Source,
     /// Its lead cap.
@@ -69,22 +73,46 @@ struct Resolved {
 /// The origin of the generator the flags define.
 const FLAGS: &str = "flags";
 
+/// Error `e` of the generator defined at `origin`: one from the file names its table; one from
+/// the flags reads as without a config.
+fn named(origin: &str, e: String) -> String {
+    if origin == FLAGS {
+        e
+    } else {
+        format!("{origin}: {e}")
+    }
+}
+
 impl Resolved {
-    /// The plain values the service boots: an error booting a generator from the file names its
-    /// table; one from the flags reads as without a config.
-    fn into_plan(self) -> Plan {
-        let Resolved {
-            name,
-            origin,
-            tz,
-            layout,
-            source,
-            lead,
-            state,
-            ring,
-        } = self;
-        let described = source.describe();
-        let boot_state = state.clone();
+    /// How the ID check names it.
+    fn member(&self) -> Member {
+        Member {
+            name: self.name.clone(),
+            layout: self.layout,
+            namespace: self.namespace.clone(),
+            source: self.source.describe(),
+        }
+    }
+
+    /// An error of this generator: one from the file names its table; one from the flags reads
+    /// as without a config.
+    fn error(&self, e: String) -> String {
+        named(&self.origin, e)
+    }
+
+    /// The plain values the service boots. Booted, the generator's worker id is checked against
+    /// those of the generators booted before it, and whenever it takes a new one after a heal
+    /// ([`Spaces`], where it is generator `index`).
+    fn into_plan(self, spaces: &Arc<Spaces>, index: usize) -> Plan {
+        let spaces = Arc::clone(spaces);
+        let described = self.source.describe();
+        let (name, tz, layout, lead, state) = (
+            self.name.clone(),
+            self.tz.clone(),
+            self.layout,
+            self.lead,
+            self.state.clone(),
+        );
         Plan {
             name,
             tz,
@@ -93,18 +121,23 @@ impl Resolved {
             lead,
             state,
             boot: Box::new(move || {
-                let origin = origin.clone();
-                let named = move |e: String| {
-                    if origin == FLAGS {
-                        e
-                    } else {
-                        format!("{origin}: {e}")
-                    }
-                };
-                let checked = builder(layout, &source, Some((&ring, lead)), boot_state.as_deref())
-                    .map_err(&named)?;
-                let build: Build =
-                    Box::new(move || checked.build().map_err(|e| named(e.to_string())));
+                let checked = builder(
+                    self.layout,
+                    &self.source,
+                    Some((&self.ring, self.lead)),
+                    self.state.as_deref(),
+                    Some((&spaces, index)),
+                )
+                .map_err(|e| self.error(e))?;
+                let (origin, spaces) = (self.origin.clone(), Arc::clone(&spaces));
+                let build: Build = Box::new(move || {
+                    let g = checked.build().map_err(|e| named(&origin, e.to_string()))?;
+                    // Refused: the generator is dropped, which releases its lease.
+                    spaces
+                        .claim(index, g.worker_id())
+                        .map_err(|e| named(&origin, e))?;
+                    Ok(g)
+                });
                 Ok(build)
             }),
         }
@@ -140,7 +173,19 @@ pub fn plans(a: &ServeArgs, matches: &ArgMatches) -> Result<Vec<Plan>, String> {
             clash.origin, clash.name, a.name
         ));
     }
-    Ok(plans.into_iter().map(Resolved::into_plan).collect())
+    let spaces = Spaces::new(plans.iter().map(Resolved::member).collect());
+    // Worker ids known before boot (fixed, or the host name's) are checked now, before anything
+    // is opened; the others once their generator has booted.
+    for (index, plan) in plans.iter().enumerate() {
+        if let Some(id) = plan.source.known_id() {
+            spaces.claim(index, id).map_err(|e| plan.error(e))?;
+        }
+    }
+    Ok(plans
+        .into_iter()
+        .enumerate()
+        .map(|(index, plan)| plan.into_plan(&spaces, index))
+        .collect())
 }
 
 /// Every generator, resolved and checked against the others.
@@ -169,7 +214,6 @@ fn resolve(a: &ServeArgs, matches: &ArgMatches) -> Result<Vec<Resolved>, String>
     for table in tables {
         plans.push(table.resolve(a.single_instance)?);
     }
-    check_shared(&plans)?;
     Ok(plans)
 }
 
@@ -187,6 +231,7 @@ fn from_flags(a: &ServeArgs, matches: &ArgMatches) -> Result<Resolved, String> {
         origin: FLAGS.into(),
         tz,
         layout,
+        namespace: a.space.namespace.clone(),
         source: match a.listen.port() {
             0 => a.worker.source(matches)?,
             port => a.worker.source(matches)?.listening_on(port),
@@ -231,6 +276,7 @@ impl Table {
             origin: self.origin,
             tz,
             layout,
+            namespace: self.args.space.namespace,
             source: source.keeping(state.as_deref()),
             lead,
             state,
@@ -424,34 +470,6 @@ fn read(path: &Path) -> Result<Vec<Table>, String> {
         });
     }
     Ok(tables)
-}
-
-/// What two generators must not share: a fixed worker id on the same layout (they would hand out
-/// the same IDs). A state file they may share, as the library allows: each then starts above the
-/// seconds any of them reserved.
-fn check_shared(plans: &[Resolved]) -> Result<(), String> {
-    for (i, a) in plans.iter().enumerate() {
-        for b in &plans[..i] {
-            if let (Some(x), Some(y)) = (a.source.known_id(), b.source.known_id())
-                && x == y
-                && a.layout == b.layout
-            {
-                return Err(format!(
-                    "{}: worker-id {x} is also generator {}'s ({}) on the same layout {}/{}/{} \
-                     from unix second {}: the two would hand out the same IDs; give each its own \
-                     worker id",
-                    a.origin,
-                    b.name,
-                    b.origin,
-                    a.layout.time_bits(),
-                    a.layout.worker_bits(),
-                    a.layout.seq_bits(),
-                    a.layout.epoch_seconds()
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

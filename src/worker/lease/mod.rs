@@ -2,276 +2,23 @@
 //! and extended in the background, so that a worker id can be recycled provably safely and a
 //! restarted node can start above everything its previous run issued, even after SIGKILL.
 //!
-//! [`Lease`] is what an assigner hands out; [`Keeper`] is the generator's thread that keeps one
-//! extended and releases it at shutdown.
+//! [`Lease`] is what an assigner hands out and [`extension_target`] the one rule of when it is
+//! written (both in `contract`); [`Keeper`] is the generator's thread that keeps one extended,
+//! says when extensions fail, when the lease runs out or is taken over, asks the source for a new
+//! worker id once it is lost for good, and releases it at shutdown.
+
+mod contract;
 
 use crate::lock::lock;
 use crate::{Clock, Error};
+pub use contract::Lease;
+use contract::REPEAT_WARNING_SECS;
+pub(crate) use contract::{DEFAULT_WINDOW_SECS, LOST_WRITE, extension_target};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
-
-/// A worker id's lease in its table: the node may issue IDs whose second is at most the lease.
-///
-/// Implemented by the database assigners; a generator given an [`Assignment`](crate::Assignment)
-/// with a lease keeps it extended from a background thread and never issues past it.
-///
-/// ```
-/// use ringflake::{Error, Lease};
-/// use std::sync::atomic::{AtomicI64, Ordering};
-///
-/// #[derive(Debug)]
-/// struct InMemory(AtomicI64);
-/// impl Lease for InMemory {
-///     fn until(&self) -> i64 { self.0.load(Ordering::SeqCst) }
-///     fn extend(&self, until: i64) -> Result<(), Error> { self.0.store(until, Ordering::SeqCst); Ok(()) }
-///     fn release(&self, last_second: i64) -> Result<(), Error> { self.0.store(last_second, Ordering::SeqCst); Ok(()) }
-/// }
-/// let lease = InMemory(AtomicI64::new(100));
-/// lease.extend(200)?;
-/// assert_eq!(lease.until(), 200);
-/// # Ok::<(), ringflake::Error>(())
-/// ```
-pub trait Lease: Send + Sync + fmt::Debug + 'static {
-    /// The lease in force: the last unix second this node may issue.
-    ///
-    /// ```
-    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
-    ///
-    /// let dir = tempfile::tempdir().unwrap();
-    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("w.db"))?.recycle(true);
-    /// let a = assigner.assign(&Layout::default())?;
-    /// let lease = a.lease.as_ref().expect("recycling keeps a lease");
-    /// assert_eq!(assigner.list()?[0].lease_until, lease.until()); // the row holds it
-    /// # Ok::<(), ringflake::Error>(())
-    /// ```
-    fn until(&self) -> i64;
-    /// Moves the lease to `until`.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::LeaseExpired`] when the lease was taken over by another node (it cannot come
-    /// back: the keeper logs it once, as an error); any other error when the database cannot be
-    /// reached or refuses (the keeper logs a warning and tries again about every second).
-    ///
-    /// ```
-    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
-    ///
-    /// let dir = tempfile::tempdir().unwrap();
-    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("w.db"))?.recycle(true);
-    /// let a = assigner.assign(&Layout::default())?;
-    /// let lease = a.lease.as_ref().expect("recycling keeps a lease");
-    /// lease.extend(lease.until() + 60)?;
-    /// assert_eq!(assigner.list()?[0].lease_until, lease.until());
-    /// # Ok::<(), ringflake::Error>(())
-    /// ```
-    fn extend(&self, until: i64) -> Result<(), Error>;
-    /// Gives the lease back at shutdown, recording `last_second`, the newest second this node
-    /// may have issued: the id becomes recyclable once the clock passes it.
-    ///
-    /// # Errors
-    ///
-    /// The database cannot be reached (the lease then simply expires), or
-    /// [`Error::LeaseExpired`] when another node has taken the worker id over (its row is left
-    /// alone).
-    ///
-    /// ```
-    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
-    ///
-    /// let dir = tempfile::tempdir().unwrap();
-    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("w.db"))?.recycle(true);
-    /// let a = assigner.assign(&Layout::default())?;
-    /// let lease = a.lease.as_ref().expect("recycling keeps a lease");
-    /// let last_used = lease.until() - 250;
-    /// lease.release(last_used)?;
-    /// assert_eq!(assigner.list()?[0].lease_until, last_used);
-    /// # Ok::<(), ringflake::Error>(())
-    /// ```
-    fn release(&self, last_second: i64) -> Result<(), Error>;
-
-    /// Checks, without extending it, that the lease is still this node's, when something says it
-    /// may not be: the keeper calls it about every second while no extension is due. A lease in
-    /// a database row checks its row when the connection to the database broke since the last
-    /// call (after a failover, the new primary may lack the row or this node's lease): at once,
-    /// not at the next extension. The default checks nothing.
-    ///
-    /// # Errors
-    ///
-    /// As [`extend`](Self::extend): [`Error::LeaseExpired`] when the lease is lost for good.
-    ///
-    /// ```
-    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
-    ///
-    /// let dir = tempfile::tempdir().unwrap();
-    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("w.db"))?.recycle(true);
-    /// let a = assigner.assign(&Layout::default())?;
-    /// let lease = a.lease.as_ref().expect("recycling keeps a lease");
-    /// lease.check()?; // a SQLite file has no connection to lose
-    /// assert_eq!(assigner.list()?[0].lease_until, lease.until());
-    /// # Ok::<(), ringflake::Error>(())
-    /// ```
-    fn check(&self) -> Result<(), Error> {
-        Ok(())
-    }
-
-    /// Why no ID may be served now although the lease holds, if none may: the keeper asks
-    /// after every extension or check (about once a second), and while it answers `Some` the
-    /// generator serves nothing and drops the IDs ready in its ring (as when the clock is
-    /// skewed); it serves again once the answer is `None`. A lease kept by a ZooKeeper session
-    /// answers `Some` once the servers have not answered for a third of the session timeout:
-    /// the session may then expire, and the id go to another node, before this node can learn
-    /// it; takes then fail with [`Error::Fenced`]. The default never refuses.
-    ///
-    /// ```
-    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
-    ///
-    /// let dir = tempfile::tempdir().unwrap();
-    /// let a = DatabaseAssigner::sqlite(dir.path().join("w.db"))?.assign(&Layout::default())?;
-    /// let lease = a.lease.as_ref().expect("recycling keeps a lease");
-    /// assert_eq!(lease.at_risk(), None); // a row has no session to lose
-    /// # Ok::<(), ringflake::Error>(())
-    /// ```
-    fn at_risk(&self) -> Option<String> {
-        None
-    }
-
-    /// How often the keeper should look at the lease (extend it when due, else
-    /// [`check`](Self::check) it and ask [`at_risk`](Self::at_risk)), if more often than its
-    /// default (three times a window, at least once a second): a lease whose risk comes from a
-    /// session timeout of a few seconds asks for a tenth of it. `None` (the default) keeps the
-    /// default.
-    ///
-    /// ```
-    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
-    ///
-    /// let dir = tempfile::tempdir().unwrap();
-    /// let a = DatabaseAssigner::sqlite(dir.path().join("w.db"))?.assign(&Layout::default())?;
-    /// assert_eq!(a.lease.as_ref().expect("a lease").look_every(), None);
-    /// # Ok::<(), ringflake::Error>(())
-    /// ```
-    fn look_every(&self) -> Option<std::time::Duration> {
-        None
-    }
-
-    /// How far beyond the newest used second an extension reaches, in seconds (default 300).
-    ///
-    /// ```
-    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
-    /// use std::time::Duration;
-    ///
-    /// let dir = tempfile::tempdir().unwrap();
-    /// let assigner = DatabaseAssigner::sqlite(dir.path().join("w.db"))?
-    ///     .recycle(true)
-    ///     .lease_window(Duration::from_secs(90));
-    /// let a = assigner.assign(&Layout::default())?;
-    /// assert_eq!(a.lease.as_ref().expect("a lease").window(), 90);
-    /// # Ok::<(), ringflake::Error>(())
-    /// ```
-    fn window(&self) -> i64 {
-        DEFAULT_WINDOW_SECS
-    }
-
-    /// The clock of the database that keeps the lease, read in one round trip (a read, never
-    /// a write), by which the keeper judges this node's clock every few seconds; `None` (the
-    /// default) where there is no clock apart from this node's (SQLite, a lease in memory).
-    ///
-    /// # Errors
-    ///
-    /// The database cannot be reached: the keeper keeps its last reading.
-    ///
-    /// ```
-    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
-    ///
-    /// let dir = tempfile::tempdir().unwrap();
-    /// let a = DatabaseAssigner::sqlite(dir.path().join("w.db"))?.assign(&Layout::default())?;
-    /// let lease = a.lease.as_ref().expect("recycling keeps a lease");
-    /// assert_eq!(lease.database_clock()?, None); // SQLite runs on this node's clock
-    /// # Ok::<(), ringflake::Error>(())
-    /// ```
-    fn database_clock(&self) -> Result<Option<crate::DatabaseTime>, Error> {
-        Ok(None)
-    }
-
-    /// Where the lease is kept, without any password, for log lines: `sqlite file
-    /// ringflake.db`, `postgres://user@host:5432/ids`. The default says only `lease`.
-    ///
-    /// ```
-    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
-    ///
-    /// let dir = tempfile::tempdir().unwrap();
-    /// let path = dir.path().join("w.db");
-    /// let a = DatabaseAssigner::sqlite(&path)?.recycle(true).assign(&Layout::default())?;
-    /// let lease = a.lease.as_ref().expect("recycling keeps a lease");
-    /// assert_eq!(lease.describe(), format!("sqlite file {}", path.display()));
-    /// # Ok::<(), ringflake::Error>(())
-    /// ```
-    fn describe(&self) -> String {
-        "lease".into()
-    }
-}
-
-/// How the reason of a lease lost to a lost write begins (the lease's `extend` says it; see
-/// `RowLease`): the keeper tells a lost write from a takeover by it.
-pub(crate) const LOST_WRITE: &str = "lost write:";
-
-/// The default lease window: how far beyond the newest used second a lease reaches.
-pub(crate) const DEFAULT_WINDOW_SECS: i64 = 300;
-
-/// While extensions keep failing with the same error, it is logged again at most this often (the
-/// keeper tries about once a second).
-const REPEAT_WARNING_SECS: i64 = 30;
-
-/// Whether the lease must be written now, and to which second: the one rule of when a node
-/// writes its lease.
-///
-/// `now` is the clock, `used` the newest second the generator has used (it may be ahead of the
-/// clock: borrowed seconds), `horizon` the lease last written (and confirmed) to the table,
-/// `window` the lease window and `hits` how many times the generator reached the horizon since
-/// the last extension (each doubles the reach, up to 12); `force` asks for a write now whatever
-/// the hysteresis (the last write failed, or the database did not answer the keeper's read of
-/// its clock: whether the lease can still be written is found out at once, and said).
-///
-/// # Hysteresis
-///
-/// The lease is written only when what it still covers beyond `max(now, used)` has fallen below
-/// two thirds of the window, or when the generator has reached it (`hits > 0`), or when forced;
-/// it is then moved
-/// a full window (times `2^hits`) past `max(now, used)`. In steady state that is one write per
-/// third of a window (a little more: the remaining lease must fall *below* two thirds), i.e.
-/// every 101 s with the default 300 s window, not one per check. Uniqueness never depends on
-/// this rule: the generator never issues past the horizon, and the horizon moves only once the
-/// write has landed; the rule only decides how much margin is left when the write is due.
-///
-/// With a lead cap (`max_lead` seconds), a write never reaches further than `now + max_lead +
-/// window`. `None`: nothing to write (the target would not move the horizon).
-pub(crate) fn extension_target(
-    now: i64,
-    used: i64,
-    horizon: i64,
-    window: i64,
-    hits: u32,
-    max_lead: Option<u64>,
-    force: bool,
-) -> Option<i64> {
-    let window = window.max(1);
-    let base = now.max(used);
-    let remaining = horizon.saturating_sub(base);
-    // Below two thirds of the window, in integers: remaining < 2 * window / 3.
-    let due = force || hits > 0 || remaining.saturating_mul(3) < window.saturating_mul(2);
-    if !due {
-        return None;
-    }
-    let mut target = base.saturating_add(window.saturating_mul(1 << hits.min(12)));
-    if let Some(lead) = max_lead {
-        target = target.min(
-            now.saturating_add(i64::try_from(lead).unwrap_or(i64::MAX))
-                .saturating_add(window),
-        );
-    }
-    (target > horizon).then_some(target)
-}
 
 /// Asks the worker id source for a new worker id once the lease is lost for good, and hands what
 /// it got to the generator (the closure does both): the new worker id, or the error of a source
@@ -302,6 +49,8 @@ pub(crate) struct KeeperShared {
     renewer: Mutex<Option<Renew>>,
     /// A new worker id was handed to the generator and waits to be installed.
     renewed: AtomicBool,
+    /// Why the source's last answer gave no new worker id, while it gives none.
+    renew_refused: Mutex<Option<String>>,
     /// Extension attempts that failed since the keeper started.
     failures: AtomicU64,
     /// Times the worker table was found to have lost this node's write (see `lost_write`).
@@ -412,9 +161,15 @@ impl KeeperShared {
         };
         let reason = match (self.is_gone(), lock(&self.renewer).is_some()) {
             (false, _) => reason,
-            (true, true) => {
-                format!("{reason}; taking a new worker id from the source as soon as it answers")
-            }
+            (true, true) => match lock(&self.renew_refused).as_ref() {
+                Some(why) => format!(
+                    "{reason}; taking a new worker id from the source, which has given none \
+                     yet: {why}"
+                ),
+                None => format!(
+                    "{reason}; taking a new worker id from the source as soon as it answers"
+                ),
+            },
             (true, false) => format!(
                 "{reason}; this worker id source has no other id to give: restart with another \
                  worker id"
@@ -482,6 +237,7 @@ impl KeeperShared {
         let old_worker_id = self.worker();
         match renew() {
             Ok(worker_id) => {
+                *lock(&self.renew_refused) = None;
                 tracing::info!(
                     old_worker_id,
                     worker_id,
@@ -491,11 +247,17 @@ impl KeeperShared {
                 self.renewed.store(true, Ordering::Release);
             }
             Err(error) => {
-                tracing::warn!(
-                    old_worker_id,
-                    %error,
-                    "no new worker id yet: the source will be asked again"
-                );
+                // Said when the answer changes, not at every look.
+                let text = error.to_string();
+                let mut refused = lock(&self.renew_refused);
+                if refused.as_deref() != Some(text.as_str()) {
+                    tracing::warn!(
+                        old_worker_id,
+                        %error,
+                        "no new worker id yet: the source will be asked again"
+                    );
+                    *refused = Some(text);
+                }
             }
         }
     }
@@ -813,6 +575,7 @@ impl Keeper {
             gone: Mutex::new(None),
             renewer: Mutex::new(None),
             renewed: AtomicBool::new(false),
+            renew_refused: Mutex::new(None),
             failures: AtomicU64::new(0),
             lost_writes: AtomicU64::new(0),
             failing_since: AtomicI64::new(i64::MIN),
@@ -949,135 +712,4 @@ impl std::ops::Deref for Keeper {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ManualClock;
-
-    /// A lease in memory that remembers every extension asked of it.
-    #[derive(Debug, Default)]
-    struct Recorded(Mutex<Vec<i64>>);
-
-    impl Lease for Arc<Recorded> {
-        fn until(&self) -> i64 {
-            1_800_000_000 + 2
-        }
-        fn extend(&self, until: i64) -> Result<(), Error> {
-            self.0.lock().unwrap().push(until);
-            Ok(())
-        }
-        fn release(&self, _last_second: i64) -> Result<(), Error> {
-            Ok(())
-        }
-        fn window(&self) -> i64 {
-            2
-        }
-    }
-
-    /// The hysteresis boundary: with a 300 s window the lease is written once what it covers
-    /// beyond `max(now, used)` falls below 200 s, not before; a hit writes at once.
-    #[test]
-    fn extension_is_due_below_two_thirds_of_the_window() {
-        let now = 1_800_000_000;
-        // 200 s left: not due; 199 s left: due, to a full window past the clock.
-        assert_eq!(
-            extension_target(now, now, now + 200, 300, 0, None, false),
-            None
-        );
-        assert_eq!(
-            extension_target(now, now, now + 199, 300, 0, None, false),
-            Some(now + 300)
-        );
-        // Borrowed seconds count: what the lease covers is measured from the newest used.
-        assert_eq!(
-            extension_target(now, now + 150, now + 300, 300, 0, None, false),
-            Some(now + 450)
-        );
-        // The generator reached the horizon: written at once, twice as far.
-        assert_eq!(
-            extension_target(now, now + 300, now + 300, 300, 1, None, false),
-            Some(now + 900)
-        );
-        // Forced (a failed write, a database that did not answer a read): at once.
-        assert_eq!(
-            extension_target(now, now, now + 250, 300, 0, None, true),
-            Some(now + 300)
-        );
-        // A lead cap bounds the reach; nothing to write when it would not move the horizon.
-        assert_eq!(
-            extension_target(now, now + 10, now + 12, 2, 5, Some(10), false),
-            None
-        );
-        assert_eq!(
-            extension_target(now, now + 10, now + 11, 2, 5, Some(10), false),
-            Some(now + 12)
-        );
-    }
-
-    /// Checked every second for 1,000 simulated seconds, a 300 s lease is written every 101 s
-    /// (9 times), where the keeper used to write it at every check (1,000 times).
-    #[test]
-    fn steady_state_writes_once_per_third_of_the_window() {
-        #[derive(Debug)]
-        struct Counted(Arc<AtomicU64>, AtomicI64);
-        impl Lease for Counted {
-            fn until(&self) -> i64 {
-                self.1.load(Ordering::SeqCst)
-            }
-            fn extend(&self, until: i64) -> Result<(), Error> {
-                self.0.fetch_add(1, Ordering::SeqCst);
-                self.1.store(until, Ordering::SeqCst);
-                Ok(())
-            }
-            fn release(&self, _last_second: i64) -> Result<(), Error> {
-                Ok(())
-            }
-        }
-        let start = 1_800_000_000;
-        let clock = ManualClock::from_seconds(start);
-        let writes = Arc::new(AtomicU64::new(0));
-        let lease = Counted(Arc::clone(&writes), AtomicI64::new(start + 300));
-        let keeper =
-            Keeper::start(Box::new(lease), 1, Arc::new(clock.clone()), None, start).unwrap();
-        let mut least = i64::MAX;
-        for second in 1..=1000 {
-            clock.advance_seconds(1);
-            keeper.note_used(start + second);
-            keeper.shared.extend_once();
-            least = least.min(keeper.horizon() - (start + second));
-        }
-        let n = writes.load(Ordering::SeqCst);
-        assert_eq!(
-            n, 9,
-            "1,000 s at 300 s a window: one write per 101 s (at 101, 202 .. 909)"
-        );
-        assert!(
-            least >= 199,
-            "the lease never covers less than 2/3 of the window: {least}"
-        );
-    }
-
-    /// However often the generator hits the horizon (each hit used to double the reach), an
-    /// extension never reaches past `now + max_lead + window`.
-    #[test]
-    fn extensions_stop_at_the_lead_cap_plus_the_window() {
-        let now = 1_800_000_000;
-        let clock = ManualClock::from_seconds(now);
-        let lease = Arc::new(Recorded::default());
-        let keeper = Keeper::start(
-            Box::new(Arc::clone(&lease)),
-            1,
-            Arc::new(clock),
-            Some(10),
-            now + 10,
-        )
-        .unwrap();
-        for _ in 0..50 {
-            keeper.request_extension();
-        }
-        keeper.shared.extend_once();
-        let asked = lease.0.lock().unwrap().clone();
-        assert!(!asked.is_empty());
-        assert!(asked.iter().all(|&u| u <= now + 10 + 2), "{asked:?}");
-        assert!(keeper.horizon() >= now + 10, "covers what was used");
-    }
-}
+mod tests;
