@@ -218,8 +218,10 @@ impl Boot {
                 crate::clock::rfc3339(reserved_until),
                 back.ahead_seconds()
             );
-            release(chosen.assignment, reserved_until);
+            release(&chosen.assignment, reserved_until);
             given_back = Some(back);
+            // Held (its lease, its state directory's owner file) until another is claimed: the
+            // retake must not take the same id back.
             let again = retake.assign(layout)?;
             let worker_id = match check_fits(again.worker_id, layout) {
                 Ok(id) => id,
@@ -324,7 +326,7 @@ fn give_back(
         "worker id {worker_id} given back: the start is refused ({why})"
     );
     if assignment.lease.is_some() {
-        release(assignment, last);
+        release(&assignment, last);
     } else if let Some(assigner) = assigner
         && let Err(e) = assigner.give_back(worker_id)
     {
@@ -338,7 +340,7 @@ fn give_back(
 }
 
 /// Releases `assignment`'s lease, if it has one, at unix second `last`.
-fn release(assignment: Assignment, last: i64) {
+fn release(assignment: &Assignment, last: i64) {
     if let Some(lease) = &assignment.lease
         && let Err(e) = lease.release(last)
     {

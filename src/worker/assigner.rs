@@ -51,8 +51,12 @@ pub trait WorkerIdAssigner {
         self.assign_worker_id(layout).map(Assignment::fixed)
     }
 
-    /// An owned copy of this assigner that a generator keeps, to take another worker id without
-    /// the application: at build, once, if the id assigned is reserved beyond the lead cap (its
+    /// An owned copy of this assigner that a generator keeps, to take a worker id without the
+    /// application: the boot's own, when the builder is built
+    /// ([`CachedBuilder::worker_id_from`](crate::CachedBuilder::worker_id_from) asks it once
+    /// the build's checks have passed, so that a refused build claims nothing: its first answer
+    /// must be what this assigner's would be); another at build, once, if the id assigned is
+    /// reserved beyond the lead cap (its
     /// floor, the state file's reach for it or the table's, lies past `now + max_lead + max_lag`, so it
     /// could serve nothing until the clock gets there); and later, when a
     /// [`CachedUidGenerator`](crate::CachedUidGenerator)'s lease is lost for good (its row taken
