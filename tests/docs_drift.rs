@@ -44,6 +44,7 @@ const FOREIGN_FLAGS: &[(&str, &str)] = &[
     ("--raw", "examples/http_floor.rs"),
     ("--num-workers", "ferroid-tonic-server"),
     ("--latency", "wrk"),
+    ("--tool", "valgrind"),
     ("--config.file", "prometheus"),
     ("--web.listen-address", "prometheus"),
     ("--storage.tsdb.path", "prometheus"),
