@@ -96,6 +96,18 @@ fn vectors() -> Vec<Vector> {
         .collect()
 }
 
+/// UidGenerator's Java defaults: 28 time, 22 worker and 13 sequence bits from 2016-05-20.
+const JAVA_DEFAULTS: [&str; 8] = [
+    "--time-bits",
+    "28",
+    "--worker-bits",
+    "22",
+    "--seq-bits",
+    "13",
+    "--epoch",
+    "2016-05-20",
+];
+
 fn layout_flags(v: &Vector) -> Vec<String> {
     vec![
         "--time-bits".into(),
@@ -223,16 +235,7 @@ fn time_zone_for_epoch_and_timestamps() {
     let dir = temp();
     // Java with default zone Asia/Shanghai: epochStr "2016-05-20" is midnight in Beijing, and
     // parseUID prints Beijing time: the default epoch of UidGenerator.
-    let flags = [
-        "--time-bits",
-        "28",
-        "--worker-bits",
-        "22",
-        "--seq-bits",
-        "13",
-        "--epoch",
-        "2016-05-20",
-    ];
+    let flags = JAVA_DEFAULTS;
     let mut args = vec!["parse", "0"];
     args.extend(flags);
     let beijing = ringflake(dir.path())
@@ -1677,16 +1680,7 @@ fn a_refused_start_takes_no_worker_id() {
     let dir = temp();
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let busy = taken.local_addr().unwrap().to_string();
-    let java = [
-        "--time-bits",
-        "28",
-        "--worker-bits",
-        "22",
-        "--seq-bits",
-        "13",
-        "--epoch",
-        "2016-05-20",
-    ];
+    let java = JAVA_DEFAULTS;
     std::fs::write(
         dir.path().join("two.toml"),
         "[generators.orders]\ndb = \"ringflake.db\"\n\n[generators.legacy]\nlayout = \"uidgenerator\"\ndb = \"ringflake.db\"\n",

@@ -388,15 +388,7 @@ async fn serve_http<I>(
         if (req.method() == Method::GET || !grpc::is_grpc(&req))
             && let Some((answer, route)) = answer_now(&app, &req)
         {
-            access::http(
-                req.method(),
-                req.uri().path(),
-                route,
-                answer.status().as_u16(),
-                req.version(),
-                Some(peer),
-                start,
-            );
+            access::http(&req, route, answer.status().as_u16(), Some(peer), start);
             return Answer::Now(std::future::ready(Ok(answer.map(Either::Left))));
         }
         let app = Arc::clone(&app);
@@ -415,15 +407,7 @@ async fn serve_http<I>(
             } else {
                 // The answer's body as it is, not boxed as gRPC's are: no allocation for it.
                 let (answer, route) = handle(&app, &req).await;
-                access::http(
-                    req.method(),
-                    req.uri().path(),
-                    route,
-                    answer.status().as_u16(),
-                    req.version(),
-                    Some(peer),
-                    start,
-                );
+                access::http(&req, route, answer.status().as_u16(), Some(peer), start);
                 answer.map(Either::Left)
             };
             Ok::<_, Infallible>(answer)
