@@ -53,7 +53,7 @@ const SEGMENT_SERIES: [&str; 11] = [
     "ringflake_segment_not_ready_total",
 ];
 
-const SERIES: [(&str, &str); 22] = [
+const SERIES: [(&str, &str); 23] = [
     ("ringflake_ring_capacity", "gauge"),
     ("ringflake_ring_available", "gauge"),
     ("ringflake_ring_fill_ratio", "gauge"),
@@ -76,6 +76,7 @@ const SERIES: [(&str, &str); 22] = [
     ("ringflake_lease_expiry_timestamp_seconds", "gauge"),
     ("ringflake_lease_fenced", "gauge"),
     ("ringflake_clock_skew_seconds", "gauge"),
+    ("ringflake_build_info", "gauge"),
 ];
 
 /// The series only a generator with a lease in a server database has (none here: see
@@ -417,6 +418,16 @@ fn exporter_tracks_generators_over_http() {
         get(&text, "ringflake_lease_extension_failures_total", "live"),
         0.0
     );
+    // Which build runs: the crate's version and the commit, on a series of its own.
+    let build = format!(
+        "ringflake_build_info{{version=\"{}\",commit=\"",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with(&build) && l.ends_with("\"} 1")),
+        "no {build}…}} 1 in:\n{text}"
+    );
     // Every series (ringflake_worker_ids_remaining now too) is described with its type and a HELP text that names a unit.
     for (name, kind) in SERIES {
         if (name == LEASE_EXPIRY || name == LEASE_FENCED) && cfg!(not(feature = "sqlite"))
@@ -504,11 +515,11 @@ fn exporter_tracks_generators_over_http() {
     // The series tables of docs/monitoring.md and of MetricsReporter's documentation list every
     // series; they, the README, the dashboard and the alert rules name only real ones.
     let monitoring = include_str!("../docs/monitoring.md");
-    let reporter = include_str!("../src/metrics.rs");
+    let reporter = include_str!("../src/metrics/reporter.rs");
     for (name, _) in SERIES {
         for (file, text) in [
             ("docs/monitoring.md", monitoring),
-            ("src/metrics.rs", reporter),
+            ("src/metrics/reporter.rs", reporter),
         ] {
             assert!(
                 text.contains(&format!("| `{name}` |")),
@@ -615,9 +626,9 @@ fn handles_are_registered_once() {
         }
         reporter
     });
-    // 18 series at start (no lease here: no expiry series), ringflake_worker_ids_remaining at
-    // its first value; none per sample.
-    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 19);
+    // 18 series at start (no lease here: no expiry series) and the build's, then
+    // ringflake_worker_ids_remaining at its first value; none per sample.
+    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 20);
     drop(reporter);
 }
 
@@ -645,8 +656,8 @@ fn the_lease_expiry_is_registered_once() {
         }
         reporter
     });
-    // 18 at start, the lease's expiry and fence with the first sample.
-    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 20);
+    // 18 at start and the build's, the lease's expiry and fence with the first sample.
+    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 21);
     drop(reporter);
 }
 

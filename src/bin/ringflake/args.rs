@@ -41,7 +41,7 @@ pub enum Command {
     Gen(GenArgs),
     /// Print UidGenerator's parseUID JSON for each ID, one per line.
     Parse(ParseArgs),
-    /// Plan a layout: propose bit widths and an epoch for a rate, restarts and years.
+    /// Plan a layout: propose bit widths and an epoch for a rate, live nodes, restarts and years.
     Layout(PlanArgs),
     /// List the worker table (WORKER_NODE).
     #[command(mut_arg("db", |a| a.help(format!(
@@ -223,10 +223,15 @@ pub struct StateArgs {
           help = format!("Record here, durably and before use, the highest second this generator \
                           may use, and start above what it records: a restart of the same worker \
                           id never repeats an ID, even after kill -9. Shared by every generator \
-                          started in the same directory [default: {DEFAULT_STATE_FILE}]"))]
+                          started in the same directory; a new worker id starts after the highest \
+                          second it records for any (at most max-lead ahead), so that restarts in \
+                          one directory stay in order and a run beside a live one starts at the \
+                          clock [default: {DEFAULT_STATE_FILE}]"))]
     pub state_file: Option<PathBuf>,
     /// Run without a state file: a restart of the same worker id within max-lead seconds of its
-    /// last run's end can repeat that run's IDs (nothing records how far ahead it went)
+    /// last run's end can repeat that run's IDs (nothing records how far ahead it went), and a
+    /// new worker id from a table starts up to max-lead seconds ahead of the clock, above the
+    /// leases of the host's earlier rows, so that restarts stay in order
     #[arg(long, env = "RINGFLAKE_NO_STATE_FILE", value_parser = boolish())]
     pub no_state_file: bool,
 }
@@ -282,7 +287,7 @@ pub(crate) fn socket_addr(value: &str) -> Result<SocketAddr, String> {
     })
 }
 
-/// A whole number for `--rate` and `--restarts-per-day`: digits, with `_` or `,` between
+/// A whole number for `--rate`, `--fleet-rate`, `--nodes` and `--restarts-per-day`: digits, with `_` or `,` between
 /// thousands allowed (`1_000_000`); `1e6` and `2.5` are refused with the form expected.
 pub(crate) fn whole_number(value: &str) -> Result<u64, String> {
     let digits: String = value
@@ -655,12 +660,22 @@ pub struct ParseArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("demand_rate").required(true).multiple(true).args(["rate", "fleet_rate"])))]
 pub struct PlanArgs {
-    /// Sustained IDs per second of the busiest node
+    /// Sustained IDs per second of the busiest node (give it, --fleet-rate, or both)
     #[arg(long, env = "RINGFLAKE_RATE", value_name = "IDS_PER_SEC", value_parser = whole_number)]
-    pub rate: u64,
-    /// Boots per day across all nodes sharing the worker table (each takes a worker id)
-    #[arg(long, env = "RINGFLAKE_RESTARTS_PER_DAY", value_name = "N", value_parser = whole_number)]
+    pub rate: Option<u64>,
+    /// Sustained IDs per second across the fleet, spread over --nodes (the busiest node then
+    /// takes the larger of --rate and its share)
+    #[arg(long, env = "RINGFLAKE_FLEET_RATE", value_name = "IDS_PER_SEC", value_parser = whole_number)]
+    pub fleet_rate: Option<u64>,
+    /// Nodes live at once, each holding a worker id: with recycling (the default) the worker
+    /// field must hold them, and the ids of nodes restarted within a lease window
+    #[arg(long, env = "RINGFLAKE_NODES", value_name = "N", default_value_t = 1, value_parser = whole_number)]
+    pub nodes: u64,
+    /// Boots per day across all nodes sharing the worker table: with --no-recycle each takes a
+    /// new worker id; with recycling a crashed one holds its id for a lease window
+    #[arg(long, env = "RINGFLAKE_RESTARTS_PER_DAY", value_name = "N", default_value_t = 0, value_parser = whole_number)]
     pub restarts_per_day: u64,
     /// How many years the layout must last
     #[arg(long, env = "RINGFLAKE_YEARS", value_name = "Y")]

@@ -4,7 +4,7 @@
 
 use super::model::auth::{Auth, exposure_warning};
 use super::model::plan::Lead;
-use super::model::routes::MAX_COUNT;
+use super::model::routes::{Exposure, MAX_COUNT, usages};
 use crate::text::{epoch_text, thousands};
 use ringflake::{CachedUidGenerator, GivenBack, Health, Layout, LeadPolicy};
 use std::fmt::Write as _;
@@ -51,12 +51,34 @@ pub fn access_lines(
         None => {}
     }
     if let Some(addr) = internal {
-        let _ = writeln!(
-            lines,
-            "ringflake: metrics on http://{addr}/metrics (and /healthz), not on {main}"
-        );
+        lines.push_str(&internal_line(addr, main));
     }
     lines
+}
+
+/// The `--metrics-listen` line: the routes that moved to the internal address `internal` (served
+/// there, not on `main`) and those both serve, read from the route table.
+fn internal_line(internal: std::net::SocketAddr, main: std::net::SocketAddr) -> String {
+    let on = |there: bool, here: bool| {
+        and_list(&usages(|e| {
+            e.served_on(Exposure::Internal) == there && e.served_on(Exposure::Ids) == here
+        }))
+    };
+    format!(
+        "ringflake: metrics on http://{internal}/metrics; {} answer there, not on {main}; {} \
+         answer on both\n",
+        on(true, false),
+        on(true, true)
+    )
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[&str]) -> String {
+    match items.split_last() {
+        None => String::new(),
+        Some((last, [])) => (*last).to_string(),
+        Some((last, others)) => format!("{} and {last}", others.join(", ")),
+    }
 }
 
 /// The start-up lines on public IDs (`--id-key-file`): where the key applies, and a warning if

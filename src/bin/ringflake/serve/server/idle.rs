@@ -84,15 +84,16 @@ impl Drop for Open {
     }
 }
 
-/// An answer's body holding its stream open until it is done or dropped.
+/// An answer's body holding its stream open until it is done or dropped (`None`: an HTTP/1.1
+/// answer, whose connection counts no streams).
 pub struct Counted<B> {
     body: B,
-    _open: Open,
+    _open: Option<Open>,
 }
 
 impl<B> Counted<B> {
     /// `body`, its stream open.
-    pub fn new(body: B, open: Open) -> Self {
+    pub fn new(body: B, open: Option<Open>) -> Self {
         Counted { body, _open: open }
     }
 }
