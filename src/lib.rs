@@ -290,13 +290,15 @@ pub use remote::{RemoteBuilder, RemoteGenerator, RemoteStats};
 pub use text::{IdFormat, IdText, IdTextError};
 pub use worker::node::NodeInfo;
 pub use worker::rows::WorkerRow;
+// Empty without a source's feature.
+#[allow(unused_imports)]
+pub use worker::sources::*;
 #[cfg(feature = "sqlite")]
 pub use worker::sqlite::DEFAULT_SQLITE_PATH;
 pub use worker::table::DatabaseAssigner;
-#[cfg(feature = "zookeeper")]
-pub use worker::zookeeper::{ZooKeeperAssigner, ZooKeeperWorker};
 pub use worker::{
-    Assignment, DatabaseTime, FixedWorkerId, Lease, StatefulSetOrdinal, WorkerIdAssigner,
+    Assignment, Cell, DatabaseTime, FixedWorkerId, Lease, Listed, Listing, Placement, SharedFlag,
+    Source, SourceKind, SourceOption, SourceSettings, StatefulSetOrdinal, WorkerIdAssigner,
 };
 pub use zone::{MAX_TIME_ZONE_FILE_BYTES, system_time_zone, time_zone_from_tz};
 

@@ -19,6 +19,10 @@
 //! - `zookeeper`: ids from a ZooKeeper ensemble in Meituan Leaf's znodes
 //!   ([`ZooKeeperAssigner`](zookeeper::ZooKeeperAssigner)), with a session per held id, the
 //!   lease machinery of `lease` for the reach of each id, and the generator's healing;
+//! - `source`: a source as the command line names it ([`SourceKind`]: its flags, plain data
+//!   the binary turns into flags of its own) and what an opened one does beside assigning
+//!   ([`Source`]: describe itself, list its ids): what lets a new source live in its own module
+//!   with one line of set-up in the binary;
 //! - `owner`: the owner file of a state directory (an OS lock held for the run, the row its
 //!   holder holds and who holds it: the boot id and the file's inode), by which a restart on the
 //!   same host proves its predecessor gone and takes its row back (`table::take_back`), and a
@@ -47,11 +51,14 @@ pub(crate) mod rows;
 pub(crate) mod secrets;
 #[cfg(any(feature = "mysql", feature = "postgres"))]
 pub(crate) mod server;
+pub(crate) mod source;
 #[cfg(feature = "sqlite")]
 pub(crate) mod sqlite;
 pub(crate) mod table;
 #[cfg(all(test, feature = "sqlite"))]
 mod test_table;
+#[cfg(feature = "postgres")]
+pub(crate) mod tls;
 #[cfg(feature = "zookeeper")]
 pub(crate) mod zookeeper;
 
@@ -59,3 +66,15 @@ pub use assigner::{Assignment, WorkerIdAssigner};
 pub use db_clock::DatabaseTime;
 pub use fixed::{FixedWorkerId, StatefulSetOrdinal};
 pub use lease::Lease;
+pub use source::{
+    Cell, Listed, Listing, Placement, SharedFlag, Source, SourceKind, SourceOption, SourceSettings,
+};
+
+/// Each source's public items (its assigner, what it lists, its [`SourceKind`]), re-exported at
+/// the crate root: a new source adds its line here, and nothing outside `worker/`.
+pub mod sources {
+    #[cfg(feature = "zookeeper")]
+    pub use super::zookeeper::kind::ZOOKEEPER;
+    #[cfg(feature = "zookeeper")]
+    pub use super::zookeeper::{ZooKeeperAssigner, ZooKeeperWorker};
+}

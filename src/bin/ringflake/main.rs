@@ -16,6 +16,7 @@ mod layout;
 mod log;
 mod parse;
 mod serve;
+mod sources;
 mod text;
 mod workers;
 
