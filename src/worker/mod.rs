@@ -33,9 +33,13 @@
 pub(crate) mod assigner;
 pub(crate) mod db_clock;
 pub(crate) mod durable;
+#[cfg(feature = "etcd")]
+pub(crate) mod etcd;
 pub(crate) mod fixed;
 #[cfg(all(test, feature = "sqlite"))]
 mod full_table_tests;
+#[cfg(any(feature = "etcd", feature = "redis"))]
+pub(crate) mod kv;
 pub(crate) mod lease;
 #[cfg(feature = "mysql")]
 pub(crate) mod mysql;
@@ -73,6 +77,10 @@ pub use source::{
 /// Each source's public items (its assigner, what it lists, its [`SourceKind`]), re-exported at
 /// the crate root: a new source adds its line here, and nothing outside `worker/`.
 pub mod sources {
+    #[cfg(feature = "etcd")]
+    pub use super::etcd::kind::ETCD;
+    #[cfg(feature = "etcd")]
+    pub use super::etcd::{EtcdAssigner, EtcdWorker};
     #[cfg(feature = "zookeeper")]
     pub use super::zookeeper::kind::ZOOKEEPER;
     #[cfg(feature = "zookeeper")]

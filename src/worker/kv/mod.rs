@@ -1,0 +1,296 @@
+//! Worker ids held by a key with a time to live in a key-value store (etcd, Redis): the claim
+//! and the lease both sources share ([`claim`], [`KvLease`](lease::KvLease)); each store says
+//! only how it reads, takes, keeps, moves and gives back its records ([`Registry`], [`Hold`]).
+//!
+//! Per worker id N, two records under the source's prefix (`records`):
+//!
+//! - **the holder**: who holds N, created only where none exists (a compare-and-create: etcd's
+//!   transaction on `create_revision == 0`, Redis's `SET NX`) and kept alive with a time to
+//!   live (an etcd lease, a Redis `PX`). While it exists, N is nobody else's; a holder that
+//!   stops keeping it alive (killed, frozen, cut off) loses it once the TTL has run out.
+//! - **the reach**: the last unix second N's holder may issue, written ahead of use (the lease
+//!   of the worker table, by the same rule, `extension_target`) and only while the writer is
+//!   N's holder; at a clean stop, moved back to the last second used. It never expires:
+//!   whoever takes N next reads it in the same step as its take and starts above it.
+//!
+//! A node serves N only while its lease holds: the reach confirmed, and the holder's TTL kept
+//! alive within a third of itself (the fence, `lease::cut_off`, as for ZooKeeper's sessions).
+
+pub(crate) mod lease;
+pub(crate) mod records;
+
+use super::assigner::Assignment;
+use super::db_clock::DatabaseTime;
+use crate::{Clock, Error, Layout, SystemClock};
+use lease::KvLease;
+use records::Holder;
+use std::collections::BTreeSet;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// When the newest call a store answered (and confirmed) was sent, on this process's monotonic
+/// clock: the store heard from this node at least that recently.
+#[derive(Debug)]
+pub(crate) struct Answered(std::sync::atomic::AtomicU64);
+
+/// The process's origin for the instants kept in [`Answered`].
+fn base() -> Instant {
+    static BASE: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *BASE.get_or_init(Instant::now)
+}
+
+/// `at` as nanoseconds since [`base`].
+fn nanos(at: Instant) -> u64 {
+    u64::try_from(at.saturating_duration_since(base()).as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl Answered {
+    /// The call sent at `sent` was answered.
+    pub(crate) fn since(sent: Instant) -> Answered {
+        Answered(std::sync::atomic::AtomicU64::new(nanos(sent)))
+    }
+
+    /// The call sent at `sent` was answered (an older one changes nothing).
+    pub(crate) fn heard(&self, sent: Instant) {
+        self.0
+            .fetch_max(nanos(sent), std::sync::atomic::Ordering::AcqRel);
+    }
+
+    /// How long ago the newest answered call was sent.
+    pub(crate) fn ago(&self) -> Duration {
+        let sent = self.0.load(std::sync::atomic::Ordering::Acquire);
+        Duration::from_nanos(nanos(Instant::now()).saturating_sub(sent))
+    }
+}
+
+/// What a store holds of one worker id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Slot {
+    /// The worker id.
+    pub(crate) worker_id: u64,
+    /// Its holder, if one holds it now.
+    pub(crate) holder: Option<Holder>,
+    /// Its reach, if it was ever held.
+    pub(crate) reach: Option<i64>,
+}
+
+/// A store's side of the ids: reading them, and taking one.
+pub(crate) trait Registry: Send + Sync + fmt::Debug {
+    /// Where the ids are, for messages, without any password.
+    fn describe(&self) -> String;
+
+    /// Every id the store has a record of, read at one moment where the store can (etcd: one
+    /// linearizable range read). A record under the prefix that is not ringflake's is an error
+    /// naming it, never overwritten.
+    fn read(&self) -> Result<Vec<Slot>, Error>;
+
+    /// Takes `worker_id` for `holder` if nobody holds it: its holder record created only where
+    /// none exists, with the store's TTL, confirmed as the store confirms writes (Redis: on
+    /// every replica, by `deadline`), and its reach read in the same step or once held (nobody
+    /// else can move it then). `None`: another holder has it.
+    fn take(
+        &self,
+        worker_id: u64,
+        holder: &Holder,
+        deadline: Instant,
+    ) -> Result<Option<Taken>, Error>;
+}
+
+/// A take: what holds the id, and the reach its previous holder left (`None`: never held).
+pub(crate) type Taken = (Box<dyn Hold>, Option<i64>);
+
+/// One held worker id: what keeps it.
+pub(crate) trait Hold: Send + Sync + fmt::Debug {
+    /// Moves the reach to `reach` (and keeps the holder alive) while this holder holds the id,
+    /// confirmed as the store confirms writes. [`Error::LeaseExpired`] when it holds it no more.
+    fn write_reach(&self, reach: i64) -> Result<(), Error>;
+
+    /// Keeps the holder record alive for another TTL. [`Error::LeaseExpired`] when it is gone
+    /// or another's.
+    fn keep_alive(&self) -> Result<(), Error>;
+
+    /// Gives the id back: the reach moved to `last`, the holder record deleted (while ours).
+    fn release(&self, last: i64) -> Result<(), Error>;
+
+    /// How long ago the newest keep-alive (or write) the store answered and confirmed was sent.
+    fn since_answered(&self) -> Duration;
+
+    /// The TTL of the holder record.
+    fn ttl(&self) -> Duration;
+
+    /// The store's clock, where it has one.
+    fn clock(&self) -> Result<Option<DatabaseTime>, Error> {
+        Ok(None)
+    }
+
+    /// Where the id is held, for log lines.
+    fn describe(&self) -> String;
+}
+
+/// How a claim goes: the lease window, how long to keep trying, and this boot's name for itself.
+pub(crate) struct Claim<'a> {
+    pub(crate) registry: &'a dyn Registry,
+    pub(crate) window: i64,
+    pub(crate) retry_for: Duration,
+    pub(crate) generator: Option<String>,
+}
+
+impl Claim<'_> {
+    /// A worker id up to the layout's largest, its reach confirmed: the ids nobody holds, those
+    /// whose reach has passed first (lowest first), then the others by their reach. Retries an
+    /// unanswering store, and waits for an id while every one is held, until `retry_for` has
+    /// passed.
+    pub(crate) fn run(&self, layout: &Layout) -> Result<Assignment, Error> {
+        let deadline = Instant::now() + self.retry_for;
+        let max = layout.max_worker_id();
+        let mut pause = Duration::from_millis(100);
+        let mut said: Option<String> = None;
+        loop {
+            match self.attempt(max, deadline) {
+                Ok(Some(a)) => return Ok(a),
+                Ok(None) => {}
+                Err(
+                    e @ Error::Database {
+                        transient: true, ..
+                    },
+                ) if Instant::now() < deadline => {
+                    self.say(&mut said, &format!("not answering: {e}"));
+                }
+                Err(e) => return Err(e),
+            }
+            if Instant::now() >= deadline {
+                return Err(Error::WorkerAssignment(format!(
+                    "no worker id up to {max} free in {} within {} s: every one is held by a \
+                     live node (give the layout more worker bits, or wait for the holders of \
+                     stopped nodes to expire)",
+                    self.registry.describe(),
+                    self.retry_for.as_secs()
+                )));
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_secs(2));
+        }
+    }
+
+    /// Says why the boot waits, once per reason.
+    fn say(&self, said: &mut Option<String>, why: &str) {
+        if said.as_deref() != Some(why) {
+            tracing::warn!(
+                database = %self.registry.describe(),
+                reason = %why,
+                "waiting for a worker id: {why}; retrying for up to {} s",
+                self.retry_for.as_secs()
+            );
+            *said = Some(why.to_string());
+        }
+    }
+
+    /// One look at the ids and a take of the best ones; `None`: none could be taken now.
+    fn attempt(&self, max: u64, deadline: Instant) -> Result<Option<Assignment>, Error> {
+        let slots = self.registry.read()?;
+        let now = SystemClock.now_seconds();
+        for (worker_id, reach) in candidates(&slots, max, now) {
+            let holder = Holder::new(now, self.generator.clone());
+            let Some((hold, floor)) = self.registry.take(worker_id, &holder, deadline)? else {
+                continue;
+            };
+            // The reach read with the take is the one that counts: it can have moved since
+            // the look (a holder that released its id since).
+            let floor = floor.or(reach);
+            let until = now
+                .max(floor.map_or(i64::MIN, |f| f.saturating_add(1)))
+                .saturating_add(self.window);
+            if let Err(e) = hold.write_reach(until) {
+                // Not served under: given back (best effort) with the reach it had.
+                let _ = hold.release(floor.unwrap_or(now.saturating_sub(1)));
+                return Err(e);
+            }
+            tracing::info!(
+                worker_id,
+                database = %hold.describe(),
+                after_second = floor,
+                "worker id {worker_id} acquired{}",
+                match floor {
+                    Some(f) => format!(
+                        ": its reach was {}, this node starts above it",
+                        crate::clock::rfc3339(f)
+                    ),
+                    None => ": never held before".into(),
+                }
+            );
+            return Ok(Some(Assignment {
+                worker_id,
+                not_before: floor,
+                order_floor: None,
+                lease: Some(Box::new(KvLease::new(hold, worker_id, until, self.window))),
+            }));
+        }
+        Ok(None)
+    }
+}
+
+/// The ids worth a take, best first, with the reach each had: ids nobody holds whose reach has
+/// passed (or that were never held), lowest first, then those whose reach is ahead, soonest
+/// first. At most a few never-held ids are offered (an id being taken has a holder and no reach
+/// yet).
+fn candidates(slots: &[Slot], max: u64, now: i64) -> Vec<(u64, Option<i64>)> {
+    let known: BTreeSet<u64> = slots.iter().map(|s| s.worker_id).collect();
+    let mut out: Vec<(u64, Option<i64>)> = slots
+        .iter()
+        .filter(|s| s.holder.is_none() && s.worker_id <= max)
+        .map(|s| (s.worker_id, s.reach))
+        .collect();
+    let mut fresh = 0u64;
+    let mut found = 0;
+    while found < 4 && fresh <= max {
+        if !known.contains(&fresh) {
+            out.push((fresh, None));
+            found += 1;
+        }
+        fresh += 1;
+    }
+    let waits = |reach: Option<i64>| reach.is_some_and(|r| r >= now);
+    out.sort_by_key(|(id, reach)| {
+        let w = waits(*reach);
+        (w, if w { reach.unwrap_or(0) } else { 0 }, *id)
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slot(worker_id: u64, held: bool, reach: Option<i64>) -> Slot {
+        Slot {
+            worker_id,
+            holder: held.then(|| Holder::new(1, None)),
+            reach,
+        }
+    }
+
+    /// Free ids whose reach passed come first, lowest first; then never-held ids; ids whose
+    /// reach is ahead last, soonest first; held ids and ids past the layout never.
+    #[test]
+    fn candidates_prefer_ids_that_need_no_wait() {
+        let now = 1_800_000_000;
+        let slots = [
+            slot(0, true, Some(now + 5)),
+            slot(1, false, Some(now + 20)),
+            slot(2, false, Some(now - 3)),
+            slot(3, false, Some(now + 10)),
+            slot(9, false, Some(now - 100)),
+        ];
+        let ids: Vec<u64> = candidates(&slots, 15, now)
+            .into_iter()
+            .map(|c| c.0)
+            .collect();
+        assert_eq!(ids, vec![2, 4, 5, 6, 7, 9, 3, 1]);
+        let ids: Vec<u64> = candidates(&slots, 3, now)
+            .into_iter()
+            .map(|c| c.0)
+            .collect();
+        assert_eq!(ids, vec![2, 3, 1]);
+        assert!(candidates(&[slot(0, true, None), slot(1, true, None)], 1, now).is_empty());
+    }
+}
