@@ -9,7 +9,9 @@
 
 mod client;
 pub(crate) mod kind;
+// Generated (codegen_tests.rs): rustfmt leaves it as tonic-prost-build wrote it.
 #[allow(missing_docs, clippy::all, clippy::pedantic)]
+#[rustfmt::skip]
 mod rpc;
 mod store;
 
