@@ -47,6 +47,8 @@ pub(crate) mod node;
 pub(crate) mod owner;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
+#[cfg(feature = "redis")]
+pub(crate) mod redis;
 pub(crate) mod row_lease;
 #[cfg(all(test, feature = "sqlite"))]
 mod row_lease_tests;
@@ -78,9 +80,15 @@ pub use source::{
 /// the crate root: a new source adds its line here, and nothing outside `worker/`.
 pub mod sources {
     #[cfg(feature = "etcd")]
-    pub use super::etcd::kind::ETCD;
+    pub use super::etcd::EtcdAssigner;
     #[cfg(feature = "etcd")]
-    pub use super::etcd::{EtcdAssigner, EtcdWorker};
+    pub use super::etcd::kind::ETCD;
+    #[cfg(any(feature = "etcd", feature = "redis"))]
+    pub use super::kv::KvWorker;
+    #[cfg(feature = "redis")]
+    pub use super::redis::RedisAssigner;
+    #[cfg(feature = "redis")]
+    pub use super::redis::kind::REDIS;
     #[cfg(feature = "zookeeper")]
     pub use super::zookeeper::kind::ZOOKEEPER;
     #[cfg(feature = "zookeeper")]

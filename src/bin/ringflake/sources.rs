@@ -10,7 +10,13 @@ use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use ringflake::{SharedFlag, SourceKind, SourceSettings};
 
 /// The sources beside the worker tables, in the order of `--help`.
-pub const SOURCES: &[&SourceKind] = &[&ringflake::ZOOKEEPER, &ringflake::ETCD];
+// One line per source: rustfmt would join them.
+#[rustfmt::skip]
+pub const SOURCES: &[&SourceKind] = &[
+    &ringflake::ZOOKEEPER,
+    &ringflake::ETCD,
+    &ringflake::REDIS,
+];
 
 /// The worker tables' flags that sources may share, by their clap id, with what they are for
 /// among the tables (the help names the sources that take them as well).

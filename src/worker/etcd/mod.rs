@@ -19,7 +19,7 @@ mod store;
 mod codegen_tests;
 
 use super::assigner::{Assignment, WorkerIdAssigner};
-use super::kv::{Claim, Registry};
+use super::kv::{Claim, KvWorker, Registry};
 use crate::{Error, Layout};
 use client::{Client, Settings};
 use std::fmt;
@@ -331,12 +331,12 @@ impl EtcdAssigner {
     /// }
     /// # Ok::<(), ringflake::Error>(())
     /// ```
-    pub fn list(&self) -> Result<Vec<EtcdWorker>, Error> {
+    pub fn list(&self) -> Result<Vec<KvWorker>, Error> {
         Ok(self
             .store()?
             .read()?
             .into_iter()
-            .map(|s| EtcdWorker {
+            .map(|s| KvWorker {
                 worker_id: s.worker_id,
                 since: s.holder.as_ref().map(|h| h.since),
                 holder: s.holder.map(|h| h.who()),
@@ -344,24 +344,6 @@ impl EtcdAssigner {
             })
             .collect())
     }
-}
-
-/// One id as [`EtcdAssigner::list`] reads it.
-///
-/// ```
-/// let w = ringflake::EtcdWorker { worker_id: 3, holder: None, since: None, reach: Some(1_700_000_000) };
-/// assert_eq!(w.worker_id, 3);
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EtcdWorker {
-    /// The worker id.
-    pub worker_id: u64,
-    /// Who holds it now (`host pid N`), if anyone.
-    pub holder: Option<String>,
-    /// Since when (unix second), if held.
-    pub since: Option<i64>,
-    /// Its reach (unix second), once held.
-    pub reach: Option<i64>,
 }
 
 impl WorkerIdAssigner for EtcdAssigner {

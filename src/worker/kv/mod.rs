@@ -63,6 +63,25 @@ impl Answered {
     }
 }
 
+/// One id as [`EtcdAssigner::list`](crate::EtcdAssigner) and
+/// [`RedisAssigner::list`](crate::RedisAssigner) read it.
+///
+/// ```
+/// let w = ringflake::KvWorker { worker_id: 3, holder: None, since: None, reach: Some(1_700_000_000) };
+/// assert_eq!(w.worker_id, 3);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KvWorker {
+    /// The worker id.
+    pub worker_id: u64,
+    /// Who holds it now (`host pid N`, `generator@host pid N`), if anyone.
+    pub holder: Option<String>,
+    /// Since when (unix second), if held.
+    pub since: Option<i64>,
+    /// Its reach (unix second), once held: the last second its holder may issue.
+    pub reach: Option<i64>,
+}
+
 /// What a store holds of one worker id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Slot {
