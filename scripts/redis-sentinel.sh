@@ -3,14 +3,18 @@
 # tests/redis.rs and .ci/run: Debian's redis-server and redis-sentinel (7.0), each started from a
 # configuration file of its own under DIR. With BASE = RINGFLAKE_REDIS_BASE_PORT (18520 by
 # default): the primary listens on BASE+1, the replica on BASE+2, Sentinel N (1..3) on BASE+10+N;
-# the Sentinels watch the primary as `ringflake` (quorum 2, down after 1 s).
+# the Sentinels watch the primary as `ringflake` (quorum 2, down after 1 s). A standalone server
+# without replica nor Sentinel (BASE+3) is for the tests that stop a whole store.
 #
 #   redis-sentinel.sh start DIR          starts all five, waits (at most 60 s) until the replica
 #                                        is in sync and every Sentinel knows the replica
 #   redis-sentinel.sh stop DIR           stops all five (SIGKILL after 10 s)
-#   redis-sentinel.sh kill DIR NAME      kill -9 of primary, replica or sentinelN
-#   redis-sentinel.sh start-one DIR NAME starts primary or replica again (a restarted old primary
-#                                        is made a replica by the Sentinels)
+#   redis-sentinel.sh kill DIR NAME      kill -9 of primary, replica, standalone or sentinelN
+#   redis-sentinel.sh signal DIR NAME SIG sends SIG (STOP, CONT) to one of them
+#   redis-sentinel.sh start-one DIR NAME starts primary, replica or standalone again (a restarted
+#                                        old primary is made a replica by the Sentinels)
+#   redis-sentinel.sh port DIR NAME      prints the port of primary, replica or standalone as
+#                                        started (after a failover, `primary` names the new one)
 #   redis-sentinel.sh primary DIR        prints the port of the primary the Sentinels name now
 #   redis-sentinel.sh sentinels DIR      prints the Sentinels as host:port, comma-separated
 #   redis-sentinel.sh wait-primary DIR PORT
@@ -19,7 +23,7 @@
 # The Sentinels are configured for a fast test failover: down after 1 s, failover timeout 5 s.
 set -euo pipefail
 
-cmd="${1:?usage: redis-sentinel.sh start|stop|kill|start-one|primary|sentinels|wait-primary DIR [ARG]}"
+cmd="${1:?usage: redis-sentinel.sh start|stop|kill|signal|start-one|port|primary|sentinels|wait-primary DIR [ARG]}"
 dir="${2:?the directory}"
 base="${RINGFLAKE_REDIS_BASE_PORT:-18520}"
 primary_port=$((base + 1))
@@ -29,6 +33,7 @@ port_of() {
     case "$1" in
     primary) echo "$primary_port" ;;
     replica) echo "$replica_port" ;;
+    standalone) echo $((base + 3)) ;;
     sentinel[1-3]) echo $((base + 10 + ${1#sentinel})) ;;
     *) echo "redis-sentinel: unknown member $1" >&2; exit 2 ;;
     esac
@@ -94,6 +99,7 @@ start)
     start_server primary
     for _ in $(seq 50); do cli "$primary_port" PING >/dev/null 2>&1 && break; sleep 0.1; done
     start_server replica "$primary_port"
+    start_server standalone
     for _ in $(seq 120); do
         cli "$replica_port" INFO replication 2>/dev/null | grep -q 'master_link_status:up' && break
         sleep 0.5
@@ -112,10 +118,10 @@ start)
     exit 1
     ;;
 stop)
-    for name in sentinel1 sentinel2 sentinel3 replica primary; do
+    for name in sentinel1 sentinel2 sentinel3 replica primary standalone; do
         running "$name" && { kill -CONT "$(cat "$dir/$name/pid")" 2>/dev/null; kill -TERM "$(cat "$dir/$name/pid")" 2>/dev/null; } || true
     done
-    for name in sentinel1 sentinel2 sentinel3 replica primary; do
+    for name in sentinel1 sentinel2 sentinel3 replica primary standalone; do
         for _ in $(seq 50); do running "$name" || break; sleep 0.2; done
         running "$name" && kill -KILL "$(cat "$dir/$name/pid")" 2>/dev/null || true
     done
@@ -130,9 +136,15 @@ start-one)
     case "$name" in
     primary) start_server primary ;;
     replica) start_server replica "$primary_port" ;;
-    *) echo "redis-sentinel: start-one primary|replica" >&2; exit 2 ;;
+    standalone) start_server standalone ;;
+    *) echo "redis-sentinel: start-one primary|replica|standalone" >&2; exit 2 ;;
     esac
     ;;
+signal)
+    name="${3:?member}"
+    running "$name" && kill "-${4:?signal}" "$(cat "$dir/$name/pid")"
+    ;;
+port) port_of "${3:?member}" ;;
 primary) primary | tail -n 1 ;;
 sentinels) echo "127.0.0.1:$((base + 11)),127.0.0.1:$((base + 12)),127.0.0.1:$((base + 13))" ;;
 wait-primary)

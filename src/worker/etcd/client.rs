@@ -98,6 +98,11 @@ fn explain(status: &tonic::Status) -> String {
             "the server's certificate is not trusted: give the CA that signed it (--db-ca-file), \
              and an https:// endpoint whose host the certificate names",
         )
+    } else if lower.contains("tls handshake") {
+        Some(
+            "no TLS handshake: an https:// endpoint of a server that does not speak TLS on this \
+             port (give http://), or a server that closed the connection",
+        )
     } else if lower.contains("authentication failed") || lower.contains("invalid user") {
         Some("wrong user or password (--etcd-user USER:PASSWORD)")
     } else if lower.contains("user name is empty") || lower.contains("user name not found") {

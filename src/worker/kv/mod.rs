@@ -173,7 +173,7 @@ impl Claim<'_> {
                         transient: true, ..
                     },
                 ) if Instant::now() < deadline => {
-                    self.say(&mut said, &format!("not answering: {e}"));
+                    self.say(&mut said, &e.to_string());
                 }
                 Err(e) => return Err(e),
             }

@@ -315,24 +315,25 @@ impl Conn {
     pub(crate) fn error(&self, what: &str, e: &RedisError) -> Error {
         let text = e.to_string();
         let lower = text.to_ascii_lowercase();
-        let (transient, hint) = if lower.contains("unknown command") {
-            let command = ["wait", "info", "evalsha", "eval", "time"]
-                .into_iter()
-                .find(|c| lower.contains(&format!("'{c}'")))
-                .unwrap_or("the command")
-                .to_ascii_uppercase();
+        let refused = ["wait", "info", "evalsha", "eval", "time"]
+            .into_iter()
+            .find(|c| lower.contains(&format!("'{c}'")))
+            .filter(|_| lower.contains("unknown command") || lower.contains("noperm"));
+        let (transient, hint) = if let Some(command) = refused {
+            let command = command.to_ascii_uppercase();
             let escape = match command.as_str() {
                 "WAIT" | "INFO" => {
                     " ringflake confirms every claim and extension on the replicas with INFO \
-                     replication and WAIT: enable the command, or take the risk of an \
-                     asynchronous failover with --accept-async-replication"
+                     replication and WAIT: enable the command (or allow it to this user), or \
+                     take the risk of an asynchronous failover with --accept-async-replication"
                 }
-                _ => " ringflake needs it: enable the command",
+                _ => " ringflake needs it: enable the command (or allow it to this user)",
             };
             (
                 false,
                 Some(format!(
-                    "this Redis refuses {command} (renamed or disabled, as managed services do);{escape}"
+                    "this Redis refuses {command} (renamed, disabled or not allowed to this \
+                     user, as managed services do);{escape}"
                 )),
             )
         } else if e.kind() == redis::ErrorKind::AuthenticationFailed

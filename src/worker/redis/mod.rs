@@ -251,6 +251,7 @@ impl RedisAssigner {
             prefix: self.prefix.clone(),
             ttl: self.ttl,
             timeout: self.timeout,
+            refused: Default::default(),
         })
     }
 

@@ -42,6 +42,14 @@ end
 if v then return -1 end
 return 0";
 
+/// Deletes the holder, if it is this boot's (as [`KEEP`]): a claim given back before any use,
+/// the reach left as it was.
+const DROP: &str = r"
+local v = redis.call('GET', KEYS[1])
+if v == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
+if v then return -1 end
+return 0";
+
 /// The ids under one prefix of one Redis.
 #[derive(Debug)]
 pub(crate) struct Store {
@@ -49,6 +57,8 @@ pub(crate) struct Store {
     pub(crate) prefix: String,
     pub(crate) ttl: Duration,
     pub(crate) timeout: Duration,
+    /// A claim was refused for want of the replicas' confirmation (said once).
+    pub(crate) refused: std::sync::atomic::AtomicBool,
 }
 
 impl Store {
@@ -146,20 +156,31 @@ impl Registry for Store {
             answered: Answered::since(sent),
         };
         // Not used until every replica holds it: a failover to one that lacked it would give
-        // the id to another node.
-        if let Err(e) = self.conn.confirm(
-            "the claim",
-            KvLease::tick(self.ttl).max(Duration::from_millis(500)),
-            deadline,
-        ) {
-            tracing::error!(
-                worker_id,
-                database = %hold.describe,
-                error = %e,
-                "worker id {worker_id} not served: the replicas do not hold its claim, and a \
-                 failover could give it to another node"
-            );
-            let _ = hold.script(RELEASE, "giving an unconfirmed claim back", None);
+        // the id to another node. Tried for a few seconds, then given back (the boot tries
+        // again until its deadline).
+        let round = KvLease::tick(self.ttl).max(Duration::from_millis(500));
+        let until = deadline.min(Instant::now() + Duration::from_secs(3));
+        if let Err(e) = self.conn.confirm("the claim", round, until) {
+            if matches!(
+                e,
+                Error::Database {
+                    transient: true,
+                    ..
+                }
+            ) && !self
+                .refused
+                .swap(true, std::sync::atomic::Ordering::Relaxed)
+            {
+                tracing::error!(
+                    worker_id,
+                    database = %hold.describe,
+                    error = %e,
+                    "worker id {worker_id} not served: the replicas do not hold its claim, and \
+                     a failover could give it to another node; given back, and claimed again \
+                     until the boot's deadline"
+                );
+            }
+            let _ = hold.script(DROP, "giving an unconfirmed claim back", None);
             return Err(e);
         }
         let field = worker_id.to_string();
@@ -169,7 +190,7 @@ impl Registry for Store {
         }) {
             Ok(f) => f,
             Err(e) => {
-                let _ = hold.script(RELEASE, "giving the id back", None);
+                let _ = hold.script(DROP, "giving the id back", None);
                 return Err(e);
             }
         };
@@ -178,7 +199,7 @@ impl Registry for Store {
             Some(v) => match records::parse_reach(&v) {
                 Some((reach, _)) => Some(reach),
                 None => {
-                    let _ = hold.script(RELEASE, "giving the id back", None);
+                    let _ = hold.script(DROP, "giving the id back", None);
                     return Err(self.foreign(&format!("{hash} {field}"), &v));
                 }
             },
