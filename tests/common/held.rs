@@ -187,6 +187,11 @@ pub fn frozen(start: &dyn Fn(&Path) -> Serve, ttl: Duration) {
         refused_at <= Duration::from_millis(2500),
         "fenced {refused_at:?} after the thaw"
     );
+    eprintln!(
+        "frozen: B took A's id {b_boot:?} after the freeze (TTL {ttl:?}, A's fence at a third of \
+         it); thawed, A stopped serving {refused_at:?} later, having served {} IDs meanwhile",
+        from_a.len()
+    );
     let first_b = *from_b.iter().min().unwrap();
     assert!(
         from_a.iter().all(|&id| worker_of(id) != 0 || id < first_b),
