@@ -87,6 +87,103 @@ fn node(dir: &Path, prefix: &str, ttl: &str, extra: &[&str]) -> common::Serve {
     s
 }
 
+/// The flags of the etcd and Redis sources, refused where they cannot work, without a server:
+/// each error names the flag and what it needs (the same code serves `serve --config`'s keys).
+#[test]
+fn etcd_and_redis_flags_refuse_what_cannot_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let fails = |args: &[&str], says: &str| {
+        let mut c = common::ringflake(dir.path());
+        c.args(args);
+        let out = common::output_within(c, Duration::from_secs(20));
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(err.contains(says), "{args:?}: {err}");
+    };
+    let etcd = ["--etcd", "http://127.0.0.1:1"];
+    let redis = ["--redis", "redis://127.0.0.1:1"];
+    fails(
+        &["gen", "--etcd-prefix", "/x/"],
+        "--etcd-prefix needs --etcd",
+    );
+    fails(&["gen", "--redis-ttl", "30"], "--redis-ttl needs --redis");
+    fails(
+        &["gen", etcd[0], etcd[1], redis[0], redis[1]],
+        "got --etcd and --redis",
+    );
+    fails(
+        &["gen", etcd[0], etcd[1], "--no-recycle"],
+        "--no-recycle is for a worker table",
+    );
+    fails(
+        &["gen", etcd[0], etcd[1], "--accept-async-replication"],
+        "--accept-async-replication is for --mysql, --postgres or --redis, not --etcd",
+    );
+    fails(
+        &[
+            "gen",
+            "--zookeeper",
+            "127.0.0.1:1",
+            "--zookeeper-name",
+            "x",
+            "--db-ca-file",
+            "ca.pem",
+        ],
+        "--db-ca-file is for --mysql, --postgres, --etcd or --redis, not --zookeeper",
+    );
+    fails(
+        &["gen", etcd[0], etcd[1], "--etcd-ttl", "1"],
+        "--etcd-ttl 1: expected 2 to 3600 seconds",
+    );
+    fails(
+        &["gen", etcd[0], etcd[1], "--etcd-user", "root"],
+        "expected USER:PASSWORD",
+    );
+    fails(
+        &["gen", etcd[0], etcd[1], "--etcd-cert", "c.pem"],
+        "--etcd-cert needs --etcd-key",
+    );
+    fails(
+        &["gen", "--etcd", "ftp://h:1"],
+        "expected http://HOST:PORT or https://HOST:PORT",
+    );
+    fails(
+        &["gen", redis[0], redis[1], "--db-ca-file", "ca.pem"],
+        "give a rediss:// URL",
+    );
+    fails(
+        &["gen", "--redis", "redis+sentinel://h:26379"],
+        "no master name",
+    );
+    fails(
+        &["gen", redis[0], redis[1], "--create-table"],
+        "--create-table is for --mysql or --postgres, not --redis",
+    );
+    fails(
+        &[
+            "workers",
+            etcd[0],
+            etcd[1],
+            "--postgres",
+            "postgres://u@h/d",
+        ],
+        "--etcd and --postgres exclude each other",
+    );
+    // The flags' help names the sources that take the shared ones.
+    let mut c = common::ringflake(dir.path());
+    c.args(["serve", "--help"]);
+    let help = String::from_utf8_lossy(&common::output_within(c, Duration::from_secs(20)).stdout)
+        .to_string();
+    assert!(
+        help.contains("With --mysql, --postgres, --etcd or --redis: trust the CA"),
+        "{help}"
+    );
+    assert!(
+        help.contains("With --mysql, --postgres or --redis: use a worker id claim"),
+        "{help}"
+    );
+}
+
 /// Six nodes under load, one killed with SIGKILL every 1.5 s and started again (its key stays
 /// until its TTL runs out: the restart takes another id, and the layout's 16 ids are recycled),
 /// while the cluster's leader is killed and started again twice: every ID is distinct.
