@@ -159,10 +159,17 @@ fn a_failover_with_a_stalled_replica_hands_out_no_id_twice() {
         "4",
         &[&FLEET_LAYOUT[..], &["--db-retry", "60"]].concat(),
     );
-    common::wait_until("A's refused claim", Duration::from_secs(20), || {
-        from_a0.extend(held::take(&mut c0, 100));
-        a.output().contains("the replicas do not hold its claim")
-    });
+    // Its claim refused (or, if the claims were used unconfirmed, served: the duplicates below
+    // then show why they may not be).
+    common::wait_until(
+        "A's claim refused, or A serving",
+        Duration::from_secs(20),
+        || {
+            from_a0.extend(held::take(&mut c0, 100));
+            let out = a.output();
+            out.contains("the replicas do not hold its claim") || out.contains("listening on")
+        },
+    );
     // The primary dies; the Sentinels promote the stalled replica.
     let killed = if primary == servers(&["port", "primary"]) {
         "primary"
@@ -192,11 +199,6 @@ fn a_failover_with_a_stalled_replica_hands_out_no_id_twice() {
         from_a.extend(held::take(&mut ca, 100));
         from_b.extend(held::take(&mut cb, 100));
     }
-    let out_a = a.output();
-    assert!(
-        out_a.contains("--accept-async-replication uses it at once"),
-        "A's refusal names the flag: {out_a}"
-    );
     assert!(
         !from_a.is_empty() && !from_b.is_empty(),
         "A {}, B {}",
@@ -219,6 +221,12 @@ fn a_failover_with_a_stalled_replica_hands_out_no_id_twice() {
         held::duplicates(&[from_a0, from_a, from_b]),
         0,
         "duplicate IDs"
+    );
+    let out_a = a.output();
+    assert!(
+        out_a.contains("the replicas do not hold its claim")
+            && out_a.contains("--accept-async-replication uses it at once"),
+        "A's refusal names the replicas and the flag: {out_a}"
     );
     b.kill();
     a.kill();
