@@ -279,18 +279,8 @@ fn a_40_s_outage_fails_no_request_while_the_lease_holds() {
 fn hostile_stores_get_clear_errors_and_no_id() {
     let _turn = turn();
     let dir = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        let mut cmd = common::ringflake(dir.path());
-        cmd.args(["gen", "--no-state-file", "--db-retry", "2"])
-            .args(args);
-        common::output_within(cmd, Duration::from_secs(60))
-    };
-    let refused = |args: &[&str]| {
-        let out = run(args);
-        assert!(!out.status.success(), "{args:?} served");
-        assert!(out.stdout.is_empty(), "{args:?} printed IDs");
-        String::from_utf8_lossy(&out.stderr).to_string()
-    };
+    let run = |args: &[&str]| held::gen_in(dir.path(), args);
+    let refused = |args: &[&str]| held::gen_refused(dir.path(), args);
     // Unreachable.
     let e = refused(&["--etcd", "http://127.0.0.1:1"]);
     assert!(e.contains("etcd http://127.0.0.1:1"), "{e}");

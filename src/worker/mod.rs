@@ -53,6 +53,8 @@ pub(crate) mod row_lease;
 #[cfg(all(test, feature = "sqlite"))]
 mod row_lease_tests;
 pub(crate) mod rows;
+#[cfg(any(feature = "zookeeper", feature = "etcd"))]
+pub(crate) mod runtime;
 #[cfg(any(feature = "mysql", feature = "postgres"))]
 pub(crate) mod secrets;
 #[cfg(any(feature = "mysql", feature = "postgres"))]

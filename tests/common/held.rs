@@ -270,3 +270,19 @@ pub fn outage(node: &Serve, secs: u64, freeze: impl FnOnce(), thaw: impl FnOnce(
     );
     served
 }
+
+/// `ringflake gen --no-state-file --db-retry 2 ARGS` in `dir`, bounded to a minute.
+pub fn gen_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    let mut cmd = super::ringflake(dir);
+    cmd.args(["gen", "--no-state-file", "--db-retry", "2"])
+        .args(args);
+    super::output_within(cmd, Duration::from_secs(60))
+}
+
+/// [`gen_in`], which must fail without printing an ID: its standard error.
+pub fn gen_refused(dir: &Path, args: &[&str]) -> String {
+    let out = gen_in(dir, args);
+    assert!(!out.status.success(), "{args:?} served");
+    assert!(out.stdout.is_empty(), "{args:?} printed IDs");
+    String::from_utf8_lossy(&out.stderr).to_string()
+}

@@ -5,6 +5,7 @@
 
 use super::rpc::{self, auth_client::AuthClient};
 use crate::Error;
+use crate::worker::runtime::Driven;
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -50,9 +51,7 @@ impl Settings {
 /// A connected (lazily: nothing is sent until the first call) etcd client.
 pub(crate) struct Client {
     channel: Channel,
-    handle: tokio::runtime::Handle,
-    /// Ends the runtime's thread when dropped.
-    _stop: tokio::sync::oneshot::Sender<()>,
+    runtime: Driven,
     settings: Settings,
     /// The user's token, once authenticated.
     token: Mutex<Option<String>>,
@@ -134,24 +133,7 @@ impl Client {
     /// A client of the cluster `settings` describe. Nothing is sent yet.
     pub(crate) fn new(settings: Settings) -> Result<Client, Error> {
         let describe = settings.describe();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Error::Database {
-                database: describe.clone(),
-                message: format!("cannot start the etcd client's Tokio runtime: {e}"),
-                transient: false,
-                source: None,
-            })?;
-        let handle = runtime.handle().clone();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        std::thread::Builder::new()
-            .name("ringflake-etcd".into())
-            .spawn(move || {
-                let _ = runtime.block_on(stopped);
-                runtime.shutdown_background();
-            })
-            .map_err(|e| Error::thread_spawn("ringflake-etcd", e))?;
+        let runtime = Driven::start("ringflake-etcd", &describe, true)?;
         let mut endpoints = Vec::new();
         for url in &settings.endpoints {
             let mut e = Endpoint::from_shared(url.clone())
@@ -181,13 +163,12 @@ impl Client {
         }
         // The balance's workers are spawned on the private runtime.
         let channel = {
-            let _in_runtime = handle.enter();
+            let _in_runtime = runtime.handle().enter();
             Channel::balance_list(endpoints.into_iter())
         };
         Ok(Client {
             channel,
-            handle,
-            _stop: stop,
+            runtime,
             settings,
             token: Mutex::new(None),
         })
@@ -250,22 +231,13 @@ impl Client {
     }
 
     /// Runs `fut` on the private runtime and waits for it from this thread, within `within`.
-    pub(crate) fn run<T: Send + 'static>(
+    fn run<T: Send + 'static>(
         &self,
         what: &str,
         within: Duration,
         fut: impl Future<Output = T> + Send + 'static,
     ) -> Result<T, Error> {
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        self.handle.spawn(async move {
-            let _ = tx.send(fut.await);
-        });
-        rx.recv_timeout(within).map_err(|_| Error::Database {
-            database: self.describe(),
-            message: format!("{what}: no answer within {:.1} s", within.as_secs_f64()),
-            transient: true,
-            source: None,
-        })
+        self.runtime.run(&self.describe(), what, within, fut)
     }
 
     /// A failed call as ringflake says it.

@@ -4,7 +4,7 @@
 use super::EtcdAssigner;
 use crate::Error;
 use crate::worker::source::{
-    Cell, Listed, Listing, Placement, SharedFlag, Source, SourceKind, SourceOption, SourceSettings,
+    Listing, Placement, SharedFlag, Source, SourceKind, SourceOption, SourceSettings,
 };
 
 /// `--etcd ENDPOINTS`: worker ids from an etcd cluster ([`EtcdAssigner`]), with `--etcd-prefix`,
@@ -125,21 +125,7 @@ impl Source for EtcdAssigner {
     }
 
     fn list(&self) -> Result<Listing, Error> {
-        Ok(Listing {
-            columns: vec!["HOLDER", "SINCE", "REACH"],
-            ids: EtcdAssigner::list(self)?
-                .into_iter()
-                .map(|w| Listed {
-                    worker_id: w.worker_id,
-                    cells: vec![
-                        Cell::Text(w.holder.unwrap_or_else(|| "-".into())),
-                        Cell::Second(w.since),
-                        Cell::Second(w.reach),
-                    ],
-                })
-                .collect(),
-            unit: ("id", "ids"),
-        })
+        EtcdAssigner::list(self).map(crate::worker::kv::listing)
     }
 
     /// A named generator's holder says its name.

@@ -19,7 +19,7 @@ mod store;
 mod codegen_tests;
 
 use super::assigner::{Assignment, WorkerIdAssigner};
-use super::kv::{Claim, KvWorker, Registry};
+use super::kv::{Claim, KvWorker};
 use crate::{Error, Layout};
 use client::{Client, Settings};
 use std::fmt;
@@ -332,17 +332,7 @@ impl EtcdAssigner {
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn list(&self) -> Result<Vec<KvWorker>, Error> {
-        Ok(self
-            .store()?
-            .read()?
-            .into_iter()
-            .map(|s| KvWorker {
-                worker_id: s.worker_id,
-                since: s.holder.as_ref().map(|h| h.since),
-                holder: s.holder.map(|h| h.who()),
-                reach: s.reach,
-            })
-            .collect())
+        super::kv::workers(&self.store()?)
     }
 }
 

@@ -21,6 +21,7 @@ pub(crate) mod records;
 
 use super::assigner::Assignment;
 use super::db_clock::DatabaseTime;
+use super::source::{Cell, Listed, Listing};
 use crate::{Clock, Error, Layout, SystemClock};
 use lease::KvLease;
 use records::Holder;
@@ -80,6 +81,39 @@ pub struct KvWorker {
     pub since: Option<i64>,
     /// Its reach (unix second), once held: the last second its holder may issue.
     pub reach: Option<i64>,
+}
+
+/// Every id `registry` has a record of, as the assigners' `list` gives them.
+pub(crate) fn workers(registry: &dyn Registry) -> Result<Vec<KvWorker>, Error> {
+    Ok(registry
+        .read()?
+        .into_iter()
+        .map(|s| KvWorker {
+            worker_id: s.worker_id,
+            since: s.holder.as_ref().map(|h| h.since),
+            holder: s.holder.map(|h| h.who()),
+            reach: s.reach,
+        })
+        .collect())
+}
+
+/// `workers` as `ringflake workers` prints them.
+pub(crate) fn listing(workers: Vec<KvWorker>) -> Listing {
+    Listing {
+        columns: vec!["HOLDER", "SINCE", "REACH"],
+        ids: workers
+            .into_iter()
+            .map(|w| Listed {
+                worker_id: w.worker_id,
+                cells: vec![
+                    Cell::Text(w.holder.unwrap_or_else(|| "-".into())),
+                    Cell::Second(w.since),
+                    Cell::Second(w.reach),
+                ],
+            })
+            .collect(),
+        unit: ("id", "ids"),
+    }
 }
 
 /// What a store holds of one worker id.

@@ -4,7 +4,7 @@
 use super::RedisAssigner;
 use crate::Error;
 use crate::worker::source::{
-    Cell, Listed, Listing, Placement, SharedFlag, Source, SourceKind, SourceOption, SourceSettings,
+    Listing, Placement, SharedFlag, Source, SourceKind, SourceOption, SourceSettings,
 };
 
 /// `--redis URL`: worker ids from Redis ([`RedisAssigner`]), with `--redis-prefix` and
@@ -91,21 +91,7 @@ impl Source for RedisAssigner {
     }
 
     fn list(&self) -> Result<Listing, Error> {
-        Ok(Listing {
-            columns: vec!["HOLDER", "SINCE", "REACH"],
-            ids: RedisAssigner::list(self)?
-                .into_iter()
-                .map(|w| Listed {
-                    worker_id: w.worker_id,
-                    cells: vec![
-                        Cell::Text(w.holder.unwrap_or_else(|| "-".into())),
-                        Cell::Second(w.since),
-                        Cell::Second(w.reach),
-                    ],
-                })
-                .collect(),
-            unit: ("id", "ids"),
-        })
+        RedisAssigner::list(self).map(crate::worker::kv::listing)
     }
 
     /// A named generator's holder says its name.

@@ -8,7 +8,7 @@ pub(crate) mod kind;
 mod store;
 
 use super::assigner::{Assignment, WorkerIdAssigner};
-use super::kv::{Claim, KvWorker, Registry};
+use super::kv::{Claim, KvWorker};
 use crate::{Error, Layout};
 use conn::Conn;
 use std::fmt;
@@ -270,17 +270,7 @@ impl RedisAssigner {
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn list(&self) -> Result<Vec<KvWorker>, Error> {
-        Ok(self
-            .store()?
-            .read()?
-            .into_iter()
-            .map(|s| KvWorker {
-                worker_id: s.worker_id,
-                since: s.holder.as_ref().map(|h| h.since),
-                holder: s.holder.map(|h| h.who()),
-                reach: s.reach,
-            })
-            .collect())
+        super::kv::workers(&self.store()?)
     }
 }
 
