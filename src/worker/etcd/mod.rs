@@ -19,7 +19,8 @@ mod store;
 mod codegen_tests;
 
 use super::assigner::{Assignment, WorkerIdAssigner};
-use super::kv::{Claim, KvWorker};
+use super::kv::KvWorker;
+use super::kv::claim::Claim;
 use crate::{Error, Layout};
 use client::{Client, Settings};
 use std::fmt;

@@ -8,7 +8,8 @@ pub(crate) mod kind;
 mod store;
 
 use super::assigner::{Assignment, WorkerIdAssigner};
-use super::kv::{Claim, KvWorker};
+use super::kv::KvWorker;
+use super::kv::claim::Claim;
 use crate::{Error, Layout};
 use conn::Conn;
 use std::fmt;
