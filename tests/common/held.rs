@@ -143,7 +143,7 @@ pub const FROZEN_LAYOUT: [&str; 8] = [
     "2",
 ];
 
-/// A node A frozen with SIGSTOP past the TTL (`ttl`) of its key: with both ids held (A has 0,
+/// A node A frozen with SIGSTOP past the TTL (`ttl`) of its key (a ZooKeeper session's timeout): with both ids held (A has 0,
 /// C has 1), a node B booting meanwhile gets A's id only once A's key has expired, that is
 /// after A has stopped serving (its fence: a third of the TTL); thawed, A serves none of its
 /// old id's IDs above B's first one, finds its key gone, and once B stops takes the id again
@@ -213,7 +213,7 @@ pub fn frozen(start: &dyn Fn(&Path) -> Serve, ttl: Duration) {
     // its key found gone at the first keep-alive.
     let output = a.output();
     assert!(
-        output.contains("not served: no confirmed keep-alive")
+        output.contains("worker id 0 not served: ")
             || output.contains("worker id 0 is not this node's any more"),
         "A said nothing of its fence: {output}"
     );
