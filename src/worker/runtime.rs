@@ -43,7 +43,8 @@ impl Driven {
         })
     }
 
-    /// The runtime's handle.
+    /// The runtime's handle (etcd's client is built inside it).
+    #[cfg(feature = "etcd")]
     pub(crate) fn handle(&self) -> &tokio::runtime::Handle {
         &self.handle
     }
