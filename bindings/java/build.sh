@@ -9,7 +9,8 @@
 # --release builds the native library optimised (for the speed harness, and for a jar to ship);
 # the default is cargo's dev profile, which CI's other steps have already built the crate in.
 # --bench runs the speed harness (io.github.ringflake.Bench, test sources) after building.
-# Output: bindings/java/build/ (ringflake-<version>.jar, classes, test reports).
+# Output: bindings/java/build/ (ringflake-<version>.jar, classes, test reports), or the directory
+# RINGFLAKE_JAVA_BUILD names (CI puts it outside the clone).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 java_dir="$(pwd -P)"
@@ -42,7 +43,7 @@ aarch64 | arm64) arch=aarch64 ;;
 *) arch="$(uname -m)" ;;
 esac
 
-build="$java_dir/build"
+build="${RINGFLAKE_JAVA_BUILD:-$java_dir/build}"
 rm -rf "$build/classes" "$build/test-classes"
 mkdir -p "$build/classes/io/github/ringflake/native/$os-$arch" "$build/test-classes"
 # Without debug information: the jar carries what runs (the dev profile's symbols are ~100 MB).
