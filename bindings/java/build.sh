@@ -64,10 +64,10 @@ if ((run_tests || run_bench)); then
 fi
 if ((run_tests)); then
     echo "==> JUnit (the jar as users get it, its native library extracted by NativeLoader)"
-    # The tests find the jar (class loader tests) and the ringflake binary (shared table tests)
-    # through these properties.
+    # The tests find the jar (class loader tests), the repository's test data and the ringflake
+    # binary (the shared table test; RINGFLAKE_TEST_BIN overrides) through these properties.
     java -Dringflake.test.jar="$jar" -Dringflake.test.classes="$build/test-classes" \
-        -Dringflake.test.repo="$repo" -Dringflake.test.bin="$target_dir/debug/ringflake" \
+        -Dringflake.test.repo="$repo" -Dringflake.test.bin="${RINGFLAKE_TEST_BIN:-$target_dir/debug/ringflake}" \
         -jar "$junit" --class-path "$jar:$build/test-classes" --scan-class-path \
         --fail-if-no-tests --disable-banner --details=tree --reports-dir "$build/test-reports"
 fi

@@ -18,16 +18,21 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * kill -9 of a JVM taking IDs, and a restart with the same fixed worker id: thanks to the state
- * file no ID repeats, and every run's IDs sort above the previous run's.
+ * file no ID repeats, and every run's IDs sort above the previous run's. The layout has 9
+ * sequence bits (512 IDs a second), so each run borrows seconds up to the lead cap (10 s) ahead
+ * of the clock: a restart that started at the clock would repeat them.
  */
 class CrashRestartTest {
     @TempDir
     Path dir;
 
+    private static final UidLayout LAYOUT = UidLayout.seconds(31, 23, 9, 1_735_689_600L);
+
     private Process start(Path state, Path out, String... more) throws IOException {
         String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String cp = TestSupport.jar() + java.io.File.pathSeparator + TestSupport.testClasses();
-        List<String> cmd = new ArrayList<>(List.of(javaBin, "-cp", cp, "io.github.ringflake.CrashChild",
+        List<String> cmd = new ArrayList<>(List.of(javaBin, "-Dringflake.child.bits=31,23,9", "-cp", cp,
+                "io.github.ringflake.CrashChild",
                 state == null ? "-" : state.toString(), "41", out.toString()));
         cmd.addAll(List.of(more));
         return new ProcessBuilder(cmd).redirectErrorStream(true).start();
@@ -67,6 +72,9 @@ class CrashRestartTest {
             assertEquals(137, p.exitValue(), "killed by SIGKILL");
             long[] ids = read(out);
             assertTrue(ids.length >= 500, "run " + run + " took " + ids.length);
+            // It borrowed: its last ID's second is ahead of the clock.
+            long ahead = LAYOUT.unixMillis(ids[ids.length - 1]) / 1000 - System.currentTimeMillis() / 1000;
+            assertTrue(ahead >= 3, "run " + run + " ran only " + ahead + " s ahead");
             for (int i = 1; i < ids.length; i++) {
                 assertTrue(ids[i] > ids[i - 1], "run " + run + " not increasing at " + i);
             }
