@@ -44,10 +44,13 @@ aarch64 | arm64) arch=aarch64 ;;
 esac
 
 build="${RINGFLAKE_JAVA_BUILD:-$java_dir/build}"
-rm -rf "$build/classes" "$build/test-classes"
-mkdir -p "$build/classes/io/github/ringflake/native/$os-$arch" "$build/test-classes"
+rm -rf "$build/classes" "$build/test-classes" "$build/native"
+native="io/github/ringflake/native/$os-$arch"
+mkdir -p "$build/classes/$native" "$build/test-classes" "$build/native/$native"
 # Without debug information: the jar carries what runs (the dev profile's symbols are ~100 MB).
-strip --strip-debug -o "$build/classes/io/github/ringflake/native/$os-$arch/$lib" "$target_dir/$out_profile/$lib"
+# build/native/ is also pom.xml's resource directory (mvn package after this script).
+strip --strip-debug -o "$build/native/$native/$lib" "$target_dir/$out_profile/$lib"
+cp "$build/native/$native/$lib" "$build/classes/$native/$lib"
 
 echo "==> javac (release 17), jar"
 mapfile -t main_sources < <(find src/main/java -name '*.java' | sort)

@@ -70,6 +70,29 @@ class ConcurrencyTest {
         }
     }
 
+    /** The per-ID path allocates nothing (the JVM's own per-thread allocation counter). */
+    @Test
+    void getUidAllocatesNothingPerId() {
+        try (RingflakeUidGenerator g = RingflakeUidGenerator.builder().workerId(13).shutdownHook(false).build()) {
+            com.sun.management.ThreadMXBean mx =
+                    (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+            long thread = Thread.currentThread().getId();
+            long acc = 0;
+            for (int i = 0; i < 200_000; i++) {
+                acc += g.getUID();
+            }
+            int n = 2_000_000;
+            long before = mx.getThreadAllocatedBytes(thread);
+            for (int i = 0; i < n; i++) {
+                acc += g.getUID();
+            }
+            long allocated = mx.getThreadAllocatedBytes(thread) - before;
+            assertTrue(acc != 0);
+            // Less than a byte per 100 IDs (the counter's own reads allocate nothing either).
+            assertTrue(allocated < n / 100, allocated + " bytes allocated for " + n + " IDs");
+        }
+    }
+
     /** IDs that waited in a thread's buffer are dropped: an idle thread's next ID is recent. */
     @Test
     void anIdleThreadsBufferGoesStale() throws Exception {

@@ -6,7 +6,7 @@ import java.io.FileOutputStream;
 import java.io.IOException;
 
 /**
- * A JVM that takes IDs until it is killed: {@code CrashChild STATE_FILE|- WORKER_ID|JDBC_URL OUT [COUNT]}.
+ * A JVM that takes IDs until it is killed: {@code CrashChild STATE_FILE|- WORKER_ID|JDBC_URL|sqlite:PATH OUT [COUNT]}.
  * Appends every ID it takes to OUT (8 bytes, big-endian), written to the kernel before the next
  * batch is taken, so a kill -9 loses none that were handed out; prints "ready" after the first
  * batch. With COUNT, stops after COUNT IDs and closes the generator. The system property
@@ -24,6 +24,8 @@ public final class CrashChild {
         }
         if (args[1].startsWith("jdbc:")) {
             b.jdbcUrl(args[1]);
+        } else if (args[1].startsWith("sqlite:")) {
+            b.sqlite(args[1].substring("sqlite:".length()));
         } else {
             b.workerId(Long.parseLong(args[1]));
         }

@@ -267,4 +267,26 @@ class SharedMariaDbTableTest {
         }
         assertTrue(merged.length > ROUNDS * 120_000, "only " + merged.length + " IDs");
     }
+
+    /** A wrong password or database: an exception naming the cause, and no row claimed. */
+    @Test
+    void aWrongUrlClaimsNothing() throws Exception {
+        requireServers();
+        sql(Files.readString(TestSupport.repo().resolve("schema/mysql.sql")));
+        String before = sql("SELECT COUNT(*), COALESCE(MAX(ID), 0) FROM WORKER_NODE");
+        String wrong = "jdbc:mariadb://" + uri.getHost() + ":" + uri.getPort() + uri.getPath() + "?user="
+                + JdbcUrls.encode(user, false) + "&password=not-" + JdbcUrls.encode(password, false)
+                + "&sslMode=verify-full&serverSslCert=" + ca;
+        RingflakeException e = org.junit.jupiter.api.Assertions.assertThrows(RingflakeException.class,
+                () -> RingflakeUidGenerator.builder().jdbcUrl(wrong).shutdownHook(false).build());
+        assertEquals("Database", e.kind(), e.getMessage());
+        assertFalse(e.getMessage().contains(password), "the password is shown: " + e.getMessage());
+        String noDb = "jdbc:mariadb://" + uri.getHost() + ":" + uri.getPort() + "/no_such_db?user="
+                + JdbcUrls.encode(user, false) + "&password=" + JdbcUrls.encode(password, false)
+                + "&sslMode=verify-full&serverSslCert=" + ca;
+        e = org.junit.jupiter.api.Assertions.assertThrows(RingflakeException.class,
+                () -> RingflakeUidGenerator.builder().jdbcUrl(noDb).shutdownHook(false).build());
+        assertEquals("Database", e.kind(), e.getMessage());
+        assertEquals(before, sql("SELECT COUNT(*), COALESCE(MAX(ID), 0) FROM WORKER_NODE"), "a row was claimed");
+    }
 }
