@@ -79,6 +79,17 @@ fn slot(handle: jlong) -> Result<Arc<Slot>, Failure> {
         .ok_or_else(|| Failure::config(format!("no generator has handle {handle}")))
 }
 
+/// Runs `f` on the live generator of `handle`, under its slot's read lock (so a `close` waits for
+/// it); a `Closed` failure once the generator is closed.
+fn with_live<T>(
+    handle: jlong,
+    f: impl FnOnce(&Live, &Slot) -> Result<T, Failure>,
+) -> Result<T, Failure> {
+    let slot = slot(handle)?;
+    let live = slot.live.read().unwrap_or_else(PoisonError::into_inner);
+    f(live.as_ref().ok_or_else(Failure::closed)?, &slot)
+}
+
 /// Builds the generator the settings describe. Nothing is claimed when a setting is refused;
 /// a worker id claimed from a source and then refused by the process guard is released.
 fn build(s: Settings) -> Result<Live, Failure> {
@@ -181,6 +192,7 @@ fn pairs(env: &mut JNIEnv, array: &JObjectArray) -> Result<Vec<(String, String)>
             return Err(Failure::config(format!("settings string {i} is null")));
         }
         text.push(String::from(env.get_string(&s)?));
+        env.delete_local_ref(s)?;
     }
     Ok(text
         .chunks(2)
@@ -227,29 +239,41 @@ pub extern "system" fn Java_io_github_ringflake_Native_fill<'l>(
     length: jint,
 ) {
     entry(&mut env, (), |env| {
-        let slot = slot(handle)?;
-        let live = slot.live.read().unwrap_or_else(PoisonError::into_inner);
-        let live = live.as_ref().ok_or_else(Failure::closed)?;
-        let (Ok(offset), Ok(length)) = (usize::try_from(offset), usize::try_from(length)) else {
-            return Err(Failure::config(format!(
-                "offset {offset} and length {length}: expected both 0 or more"
-            )));
-        };
-        let mut ids = [0u64; CHUNK];
-        let mut java = [0i64; CHUNK];
-        let mut done = 0;
-        while done < length {
-            let n = (length - done).min(slot.chunk);
-            live.generator.next_ids(&mut ids[..n])?;
-            for (j, id) in java.iter_mut().zip(&ids[..n]) {
-                // IDs are below 2^63: the same value as a Java long.
-                *j = *id as i64;
-            }
-            env.set_long_array_region(&out, (offset + done) as jint, &java[..n])?;
-            done += n;
-        }
-        Ok(())
+        with_live(handle, |live, slot| {
+            fill(env, live, slot.chunk, &out, offset, length)
+        })
     })
+}
+
+/// [`Java_io_github_ringflake_Native_fill`]'s work: `next_ids` a chunk at a time into a stack
+/// buffer, copied into the Java array.
+fn fill(
+    env: &mut JNIEnv,
+    live: &Live,
+    chunk: usize,
+    out: &JLongArray,
+    offset: jint,
+    length: jint,
+) -> Result<(), Failure> {
+    let (Ok(offset), Ok(length)) = (usize::try_from(offset), usize::try_from(length)) else {
+        return Err(Failure::config(format!(
+            "offset {offset} and length {length}: expected both 0 or more"
+        )));
+    };
+    let mut ids = [0u64; CHUNK];
+    let mut java = [0i64; CHUNK];
+    let mut done = 0;
+    while done < length {
+        let n = (length - done).min(chunk);
+        live.generator.next_ids(&mut ids[..n])?;
+        for (j, id) in java.iter_mut().zip(&ids[..n]) {
+            // IDs are below 2^63: the same value as a Java long.
+            *j = *id as i64;
+        }
+        env.set_long_array_region(out, (offset + done) as jint, &java[..n])?;
+        done += n;
+    }
+    Ok(())
 }
 
 /// `Native.workerId(long handle)`.
@@ -422,9 +446,7 @@ pub extern "system" fn Java_io_github_ringflake_Native_stats<'l>(
     handle: jlong,
 ) -> jlongArray {
     entry(&mut env, std::ptr::null_mut(), |env| {
-        let slot = slot(handle)?;
-        let live = slot.live.read().unwrap_or_else(PoisonError::into_inner);
-        let s = live.as_ref().ok_or_else(Failure::closed)?.generator.stats();
+        let s = with_live(handle, |live, _| Ok(live.generator.stats()))?;
         let n = |v: u64| v as i64;
         longs(
             env,

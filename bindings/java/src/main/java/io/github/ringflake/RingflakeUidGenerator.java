@@ -528,6 +528,9 @@ public final class RingflakeUidGenerator implements AutoCloseable {
          * @return this builder
          */
         public Builder maxLead(Duration maxLead, LeadPolicy policy) {
+            if (maxLead.isNegative()) {
+                throw new RingflakeException("InvalidConfig", "maxLead " + maxLead + ": expected 0 or more");
+            }
             set("maxLeadMillis", maxLead.toMillis());
             return set("leadPolicy", policy.name());
         }

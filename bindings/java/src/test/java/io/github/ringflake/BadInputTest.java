@@ -73,6 +73,8 @@ class BadInputTest {
         fails("InvalidConfig", () -> RingflakeUidGenerator.builder().epochDate("20-05-2016"));
         fails("InvalidConfig", () -> RingflakeUidGenerator.builder().workerId(1).paddingFactor(101).build());
         fails("InvalidConfig", () -> RingflakeUidGenerator.builder().workerId(1).boostPower(40).build());
+        fails("InvalidConfig", () -> RingflakeUidGenerator.builder().maxLead(java.time.Duration.ofMillis(-1),
+                RingflakeUidGenerator.LeadPolicy.FAIL));
         // A state file that holds no state is refused, never overwritten.
         Path junk = dir.resolve("junk.state");
         assertTrue(junk.toFile().mkdir() || Files.isDirectory(junk));
