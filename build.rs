@@ -1,6 +1,7 @@
 //! Sets `RINGFLAKE_VERSION`, what `ringflake --version` prints: the crate's version, the commit it
 //! was built from and the features it was built with (`0.2.0 (commit 6dea384abcde, features:
-//! cli, grpc, …)`).
+//! cli, grpc, …)`); and `RINGFLAKE_COMMIT`, the commit alone (the `commit` label of
+//! `ringflake_build_info`).
 //!
 //! The commit comes from `.cargo_vcs_info.json` in a package from crates.io (Cargo writes it
 //! when it packages a clean checkout), else from `git` when the crate's directory is the top of
@@ -30,6 +31,7 @@ fn main() {
             features.join(", ")
         }
     );
+    println!("cargo:rustc-env=RINGFLAKE_COMMIT={commit}");
     println!("cargo:rerun-if-changed=build.rs");
     // Only files that exist: Cargo runs a build script again at every build while a file it
     // names is missing, which would rebuild the crate every time.

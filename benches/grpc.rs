@@ -7,6 +7,9 @@
 //!   array parsed into numbers (target: `stream-1M` at least 2 x its IDs per second);
 //! - `wire/ids-json-100k-twitter`: the same against a service with `--layout twitter`
 //!   (millisecond ticks; target: at least 0.95 x `ids-json-100k`);
+//! - `wire/ids-json-100k-baseline`: `ids-json-100k` against another build of `ringflake`, the
+//!   binary `RINGFLAKE_BENCH_BASELINE` names (an earlier commit's, to compare a change with the
+//!   code before it in one run); skipped when unset;
 //! - `wire/ferroid-stream-1M`: the same client code against `ferroid-tonic-server` (its
 //!   `StreamIds` of 1,000,000 packed IDs), installed with `cargo install ferroid-tonic-server`
 //!   and found on `PATH` (or `RINGFLAKE_BENCH_FERROID`); skipped, with a note, when absent;
@@ -77,7 +80,12 @@ fn ringflake_serve(dir: &std::path::Path) -> (Process, SocketAddr) {
 
 /// [`ringflake_serve`] with more flags (`--layout twitter` for `wire/ids-json-100k-twitter`).
 fn ringflake_serve_with(dir: &std::path::Path, extra: &[&str]) -> (Process, SocketAddr) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ringflake"))
+    serve_program(env!("CARGO_BIN_EXE_ringflake"), dir, extra)
+}
+
+/// `program serve` (a `ringflake` binary) on a free port, within the lead cap's burst.
+fn serve_program(program: &str, dir: &std::path::Path, extra: &[&str]) -> (Process, SocketAddr) {
+    let mut child = Command::new(program)
         .args([
             "serve",
             "--listen",
@@ -282,6 +290,17 @@ fn wire(c: &mut Criterion) {
     group.bench_function("ids-json-100k", |b| {
         b.iter(|| assert_eq!(json_ids(&mut conn, &mut sink), JSON_BATCH))
     });
+    // The same against the baseline build, if one is named.
+    let baseline_dir = tempfile::tempdir().expect("temporary directory");
+    if let Ok(program) = std::env::var("RINGFLAKE_BENCH_BASELINE") {
+        let (_baseline, baseline_addr) = serve_program(&program, baseline_dir.path(), &[]);
+        let tcp = TcpStream::connect(baseline_addr).expect("connect");
+        tcp.set_nodelay(true).expect("nodelay");
+        let mut baseline_conn = BufReader::new(tcp);
+        group.bench_function("ids-json-100k-baseline", |b| {
+            b.iter(|| assert_eq!(json_ids(&mut baseline_conn, &mut sink), JSON_BATCH))
+        });
+    }
     // The same with Twitter's layout (millisecond ticks), from a service of its own (target: at
     // least 0.95 x `ids-json-100k`).
     let twitter_dir = tempfile::tempdir().expect("temporary directory");

@@ -2,7 +2,7 @@
 //! (one listening socket, one single-threaded Tokio runtime per core each accepting on its own
 //! clone of it, hyper's HTTP/1 with `TCP_NODELAY` and a header timeout, from the service's own
 //! `listen` module), answering every request with a counter as `text/plain` and doing nothing
-//! else. `scripts/load.sh` loads it right after the service, so
+//! else. `scripts/load.sh` loads it right after the service with the same request, `GET /id`, so
 //! the ratio `/id ÷ floor` holds on a noisy machine.
 //!
 //! With `--raw` it drops hyper as well: the same sockets and runtimes, but each connection reads

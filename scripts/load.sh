@@ -16,16 +16,18 @@
 #                        the binary with cargo build --release --features client --example grpc_load)
 #   WRK_THREADS          wrk threads (default 2)
 #   WRK_CONNECTIONS      open connections (default 64)
-# What runs, in order: LOAD_RUNS rounds of [/id on the service, GET / on the HTTP floor (the same
-# hyper set-up answering a counter), /api/segment/get/load-orders (Leaf's segment mode: a business
-# tag of leaf_alloc in the service's SQLite file)]; /id on a second service speaking HTTPS (--tls-cert/--tls-key
-# with the test certificates of tests/data/tls; wrk keeps its connections, so this measures TLS
-# records, not handshakes); /ids?count=1000; gRPC on the same service (examples/grpc_load: unary
-# Next from WRK_CONNECTIONS concurrent calls on one HTTP/2 connection, then Streams of a million
-# IDs into one client); then the machine's floor, http_floor --raw (no HTTP
-# library at all: one read and one write per request). After each service run the generator's lead
-# over the clock (lead_seconds, from /healthz): /ids at tens of millions of IDs/s borrows up to the
-# lead cap (--max-lead, 10 s by default) and then waits for the clock, at 2^seq_bits IDs/s. The
+# What runs, in order: LOAD_RUNS rounds of [/id on the service, GET /id on the HTTP floor (the same
+# hyper set-up answering a counter; the same request line, as hyper's URI parser answers a bare
+# `/` without parsing it, about 130 instructions a request fewer), /api/segment/get/load-orders
+# (Leaf's segment mode: a business tag of leaf_alloc in the service's SQLite file)]; /id on a
+# second service speaking HTTPS (--tls-cert/--tls-key with the test certificates of
+# tests/data/tls; wrk keeps its connections, so this measures TLS records, not handshakes);
+# /ids?count=1000; gRPC on the same service (examples/grpc_load: unary Next from WRK_CONNECTIONS
+# concurrent calls on one HTTP/2 connection, then Streams of a million IDs into one client); then
+# the machine's floor, http_floor --raw (no HTTP library at all: one read and one write per
+# request). After each service run the generator's lead over the clock (lead_seconds, from
+# /healthz): /ids at tens of millions of IDs/s borrows up to the lead cap (--max-lead, 10 s by
+# default) and then waits for the clock, at 2^seq_bits IDs/s. The
 # services read their flags from RINGFLAKE_… variables, so RINGFLAKE_MAX_LEAD=60 or
 # RINGFLAKE_UNBOUNDED_LEAD=true (Java's borrowing) change the cap here.
 # Installs wrk with apt-get when missing (needs root). Each service gets a throw-away SQLite worker
@@ -196,8 +198,8 @@ for round in $(seq "$runs"); do
     lead_now "$plain"
     echo "lead_seconds at the end of the /id run: $lead"
     echo
-    echo "== round $round/$runs: HTTP floor, GET / on examples/http_floor (hyper answering a counter), ${duration} s"
-    load "http://$floor/" "$floor_pid"
+    echo "== round $round/$runs: HTTP floor, GET /id on examples/http_floor (hyper answering a counter), ${duration} s"
+    load "http://$floor/id" "$floor_pid"
     r="$(ratio "$id_rps" "$rps")"
     ratios+=("$r")
     cpu_ratios+=("$(ratio "$cpu_us" "$id_cpu")")
@@ -246,8 +248,8 @@ stream_cpu="$(awk -v t=$((after - before)) -v us="$tick_us" -v n="$stream_ids" '
 lead_now "$plain"
 echo "lead_seconds at the end of the gRPC runs: $lead"
 echo
-echo "== machine floor: GET / on examples/http_floor --raw (no HTTP library), ${duration} s"
-load "http://$raw/" "$raw_pid"
+echo "== machine floor: GET /id on examples/http_floor --raw (no HTTP library), ${duration} s"
+load "http://$raw/id" "$raw_pid"
 raw_rps="$rps" raw_cpu="$cpu_us" raw_p50="$p50" raw_p99="$p99"
 
 for p in "$pid" "$tls_pid"; do

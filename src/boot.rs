@@ -1,7 +1,9 @@
 //! A generator's start, shared by [`CachedUidGenerator`](crate::CachedUidGenerator) and
-//! [`DefaultUidGenerator`](crate::DefaultUidGenerator): the worker id checked against the layout,
-//! the layout alive at the clock's time, the first second this boot may use, and the lease keeper
-//! running.
+//! [`DefaultUidGenerator`](crate::DefaultUidGenerator): everything knowable without a worker id
+//! checked first (the layout alive at the clock's time, the state file, `above`), then the worker
+//! id claimed and checked against the layout, the first second this boot may use, and the lease
+//! keeper running. A start refused before the claim claims nothing; one refused after it gives
+//! the claim back ([`give_back`]).
 
 use crate::reach::{ReachFile, Reaches};
 use crate::worker::assigner::check_fits;
@@ -64,6 +66,30 @@ pub(crate) struct Limits {
     pub(crate) patience: u64,
 }
 
+/// Where a builder's worker id comes from.
+#[derive(Debug)]
+pub(crate) enum Claim {
+    /// Made when the builder was told: a fixed id ([`worker_id`](crate::CachedBuilder::worker_id)),
+    /// an assigner's answer when it has no owned copy to ask later, or the error it gave.
+    Made(Result<Assignment, Error>),
+    /// Asked of the builder's retaker (the assigner's owned copy) at build, once everything
+    /// knowable without a worker id has been checked: a build refused for its settings, its
+    /// layout or its state file claims nothing.
+    AtBuild,
+}
+
+impl Claim {
+    /// A builder told no worker id yet.
+    pub(crate) fn none() -> Claim {
+        Claim::Made(Err(no_worker_id()))
+    }
+}
+
+/// The error of a build told no worker id.
+fn no_worker_id() -> Error {
+    Error::WorkerAssignment("no worker id: call worker_id or worker_id_from on the builder".into())
+}
+
 /// An assignment checked against the layout, and the first delta second it allows.
 struct Checked {
     assignment: Assignment,
@@ -72,14 +98,16 @@ struct Checked {
 }
 
 impl Boot {
-    /// Checks `assignment` against `layout` at the clock's time and starts its lease keeper.
-    /// With a lead cap, an assignment whose floor lies so far beyond `now + max_lead` that the
-    /// cap would hold it for longer than `limits.patience` seconds (the generator's `max_lag`: a wait
-    /// that will not pass soon) is given back (its lease released at the reserved second, so the
-    /// id is not recycled before it) and `retake` asked for another, once; the second is kept
-    /// whatever its floor.
+    /// Checks everything knowable without a worker id (the layout alive at the clock's time, the
+    /// state file, `above` for the most favourable worker id), then claims one (`claim`, else
+    /// from `retake`), checks it against `layout` and starts its lease keeper. With a lead cap,
+    /// an assignment whose floor lies so far beyond `now + max_lead` that the cap would hold it
+    /// for longer than `limits.patience` seconds (the generator's `max_lag`: a wait that will not
+    /// pass soon) is given back (its lease released at the reserved second, so the id is not
+    /// recycled before it) and `retake` asked for another, once; the second is kept whatever its
+    /// floor. A claim the start then refuses is given back ([`give_back`]).
     pub(crate) fn start(
-        assignment: Result<Assignment, Error>,
+        claim: Claim,
         retake: Option<&dyn WorkerIdAssigner>,
         layout: &Layout,
         clock: &Arc<dyn Clock>,
@@ -87,18 +115,81 @@ impl Boot {
         limits: Limits,
         above: Option<u64>,
     ) -> Result<Boot, Error> {
-        let Limits { max_lead, patience } = limits;
-        let assignment = assignment?;
-        // The worker id first: a worker id the layout cannot hold is the error to report,
-        // whatever the clock and the state file say.
-        let worker_id = check_fits(assignment.worker_id, layout)?;
         let now = clock.now_seconds();
-        layout.check_alive_at(now)?;
-        let reaches = match state {
-            Some(file) => file.read()?,
-            None => Reaches::default(),
+        let made = match claim {
+            Claim::Made(made) => Some(made?),
+            Claim::AtBuild => None,
         };
-        let mut chosen = checked(assignment, worker_id, layout, now, &reaches, max_lead);
+        // A worker id made before the build that the layout cannot hold is the error to report,
+        // whatever the clock and the state file say.
+        let made = match made {
+            Some(a) => match check_fits(a.worker_id, layout) {
+                Ok(_) => Some(a),
+                Err(e) => return Err(give_back(a, retake, now, e)),
+            },
+            None => None,
+        };
+        // `above` is checked before the claim only when the worker id is still unknown: a known
+        // one is checked exactly below, with its first second.
+        let unknown = made.is_none();
+        let reaches = match unclaimed_checks(
+            layout,
+            now,
+            state,
+            limits.max_lead,
+            above.filter(|_| unknown),
+        ) {
+            Ok(reaches) => reaches,
+            Err(e) => {
+                return Err(match made {
+                    Some(a) => give_back(a, retake, now, e),
+                    None => e,
+                });
+            }
+        };
+        let assignment = match (made, retake) {
+            (Some(a), _) => a,
+            (None, Some(retake)) => retake.assign(layout)?,
+            (None, None) => return Err(no_worker_id()),
+        };
+        let worker_id = match check_fits(assignment.worker_id, layout) {
+            Ok(id) => id,
+            Err(e) => return Err(give_back(assignment, retake, now, e)),
+        };
+        let chosen = checked(
+            assignment,
+            worker_id,
+            layout,
+            now,
+            reaches.as_ref(),
+            limits.max_lead,
+        );
+        Self::claimed(
+            chosen,
+            retake,
+            layout,
+            clock,
+            now,
+            reaches.as_ref(),
+            limits,
+            above,
+        )
+    }
+
+    /// The rest of [`start`](Self::start), with a worker id claimed (`chosen`): what it refuses,
+    /// it gives back.
+    #[allow(clippy::too_many_arguments)]
+    fn claimed(
+        mut chosen: Checked,
+        retake: Option<&dyn WorkerIdAssigner>,
+        layout: &Layout,
+        clock: &Arc<dyn Clock>,
+        now: i64,
+        reaches: Option<&Reaches>,
+        limits: Limits,
+        above: Option<u64>,
+    ) -> Result<Boot, Error> {
+        let Limits { max_lead, patience } = limits;
         let now_delta = layout.tick_at(now.saturating_mul(1000));
         let mut given_back = None;
         // The first delta second beyond which the cap would hold the filler longer than patience.
@@ -127,23 +218,16 @@ impl Boot {
                 crate::clock::rfc3339(reserved_until),
                 back.ahead_seconds()
             );
-            if let Some(lease) = &chosen.assignment.lease
-                && let Err(e) = lease.release(reserved_until)
-            {
-                // Not recyclable before the second its IDs may reach; if the table cannot be
-                // told, the lease it holds now still keeps the id from others until it expires.
-                tracing::warn!(
-                    worker_id = back.worker_id,
-                    error = %e,
-                    "worker id {} given back, but its lease could not be moved to unix second \
-                     {reserved_until}: it expires as it is",
-                    back.worker_id
-                );
-            }
+            release(&chosen.assignment, reserved_until);
             given_back = Some(back);
+            // Held (its lease, its state directory's owner file) until another is claimed: the
+            // retake must not take the same id back.
             let again = retake.assign(layout)?;
-            let worker_id = check_fits(again.worker_id, layout)?;
-            chosen = checked(again, worker_id, layout, now, &reaches, max_lead);
+            let worker_id = match check_fits(again.worker_id, layout) {
+                Ok(id) => id,
+                Err(e) => return Err(give_back(again, Some(retake), now, e)),
+            };
+            chosen = checked(again, worker_id, layout, now, reaches, max_lead);
         }
         let Checked {
             assignment,
@@ -173,7 +257,9 @@ impl Boot {
             // The first second is the floor or the clock's, whichever is later; every later ID
             // of this worker is higher.
             let first = floor.max(now_delta);
-            check_above(layout, first, worker_id, above)?;
+            if let Err(e) = check_above(layout, first, worker_id, above) {
+                return Err(give_back(assignment, retake, now, e));
+            }
         }
         let keeper = match assignment.lease {
             // The lease must cover the floor: extensions reach a window past it from the start.
@@ -195,17 +281,92 @@ impl Boot {
     }
 }
 
+/// What a start can refuse before it claims a worker id: a layout whose time bits have run out at
+/// the clock's time, a state file that cannot be read, and an `above` that no worker id's first
+/// ID exceeds even at the furthest second a boot starts at without waiting (`now + max_lead`):
+/// the error then names the first ID of the largest worker id at the clock's second, and how far
+/// the epoch must move back for it. The state file's reaches, if there is one.
+pub(crate) fn unclaimed_checks(
+    layout: &Layout,
+    now: i64,
+    state: Option<&ReachFile>,
+    max_lead: Option<u64>,
+    above: Option<u64>,
+) -> Result<Option<Reaches>, Error> {
+    layout.check_alive_at(now)?;
+    let reaches = state.map(ReachFile::read).transpose()?;
+    if let (Some(above), Some(lead)) = (above, max_lead) {
+        let now_delta = layout.tick_at(now.saturating_mul(1000));
+        let furthest = now_delta
+            .saturating_add(layout.seconds_as_ticks(lead))
+            .min(layout.max_delta());
+        if check_above(layout, furthest, layout.max_worker_id(), above).is_err() {
+            check_above(layout, now_delta, layout.max_worker_id(), above)?;
+        }
+    }
+    Ok(reaches)
+}
+
+/// Gives back `assignment`, claimed by a start refused for `why` before it made an ID, and
+/// returns `why`: its lease released at the last second an earlier holder may have used (or the
+/// clock's), so that the id is free again at once (not in `lease_window`), and a worker id with
+/// no lease (a table without recycling: a row of its own) handed back to `assigner`
+/// ([`WorkerIdAssigner::give_back`]), which deletes its row.
+fn give_back(
+    assignment: Assignment,
+    assigner: Option<&dyn WorkerIdAssigner>,
+    now: i64,
+    why: Error,
+) -> Error {
+    let worker_id = assignment.worker_id;
+    let last = assignment.not_before.map_or(now, |s| s.max(now));
+    tracing::info!(
+        worker_id,
+        reason = %why,
+        "worker id {worker_id} given back: the start is refused ({why})"
+    );
+    if assignment.lease.is_some() {
+        release(&assignment, last);
+    } else if let Some(assigner) = assigner
+        && let Err(e) = assigner.give_back(worker_id)
+    {
+        tracing::warn!(
+            worker_id,
+            error = %e,
+            "worker id {worker_id} could not be given back: its row stays ({e})"
+        );
+    }
+    why
+}
+
+/// Releases `assignment`'s lease, if it has one, at unix second `last`.
+fn release(assignment: &Assignment, last: i64) {
+    if let Some(lease) = &assignment.lease
+        && let Err(e) = lease.release(last)
+    {
+        // Not recyclable before `last`; if the table cannot be told, the lease it holds now
+        // still keeps the id from others until it expires.
+        tracing::warn!(
+            worker_id = assignment.worker_id,
+            error = %e,
+            "worker id {} given back, but its lease could not be moved to unix second {last}: \
+             it expires as it is",
+            assignment.worker_id
+        );
+    }
+}
+
 /// `assignment`, whose `worker_id` the layout holds ([`check_fits`]), with its first delta
-/// second ([`first_delta`], with what the state file records for this worker id).
+/// second ([`first_delta`], with what the state file records).
 fn checked(
     assignment: Assignment,
     worker_id: u64,
     layout: &Layout,
     now: i64,
-    reaches: &Reaches,
+    reaches: Option<&Reaches>,
     max_lead: Option<u64>,
 ) -> Checked {
-    let floor = first_delta(&assignment, reaches.of(worker_id), layout, now, max_lead);
+    let floor = first_delta(&assignment, reaches, layout, now, max_lead);
     Checked {
         assignment,
         worker_id,
@@ -213,24 +374,36 @@ fn checked(
     }
 }
 
-/// The first delta second `assignment` allows: above the assignment's floor and above `recorded`
-/// (what an earlier run recorded in the state file for its worker id), both exactly
-/// (uniqueness); above the host's earlier rows within the lead cap (ordering: the first second
-/// is then at most `now + max_lead`, no wait). At a boot, and when a generator heals with a new
-/// worker id.
+/// The first delta second `assignment` allows, with `reaches` what the state file records (`None`:
+/// no state file):
+///
+/// - above the assignment's floor and above what the state file records for its worker id, both
+///   exactly (uniqueness);
+/// - above the host's earlier rows' leases (`order_floor`: ordering only, a new worker id), but
+///   no further than their holders may have gone: no more than `max_lead` ahead of the clock, and
+///   with a state file no further than the highest second it records for any worker id. A lease
+///   runs a window (minutes) ahead of the seconds its holder used; the state file records each
+///   second before an ID of it exists, so a restart in its directory starts right after the last
+///   second the run before it used, and a run beside a live one (`gen` beside `serve`) at the
+///   clock, not `max_lead` ahead.
+///
+/// At a boot, and when a generator heals with a new worker id.
 pub(crate) fn first_delta(
     assignment: &Assignment,
-    recorded: Option<i64>,
+    reaches: Option<&Reaches>,
     layout: &Layout,
     now: i64,
     max_lead: Option<u64>,
 ) -> u64 {
-    let order = match max_lead {
-        Some(lead) => assignment
-            .order_floor
-            .map(|f| f.min(now.saturating_add(lead as i64) - 1)),
-        None => assignment.order_floor,
-    };
+    let recorded = reaches.and_then(|r| r.of(assignment.worker_id));
+    let mut order = assignment.order_floor;
+    if let Some(lead) = max_lead {
+        order = order.map(|f| f.min(now.saturating_add(lead as i64) - 1));
+    }
+    if let Some(reaches) = reaches {
+        // `None` (nothing recorded: no earlier run in this directory) is below any second.
+        order = order.min(reaches.highest());
+    }
     assignment
         .not_before
         .max(recorded)
@@ -259,15 +432,18 @@ macro_rules! start_setters {
     ($gen:ident) => {
         #[doc = concat!("Uses worker id `id` (checked against the layout when built).\n\n```\nuse ringflake::{", stringify!($gen), ", Layout};\nlet g = ", stringify!($gen), "::builder(Layout::default()).worker_id(9).build()?;\nassert_eq!(g.worker_id(), 9);\n# Ok::<(), ringflake::Error>(())\n```")]
         pub fn worker_id(mut self, id: u64) -> Self {
-            self.assignment = Ok($crate::Assignment::fixed(id));
+            self.assignment = $crate::boot::Claim::Made(Ok($crate::Assignment::fixed(id)));
             self.retake = None;
             self
         }
 
-        #[doc = concat!("Asks `assigner` for the worker id now; its error, if any, is returned when built. If the id's IDs turn out to be reserved beyond the lead cap (its floor, from the state file or the worker table, lies past `now + max_lead + max_lag`: the cap would hold it longer than `max_lag`), the build gives it back and takes another from the assigner's [`retaker`](crate::WorkerIdAssigner::retaker), once (a [`DatabaseAssigner`](crate::DatabaseAssigner) has one): a boot never waits for the clock by choice (the id given back is told by `given_back()` on the generator). A [`CachedUidGenerator`](crate::CachedUidGenerator) keeps the retaker, if there is one, to take a new worker id by itself should its lease be lost for good.\n\n```\nuse ringflake::{", stringify!($gen), ", FixedWorkerId, Layout};\nlet g = ", stringify!($gen), "::builder(Layout::default())\n    .worker_id_from(&FixedWorkerId(3))\n    .build()?;\nassert_eq!(g.worker_id(), 3);\n# Ok::<(), ringflake::Error>(())\n```")]
+        #[doc = concat!("Takes the worker id from `assigner` when built, once every check that needs none has passed (the settings, the layout alive at the clock's time, the state file, [`above`](Self::above)): from the assigner's [`retaker`](crate::WorkerIdAssigner::retaker), its owned copy (a [`DatabaseAssigner`](crate::DatabaseAssigner) and a `ZooKeeperAssigner` have one), so that a build refused for those claims no row and no lease. A claim the build refuses after all is given back: its lease released at once, the row of a table without recycling deleted ([`WorkerIdAssigner::give_back`](crate::WorkerIdAssigner::give_back)). An assigner without a retaker is asked now; its error, if any, is returned when built. If the id's IDs turn out to be reserved beyond the lead cap (its floor, from the state file or the worker table, lies past `now + max_lead + max_lag`: the cap would hold it longer than `max_lag`), the build gives it back and takes another from the retaker, once: a boot never waits for the clock by choice (the id given back is told by `given_back()` on the generator). A [`CachedUidGenerator`](crate::CachedUidGenerator) keeps the retaker, if there is one, to take a new worker id by itself should its lease be lost for good.\n\n```\nuse ringflake::{", stringify!($gen), ", DatabaseAssigner, FixedWorkerId, Layout};\nlet g = ", stringify!($gen), "::builder(Layout::default())\n    .worker_id_from(&FixedWorkerId(3))\n    .build()?;\nassert_eq!(g.worker_id(), 3);\n\n// A layout whose time bits have run out is refused before the table is asked: no row.\nlet dir = tempfile::tempdir().unwrap();\nlet table = DatabaseAssigner::sqlite(dir.path().join(\"workers.db\"))?;\nlet refused = ", stringify!($gen), "::builder(Layout::uid_generator_defaults()).worker_id_from(&table).build();\nassert!(refused.is_err());\nassert!(table.list()?.is_empty());\n# Ok::<(), ringflake::Error>(())\n```")]
         pub fn worker_id_from(mut self, assigner: &dyn $crate::WorkerIdAssigner) -> Self {
-            self.assignment = assigner.assign(&self.layout);
             self.retake = assigner.retaker();
+            self.assignment = match self.retake {
+                Some(_) => $crate::boot::Claim::AtBuild,
+                None => $crate::boot::Claim::Made(assigner.assign(&self.layout)),
+            };
             self
         }
 

@@ -3,7 +3,7 @@
 
 use crate::boot::{Boot, Limits};
 use crate::worker::lease::Keeper;
-use crate::{Assignment, Clock, Error, Layout, SystemClock};
+use crate::{Clock, Error, Layout, SystemClock};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -86,7 +86,7 @@ impl std::fmt::Debug for DefaultUidGenerator {
 /// ```
 pub struct DefaultBuilder {
     layout: Layout,
-    assignment: Result<Assignment, Error>,
+    assignment: crate::boot::Claim,
     /// Where to take another worker id (see [`WorkerIdAssigner::retaker`]).
     ///
     /// [`WorkerIdAssigner::retaker`]: crate::WorkerIdAssigner::retaker
@@ -190,9 +190,7 @@ impl DefaultUidGenerator {
         DefaultBuilder {
             layout,
             retake: None,
-            assignment: Err(Error::WorkerAssignment(
-                "no worker id: call worker_id or worker_id_from on the builder".into(),
-            )),
+            assignment: crate::boot::Claim::none(),
             clock: Arc::new(SystemClock),
             backwards: ClockBackwards::Refuse,
             above: None,

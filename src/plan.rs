@@ -1,8 +1,10 @@
 //! The layout planner: which bit widths and epoch fit a demand, and what borrowing costs.
 //!
-//! Three numbers decide a layout: the sustained rate one worker must serve (IDs per second), how
-//! many boots take a new worker id (restarts per day, as UidGenerator's
-//! `DisposableWorkerIdAssigner` burns one per boot), and how many years the layout must last.
+//! Four numbers decide a layout: the sustained rate one worker must serve (IDs per second: the
+//! busiest node's, or a fleet's rate spread over its nodes), how many nodes are live at once
+//! (each holds a worker id), how many boots a day take a new worker id (as UidGenerator's
+//! `DisposableWorkerIdAssigner` burns one per boot: without recycling), and how many years the
+//! layout must last.
 //!
 //! - **Sequence bits** set the rate a worker serves from the current second: `2^seq_bits` IDs a
 //!   second. Above it the cached generator *borrows* future seconds (RFC 9562 §6.2, "increment
@@ -10,9 +12,10 @@
 //!   seconds of its time field per wall-clock second, and the layout's lifetime shrinks by that
 //!   factor. Borrowing never buys lifetime: a worker's ID space is `2^(time_bits + seq_bits)`
 //!   either way; it only moves IDs from the future into the present.
-//! - **Worker bits** must hold every id handed out while the layout lives: `restarts per day ×
-//!   365.25 × years` without recycling; with [`DatabaseAssigner::recycle`] only the live nodes
-//!   (plus those restarted within one lease window).
+//! - **Worker bits** must hold the live nodes, plus the ids of nodes restarted within one lease
+//!   window (a crashed node's id stays leased that long): with [`DatabaseAssigner::recycle`], the
+//!   default, that is all. Without recycling they must hold every id handed out while the layout
+//!   lives, `restarts per day × 365.25 × years`, which the report tells apart.
 //! - **Time bits** must cover the years from the epoch, so the epoch should be recent: every
 //!   second between the epoch and the first boot is lost.
 //!
@@ -24,7 +27,7 @@
 //! use ringflake::{DEFAULT_EPOCH_SECONDS, Layout};
 //!
 //! let now = 1_767_225_600; // 2026-01-01
-//! let demand = Demand { ids_per_second: 100_000, restarts_per_day: 2, years: 20 };
+//! let demand = Demand { ids_per_second: 100_000, nodes: 20, restarts_per_day: 2, years: 20 };
 //! // ringflake's old 30/20/13 layout serves 8,192 IDs a second from the current second: at
 //! // 100,000 a second it borrows about 12 seconds per second and lasts under 3 years, not 20.
 //! let old = Layout::new(30, 20, 13, DEFAULT_EPOCH_SECONDS)?;
@@ -57,8 +60,15 @@ const MAX_RATE: u64 = 1 << 40;
 /// The longest lifetime the planner accepts, in years.
 const MAX_YEARS: u32 = 10_000;
 
-/// Worker bits kept for live nodes when ids cannot cover years of restarts: 16 ids.
-const LIVE_WORKER_BITS: u32 = 4;
+/// The most live nodes the planner accepts: 2^22 (4,194,304, the worker ids of Java's 22 bits).
+const MAX_NODES: u64 = 1 << 22;
+
+/// The most restarts a day the planner accepts: 2^40.
+const MAX_RESTARTS: u64 = 1 << 40;
+
+/// How long a crashed node's worker id stays leased after its last extension, in seconds (the
+/// default lease window): the planner counts the ids of the restarts within one as live.
+const LEASE_WINDOW: u64 = crate::worker::lease::DEFAULT_WINDOW_SECS as u64;
 
 /// What a layout must sustain.
 ///
@@ -67,14 +77,19 @@ const LIVE_WORKER_BITS: u32 = 4;
 /// ```
 /// use ringflake::plan::Demand;
 ///
-/// let demand = Demand { ids_per_second: 100_000, restarts_per_day: 24, years: 20 };
+/// let demand = Demand { ids_per_second: 100_000, nodes: 500, restarts_per_day: 24, years: 20 };
 /// assert_eq!(demand.worker_ids_per_year(), 8_766);
+/// assert_eq!(demand.live_worker_ids(), 501); // 500 nodes, 1 restarted within a lease window
+/// assert_eq!(demand.fleet_ids_per_second(), 50_000_000);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Demand {
     /// The sustained rate of the busiest node, in IDs per second.
     pub ids_per_second: u64,
-    /// Boots per day across every node sharing the worker table; each takes a new worker id.
+    /// Nodes live at once, each holding a worker id (at least 1).
+    pub nodes: u64,
+    /// Boots per day across every node sharing the worker table; without recycling each takes a
+    /// new worker id, with it only a crashed one holds its id for a lease window.
     pub restarts_per_day: u64,
     /// How long the layout must last, in years of 365.25 days.
     pub years: u32,
@@ -85,11 +100,39 @@ impl Demand {
     ///
     /// ```
     /// use ringflake::plan::Demand;
-    /// let d = Demand { ids_per_second: 1, restarts_per_day: 1, years: 1 };
+    /// let d = Demand { ids_per_second: 1, nodes: 1, restarts_per_day: 1, years: 1 };
     /// assert_eq!(d.worker_ids_per_year(), 366);
     /// ```
     pub fn worker_ids_per_year(&self) -> u64 {
         self.restarts_per_day.saturating_mul(1461).div_ceil(4)
+    }
+
+    /// Worker ids held at once with recycling (the default): the live nodes, and the nodes
+    /// restarted within one lease window (300 s), whose ids a crash leaves leased until it
+    /// ends: `nodes + restarts_per_day × 300 / 86,400`, rounded up.
+    ///
+    /// ```
+    /// use ringflake::plan::Demand;
+    /// let d = Demand { ids_per_second: 1, nodes: 500, restarts_per_day: 10_000, years: 1 };
+    /// assert_eq!(d.live_worker_ids(), 535);
+    /// ```
+    pub fn live_worker_ids(&self) -> u64 {
+        self.nodes.max(1).saturating_add(
+            self.restarts_per_day
+                .saturating_mul(LEASE_WINDOW)
+                .div_ceil(86_400),
+        )
+    }
+
+    /// The fleet's rate if every live node ran at the busiest node's: `ids_per_second × nodes`.
+    ///
+    /// ```
+    /// use ringflake::plan::Demand;
+    /// let d = Demand { ids_per_second: 2_000, nodes: 500, restarts_per_day: 0, years: 1 };
+    /// assert_eq!(d.fleet_ids_per_second(), 1_000_000);
+    /// ```
+    pub fn fleet_ids_per_second(&self) -> u64 {
+        self.ids_per_second.saturating_mul(self.nodes.max(1))
     }
 
     /// Checks the numbers are in the planner's range.
@@ -97,11 +140,11 @@ impl Demand {
     /// # Errors
     ///
     /// [`Error::InvalidConfig`] naming the value and its range: the rate must be 1 to 2^40 IDs
-    /// a second, the years 1 to 10,000.
+    /// a second, the nodes 1 to 2^22, the restarts at most 2^40 a day, the years 1 to 10,000.
     ///
     /// ```
     /// use ringflake::plan::Demand;
-    /// let bad = Demand { ids_per_second: 0, restarts_per_day: 1, years: 10 };
+    /// let bad = Demand { ids_per_second: 0, nodes: 1, restarts_per_day: 1, years: 10 };
     /// assert_eq!(
     ///     bad.check().unwrap_err().to_string(),
     ///     "invalid rate 0: allowed 1..=1099511627776 IDs per second"
@@ -113,6 +156,20 @@ impl Demand {
                 name: "rate",
                 value: self.ids_per_second,
                 allowed: "1..=1099511627776 IDs per second",
+            });
+        }
+        if !(1..=MAX_NODES).contains(&self.nodes) {
+            return Err(Error::InvalidConfig {
+                name: "nodes",
+                value: self.nodes,
+                allowed: "1..=4194304 live nodes",
+            });
+        }
+        if self.restarts_per_day > MAX_RESTARTS {
+            return Err(Error::InvalidConfig {
+                name: "restarts per day",
+                value: self.restarts_per_day,
+                allowed: "0..=1099511627776",
             });
         }
         if !(1..=MAX_YEARS).contains(&self.years) {
@@ -134,7 +191,7 @@ impl Demand {
 /// use ringflake::{DEFAULT_EPOCH_SECONDS, Layout};
 /// use ringflake::plan::{Assessment, Demand};
 ///
-/// let demand = Demand { ids_per_second: 81_920, restarts_per_day: 0, years: 10 };
+/// let demand = Demand { ids_per_second: 81_920, nodes: 1, restarts_per_day: 0, years: 10 };
 /// let layout = Layout::new(30, 20, 13, DEFAULT_EPOCH_SECONDS).unwrap(); // 8,192 IDs a second before borrowing
 /// let a = Assessment::of(&layout, &demand, layout.epoch_seconds());
 /// assert_eq!(a.time_per_second, 10.0); // ten seconds of the time field per second
@@ -154,6 +211,8 @@ pub struct Assessment {
     pub lifetime_seconds: f64,
     /// Worker ids consumed per year without recycling.
     pub worker_ids_per_year: u64,
+    /// Worker ids held at once with recycling ([`Demand::live_worker_ids`]).
+    pub live_worker_ids: u64,
 }
 
 impl Assessment {
@@ -164,7 +223,7 @@ impl Assessment {
     /// use ringflake::plan::{Assessment, Demand};
     ///
     /// let layout = Layout::new(31, 23, 9, 1_735_689_600)?;
-    /// let demand = Demand { ids_per_second: 512, restarts_per_day: 10, years: 50 };
+    /// let demand = Demand { ids_per_second: 512, nodes: 100, restarts_per_day: 10, years: 50 };
     /// let a = Assessment::of(&layout, &demand, layout.epoch_seconds());
     /// assert!(!a.borrows());
     /// assert!(a.lifetime_years() > 68.0);
@@ -183,6 +242,7 @@ impl Assessment {
             time_per_second,
             lifetime_seconds: left as f64 / time_per_second,
             worker_ids_per_year: demand.worker_ids_per_year(),
+            live_worker_ids: demand.live_worker_ids(),
         }
     }
 
@@ -191,7 +251,7 @@ impl Assessment {
     /// ```
     /// use ringflake::{DEFAULT_EPOCH_SECONDS, Layout};
     /// use ringflake::plan::{Assessment, Demand};
-    /// let d = Demand { ids_per_second: 1, restarts_per_day: 0, years: 1 };
+    /// let d = Demand { ids_per_second: 1, nodes: 1, restarts_per_day: 0, years: 1 };
     /// let layout = Layout::new(30, 20, 13, DEFAULT_EPOCH_SECONDS).unwrap();
     /// let years = Assessment::of(&layout, &d, layout.epoch_seconds()).lifetime_years();
     /// assert!((years - 34.02).abs() < 0.01);
@@ -205,7 +265,7 @@ impl Assessment {
     /// ```
     /// use ringflake::{DEFAULT_EPOCH_SECONDS, Layout};
     /// use ringflake::plan::{Assessment, Demand};
-    /// let d = Demand { ids_per_second: 8_192, restarts_per_day: 0, years: 1 };
+    /// let d = Demand { ids_per_second: 8_192, nodes: 1, restarts_per_day: 0, years: 1 };
     /// let layout = Layout::new(30, 20, 13, DEFAULT_EPOCH_SECONDS).unwrap();
     /// let a = Assessment::of(&layout, &d, layout.epoch_seconds());
     /// assert_eq!(a.exhausted_at(), layout.last_valid_second());
@@ -219,7 +279,7 @@ impl Assessment {
     /// ```
     /// use ringflake::{DEFAULT_EPOCH_SECONDS, Layout};
     /// use ringflake::plan::{Assessment, Demand};
-    /// let d = Demand { ids_per_second: 8_193, restarts_per_day: 0, years: 1 };
+    /// let d = Demand { ids_per_second: 8_193, nodes: 1, restarts_per_day: 0, years: 1 };
     /// assert!(Assessment::of(&Layout::new(30, 20, 13, DEFAULT_EPOCH_SECONDS).unwrap(), &d, 1_800_000_000).borrows());
     /// ```
     pub fn borrows(&self) -> bool {
@@ -232,7 +292,7 @@ impl Assessment {
     /// ```
     /// use ringflake::{DEFAULT_EPOCH_SECONDS, Layout};
     /// use ringflake::plan::{Assessment, Demand};
-    /// let d = Demand { ids_per_second: 1, restarts_per_day: 0, years: 1 };
+    /// let d = Demand { ids_per_second: 1, nodes: 1, restarts_per_day: 0, years: 1 };
     /// assert_eq!(Assessment::of(&Layout::new(30, 20, 13, DEFAULT_EPOCH_SECONDS).unwrap(), &d, 1_800_000_000).rate_without_borrowing(), 8_192);
     /// assert_eq!(Assessment::of(&Layout::twitter(), &d, 1_800_000_000).rate_without_borrowing(), 4_096_000);
     /// ```
@@ -245,7 +305,7 @@ impl Assessment {
     /// ```
     /// use ringflake::{DEFAULT_EPOCH_SECONDS, Layout};
     /// use ringflake::plan::{Assessment, Demand};
-    /// let d = Demand { ids_per_second: 1, restarts_per_day: 100, years: 1 };
+    /// let d = Demand { ids_per_second: 1, nodes: 1, restarts_per_day: 100, years: 1 };
     /// let years = Assessment::of(&Layout::new(30, 20, 13, DEFAULT_EPOCH_SECONDS).unwrap(), &d, 1_800_000_000).worker_id_years();
     /// assert!((years.unwrap() - 28.7).abs() < 0.1); // 1,048,575 ids at 36,525 a year
     /// ```
@@ -254,18 +314,51 @@ impl Assessment {
             .then(|| self.layout.max_worker_id() as f64 / self.worker_ids_per_year as f64)
     }
 
-    /// Whether the layout lasts the demanded years at the demanded rate, and its worker ids last
-    /// as long without recycling.
+    /// Whether the layout lasts the demanded years at the demanded rate, and its worker ids hold
+    /// the live nodes with recycling (the default; [`worker_ids_last`](Self::worker_ids_last)
+    /// tells whether they would last without it).
     ///
     /// ```
     /// use ringflake::{DEFAULT_EPOCH_SECONDS, Layout};
     /// use ringflake::plan::{Assessment, Demand};
-    /// let d = Demand { ids_per_second: 1_000, restarts_per_day: 10, years: 30 };
-    /// let layout = Layout::new(30, 20, 13, DEFAULT_EPOCH_SECONDS).unwrap();
-    /// assert!(Assessment::of(&layout, &d, layout.epoch_seconds()).meets(&d));
+    /// // 500 live nodes, 20 restarts a day each: the default layout holds them (1,023 ids),
+    /// // though without recycling its ids would be gone within weeks.
+    /// let d = Demand { ids_per_second: 2_000, nodes: 500, restarts_per_day: 10_000, years: 30 };
+    /// let a = Assessment::of(&Layout::default(), &d, DEFAULT_EPOCH_SECONDS);
+    /// assert!(a.meets(&d) && a.holds_live_nodes() && !a.worker_ids_last(&d));
+    /// let d = Demand { nodes: 1_100, ..d };
+    /// assert!(!Assessment::of(&Layout::default(), &d, DEFAULT_EPOCH_SECONDS).meets(&d));
     /// ```
     pub fn meets(&self, demand: &Demand) -> bool {
-        self.lifetime_years() >= f64::from(demand.years) && self.worker_ids_last(demand)
+        self.lifetime_years() >= f64::from(demand.years) && self.holds_live_nodes()
+    }
+
+    /// Whether the worker field holds the live worker ids ([`Demand::live_worker_ids`]): a worker
+    /// table hands out ids 1 to `2^worker_bits - 1`.
+    ///
+    /// ```
+    /// use ringflake::{DEFAULT_EPOCH_SECONDS, Layout};
+    /// use ringflake::plan::{Assessment, Demand};
+    /// let d = Demand { ids_per_second: 1, nodes: 1_023, restarts_per_day: 0, years: 1 };
+    /// assert!(Assessment::of(&Layout::default(), &d, DEFAULT_EPOCH_SECONDS).holds_live_nodes());
+    /// let d = Demand { nodes: 1_024, ..d };
+    /// assert!(!Assessment::of(&Layout::default(), &d, DEFAULT_EPOCH_SECONDS).holds_live_nodes());
+    /// ```
+    pub fn holds_live_nodes(&self) -> bool {
+        self.layout.max_worker_id() >= self.live_worker_ids
+    }
+
+    /// The fleet's rate without borrowing: every live node at [`rate_without_borrowing`](Self::rate_without_borrowing).
+    ///
+    /// ```
+    /// use ringflake::{DEFAULT_EPOCH_SECONDS, Layout};
+    /// use ringflake::plan::{Assessment, Demand};
+    /// let d = Demand { ids_per_second: 1, nodes: 500, restarts_per_day: 0, years: 1 };
+    /// let a = Assessment::of(&Layout::default(), &d, DEFAULT_EPOCH_SECONDS);
+    /// assert_eq!(a.fleet_rate_without_borrowing(500), 500 * 4_194_304);
+    /// ```
+    pub fn fleet_rate_without_borrowing(&self, nodes: u64) -> u64 {
+        self.rate_without_borrowing().saturating_mul(nodes)
     }
 
     /// Whether the worker ids last the demanded years without recycling.
@@ -273,7 +366,7 @@ impl Assessment {
     /// ```
     /// use ringflake::{DEFAULT_EPOCH_SECONDS, Layout};
     /// use ringflake::plan::{Assessment, Demand};
-    /// let d = Demand { ids_per_second: 1, restarts_per_day: 1_000, years: 10 };
+    /// let d = Demand { ids_per_second: 1, nodes: 1, restarts_per_day: 1_000, years: 10 };
     /// assert!(!Assessment::of(&Layout::new(30, 20, 13, DEFAULT_EPOCH_SECONDS).unwrap(), &d, 1_800_000_000).worker_ids_last(&d));
     /// ```
     pub fn worker_ids_last(&self, demand: &Demand) -> bool {
@@ -289,7 +382,7 @@ impl Assessment {
 /// ```
 /// use ringflake::plan::{Demand, propose};
 ///
-/// let demand = Demand { ids_per_second: 50_000, restarts_per_day: 2, years: 30 };
+/// let demand = Demand { ids_per_second: 50_000, nodes: 10, restarts_per_day: 2, years: 30 };
 /// let proposals = propose(&demand, 1_780_000_000, 1_780_000_000)?;
 /// let first = &proposals[0];
 /// assert_eq!(first.name, "longest life");
@@ -308,9 +401,9 @@ pub struct Proposal {
 
 /// The smallest width of each field for a demand: `(time, worker, sequence)`.
 ///
-/// The sequence field holds the rate without borrowing, the worker field the worker ids of every
-/// restart over the years (without recycling), the time field the years from `epoch_seconds`
-/// when counted from `now`.
+/// The sequence field holds the rate without borrowing, the worker field the live worker ids
+/// with recycling ([`Demand::live_worker_ids`]; a worker table's ids start at 1), the time field
+/// the years from `epoch_seconds` when counted from `now`.
 ///
 /// # Errors
 ///
@@ -318,9 +411,9 @@ pub struct Proposal {
 ///
 /// ```
 /// use ringflake::plan::{Demand, minimum_widths};
-/// let d = Demand { ids_per_second: 100_000, restarts_per_day: 24, years: 20 };
-/// // 2^17 = 131,072 IDs a second; 175,320 ids need 18 bits; 20 years need 30 time bits.
-/// assert_eq!(minimum_widths(&d, 1_800_000_000, 1_800_000_000)?, (30, 18, 17));
+/// let d = Demand { ids_per_second: 100_000, nodes: 500, restarts_per_day: 24, years: 20 };
+/// // 2^17 = 131,072 IDs a second; 501 live ids need 9 bits; 20 years need 30 time bits.
+/// assert_eq!(minimum_widths(&d, 1_800_000_000, 1_800_000_000)?, (30, 9, 17));
 /// # Ok::<(), ringflake::Error>(())
 /// ```
 pub fn minimum_widths(
@@ -330,10 +423,7 @@ pub fn minimum_widths(
 ) -> Result<(u32, u32, u32), Error> {
     demand.check()?;
     let seq = bits_for(demand.ids_per_second - 1).max(1);
-    let ids = demand
-        .worker_ids_per_year()
-        .saturating_mul(u64::from(demand.years));
-    let worker = bits_for(ids).max(1);
+    let worker = bits_for(demand.live_worker_ids()).max(1);
     let elapsed = now.saturating_sub(epoch_seconds).max(0) as u64;
     let span = elapsed.saturating_add(u64::from(demand.years) * SECONDS_PER_YEAR);
     let time = bits_for(span).max(1);
@@ -349,26 +439,25 @@ fn bits_for(n: u64) -> u32 {
 /// best first, each with its [`Assessment`] from `now`.
 ///
 /// When the minimum widths ([`minimum_widths`]) fit in 63 bits, the spare bits go to the time
-/// field ("longest life"), the worker field ("most worker ids"), the sequence field ("burst
-/// headroom") or a third to each ("balanced"); proposals that come out the same are listed once.
-/// When they do not fit, the worker ids of years of restarts are what gives: "with recycling"
-/// keeps the rate and the years and leaves the worker field to live nodes (use
-/// [`DatabaseAssigner::recycle`](crate::DatabaseAssigner::recycle)), and if even 16 worker ids do
-/// not fit, "shorter life" is the longest the rate allows. Borrowing is no way out: it moves IDs
-/// from the future, it does not add any.
+/// field ("longest life"), the worker field ("most worker ids": more nodes, or room to run
+/// without recycling), the sequence field ("burst headroom") or a third to each ("balanced");
+/// proposals that come out the same are listed once. When they do not fit, the years are what
+/// gives: "shorter life" keeps the rate and the live nodes and is the longest life they allow.
+/// Borrowing is no way out: it moves IDs from the future, it does not add any.
 ///
 /// # Errors
 ///
-/// As [`Demand::check`] and [`Layout::new`] (an epoch after the current time).
+/// As [`Demand::check`] and [`Layout::new`] (an epoch after the current time);
+/// [`Error::InvalidConfig`] when the rate and the live nodes alone take 63 bits.
 ///
 /// # Examples
 ///
 /// ```
 /// use ringflake::plan::{Demand, propose};
 ///
-/// // Minimum widths: 14 sequence bits (16,384 IDs a second), 17 worker bits (87,660 boots in
-/// // 10 years), 29 time bits (10 years): 60 bits, 3 to spare.
-/// let demand = Demand { ids_per_second: 10_000, restarts_per_day: 24, years: 10 };
+/// // Minimum widths: 14 sequence bits (16,384 IDs a second), 17 worker bits (100,000 live
+/// // nodes and 1 restarting), 29 time bits (10 years): 60 bits, 3 to spare.
+/// let demand = Demand { ids_per_second: 10_000, nodes: 100_000, restarts_per_day: 24, years: 10 };
 /// let now = 1_780_000_000; // 2026-05-28: a layout's epoch may not lie in the future
 /// let proposals = propose(&demand, now, now)?;
 /// let widths: Vec<_> = proposals
@@ -386,12 +475,12 @@ fn bits_for(n: u64) -> u32 {
 /// ]);
 /// assert!(proposals.iter().all(|p| p.assessment.meets(&demand)));
 ///
-/// // Four times the restarts for 20 years do not fit beside 100,000 IDs a second: recycle.
-/// let demand = Demand { ids_per_second: 100_000, restarts_per_day: 96, years: 20 };
+/// // A million IDs a second on each of 4 million nodes for 2,000 years do not fit: the years give.
+/// let demand = Demand { ids_per_second: 1_000_000, nodes: 4_000_000, restarts_per_day: 0, years: 2_000 };
 /// let proposals = propose(&demand, now, now)?;
-/// assert_eq!(proposals[0].name, "with recycling");
-/// assert!(!proposals[0].assessment.worker_ids_last(&demand));
-/// assert!(proposals[0].assessment.lifetime_years() >= 20.0);
+/// assert_eq!(proposals[0].name, "shorter life");
+/// assert!(proposals[0].assessment.holds_live_nodes());
+/// assert!(proposals[0].assessment.lifetime_years() < 2_000.0);
 /// # Ok::<(), ringflake::Error>(())
 /// ```
 pub fn propose(demand: &Demand, epoch_seconds: i64, now: i64) -> Result<Vec<Proposal>, Error> {
@@ -418,7 +507,7 @@ fn candidates(
         ));
         candidates.push((
             "most worker ids",
-            "the spare bits go to the worker field: more restarts, or room to skip recycling",
+            "the spare bits go to the worker field: more nodes, or room to run without recycling",
             t,
             w + spare,
             s,
@@ -438,25 +527,21 @@ fn candidates(
             w + third,
             s + third,
         ));
-    } else if t + s + LIVE_WORKER_BITS <= 63 {
+    } else if s + w < 63 {
         candidates.push((
-            "with recycling",
-            "years of restarts do not fit: keep recycling on (the default; not --no-recycle), so \
-             the worker field only has to hold the live nodes",
-            t,
-            63 - t - s,
+            "shorter life",
+            "the rate, the live nodes and the years do not fit 63 bits together: the longest life \
+             the rate and the nodes allow",
+            63 - s - w,
+            w,
             s,
         ));
     } else {
-        let worker = w.min(LIVE_WORKER_BITS);
-        candidates.push((
-            "shorter life",
-            "the rate and the years do not fit 63 bits together: the longest life this rate \
-             allows, with recycling and 16 worker ids",
-            63 - s - worker,
-            worker,
-            s,
-        ));
+        return Err(Error::InvalidConfig {
+            name: "sequence + worker bits",
+            value: u64::from(s + w),
+            allowed: "at most 62, leaving a time bit: fewer IDs a second or fewer live nodes",
+        });
     }
     let mut out: Vec<Proposal> = Vec::new();
     for (name, why, time, worker, seq) in candidates {
@@ -486,7 +571,7 @@ fn candidates(
 ///
 /// ```
 /// use ringflake::plan::{Demand, minimum_widths, minimum_widths_above};
-/// let d = Demand { ids_per_second: 100_000, restarts_per_day: 2, years: 30 };
+/// let d = Demand { ids_per_second: 100_000, nodes: 20_000, restarts_per_day: 2, years: 30 };
 /// let now = 1_767_225_600; // 2026-01-01
 /// assert_eq!(minimum_widths(&d, now, now)?, (30, 15, 17));
 /// // An ID of Leaf's 41-bit millisecond clock from 2026, read as seconds shifted by 33 bits, is
@@ -534,7 +619,7 @@ pub fn minimum_widths_above(
 ///
 /// ```
 /// use ringflake::plan::{Demand, propose_above};
-/// let d = Demand { ids_per_second: 10_000, restarts_per_day: 2, years: 30 };
+/// let d = Demand { ids_per_second: 10_000, nodes: 20, restarts_per_day: 2, years: 30 };
 /// let now = 1_767_225_600; // 2026-01-01
 /// let leaf = ((now as u64) * 1000 - 1_288_834_974_657) << 22;
 /// let proposals = propose_above(&d, leaf, now, now)?;
@@ -610,7 +695,7 @@ pub fn propose_above(
 /// assert!(((now - moved.epoch_seconds() - 1) as u64) << 32 <= leaf);
 /// // What it costs: of the 68 years of 31 time bits, 14.8 go before the first boot (15.2
 /// // years of Leaf milliseconds, shifted by 22, read as seconds shifted by 32: / 1.024).
-/// let demand = Demand { ids_per_second: 1_000, restarts_per_day: 1, years: 30 };
+/// let demand = Demand { ids_per_second: 1_000, nodes: 1, restarts_per_day: 1, years: 30 };
 /// let lost = Assessment::of(&plain, &demand, now).lifetime_years()
 ///     - Assessment::of(&moved, &demand, now).lifetime_years();
 /// assert!((lost - 14.8).abs() < 0.05, "{lost}");

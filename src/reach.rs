@@ -62,6 +62,12 @@ impl Reaches {
         self.all.max(self.workers.get(&worker_id).copied())
     }
 
+    /// The last second any worker id may have used, if the file says anything: the highest
+    /// second an earlier run in this state directory reserved.
+    pub(crate) fn highest(&self) -> Option<i64> {
+        self.all.max(self.workers.values().copied().max())
+    }
+
     /// Folds entries more than [`FOLD_AFTER`] behind `now`, and all but the [`MAX_ENTRIES`]
     /// highest, into `all`, never `keep`'s.
     fn fold(&mut self, now: i64, keep: u64) {

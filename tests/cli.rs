@@ -96,6 +96,18 @@ fn vectors() -> Vec<Vector> {
         .collect()
 }
 
+/// UidGenerator's Java defaults: 28 time, 22 worker and 13 sequence bits from 2016-05-20.
+const JAVA_DEFAULTS: [&str; 8] = [
+    "--time-bits",
+    "28",
+    "--worker-bits",
+    "22",
+    "--seq-bits",
+    "13",
+    "--epoch",
+    "2016-05-20",
+];
+
 fn layout_flags(v: &Vector) -> Vec<String> {
     vec![
         "--time-bits".into(),
@@ -223,16 +235,7 @@ fn time_zone_for_epoch_and_timestamps() {
     let dir = temp();
     // Java with default zone Asia/Shanghai: epochStr "2016-05-20" is midnight in Beijing, and
     // parseUID prints Beijing time: the default epoch of UidGenerator.
-    let flags = [
-        "--time-bits",
-        "28",
-        "--worker-bits",
-        "22",
-        "--seq-bits",
-        "13",
-        "--epoch",
-        "2016-05-20",
-    ];
+    let flags = JAVA_DEFAULTS;
     let mut args = vec!["parse", "0"];
     args.extend(flags);
     let beijing = ringflake(dir.path())
@@ -445,7 +448,11 @@ fn bad_flags_are_clear_errors() {
             2,
             "invalid value 'nowhere'",
         ),
-        (&["layout", "--rate", "100"], 2, "--restarts-per-day"),
+        (
+            &["layout", "--years", "10"],
+            2,
+            "<--rate <IDS_PER_SEC>|--fleet-rate <IDS_PER_SEC>>",
+        ),
         // Values that parse but make no layout: exit 1, the library's message.
         (
             &[
@@ -588,49 +595,80 @@ fn bad_flags_are_clear_errors() {
 #[test]
 fn layout_planner() {
     let dir = temp();
-    let out = ok(
-        dir.path(),
-        &[
-            "layout",
-            "--rate",
-            "100000",
-            "--restarts-per-day",
-            "24",
-            "--years",
-            "20",
-        ],
-    );
-    assert!(out.contains("1. with recycling: 30/16/17"), "{out}");
-    assert!(out.contains("8,766 worker ids a year"), "{out}");
+    // A fleet: a million IDs a second across 500 live nodes, each restarted 20 times a day.
+    let fleet = |nodes: &str| {
+        ok(
+            dir.path(),
+            &[
+                "layout",
+                "--fleet-rate",
+                "1_000_000",
+                "--nodes",
+                nodes,
+                "--restarts-per-day",
+                "10000",
+                "--years",
+                "20",
+                "--tz",
+                "UTC",
+                "--today",
+                "2026-11-23",
+            ],
+        )
+    };
+    let out = fleet("500");
     assert!(
-        out.contains("--time-bits 30 --worker-bits 16 --seq-bits 17 --epoch "),
-        "{out}"
-    );
-    // The default widths at that rate: no borrowing, but 1,023 worker ids do not last 20 years
-    // of a new one per restart.
-    assert!(out.contains("ringflake's default widths 31/10/22"), "{out}");
-    assert!(
-        out.contains(
-            "none at 100,000 IDs/s: a worker serves 4,194,304 IDs/s from the current second"
+        out.starts_with(
+            "demand     1,000,000 IDs/s across the fleet, 2,000 IDs/s on the busiest node, 500 \
+             live nodes, 10,000 restarts a day (3,652,500 worker ids a year with --no-recycle), \
+             20 years"
         ),
         "{out}"
     );
     assert!(
         out.contains(
-            "1,023 worker ids, 8,766 used per year with --no-recycle: gone in 0.1 years \
-             (SHORT of 20 years: keep the default, recycling)"
+            "worker 10 bits (535 live worker ids: 500 nodes and 35 restarted within a lease window)"
         ),
         "{out}"
     );
-    // UidGenerator's 31/23/9: 100,000 / 512 = 195.31 seconds per second, capped at 10 s.
+    // The default widths hold the 500 live nodes with recycling; only --no-recycle runs short.
+    let default = out
+        .split("-  ringflake's default widths 31/10/22")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{out}"));
     assert!(
-        out.contains(
-            "needs 195.31 seconds of the time field per second at 100,000 IDs/s; a worker serves \
-             512 IDs/s without borrowing, absorbs a burst of 5,120 IDs under the default lead cap \
-             (10 s), then takes wait for the clock; with --unbounded-lead the lead over the clock \
-             grows 194.31 s per second (194.3 hours per hour)"
+        default.contains(
+            "workers    1,023 worker ids hold the 535 live ones (recycling, the default); with \
+             --no-recycle, 3,652,500 used per year: gone in 0.0 years (short of 20 years: keep \
+             the default, recycling)"
         ),
         "{out}"
+    );
+    assert!(
+        default.contains(
+            "fleet      2,097,152,000 IDs/s across 500 nodes without borrowing (covers the \
+             1,000,000 IDs/s demanded)"
+        ),
+        "{out}"
+    );
+    assert!(default.contains("(lasts the 20 years)"), "{out}");
+    // UidGenerator's 31/23/9 serves 512 IDs/s a node: the fleet borrows, and it runs out early.
+    assert!(
+        out.contains(
+            "fleet      256,000 IDs/s across 500 nodes without borrowing (BELOW: every node \
+             borrows, for the 1,000,000 IDs/s demanded)"
+        ),
+        "{out}"
+    );
+    // 2,000 live nodes do not fit 10 worker bits: the default says so, the proposals widen it.
+    let crowded = fleet("2000");
+    assert!(
+        crowded.contains("1,023 worker ids TOO FEW for the 2,035 live ones: more worker bits"),
+        "{crowded}"
+    );
+    assert!(
+        crowded.contains("worker 11 bits (2,035 live worker ids"),
+        "{crowded}"
     );
 
     let roomy = ok(
@@ -639,6 +677,8 @@ fn layout_planner() {
             "layout",
             "--rate",
             "10000",
+            "--nodes",
+            "100000",
             "--restarts-per-day",
             "24",
             "--years",
@@ -1628,6 +1668,70 @@ fn serve_refuses_a_busy_address() {
         1,
         &format!("cannot listen on {addr}"),
     );
+}
+
+/// A start refused for what needs no worker id takes no row of the worker table, and no lease:
+/// Java's defaults (whose time bits ran out on 2024-11-20), with recycling and without (under
+/// `Restart=on-failure` every such start took a row, until the table was full), an address in
+/// use, a `--config` whose second generator's layout has run out (the first takes none either),
+/// and `gen` with Java's defaults.
+#[test]
+fn a_refused_start_takes_no_worker_id() {
+    let dir = temp();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = taken.local_addr().unwrap().to_string();
+    let java = JAVA_DEFAULTS;
+    std::fs::write(
+        dir.path().join("two.toml"),
+        "[generators.orders]\ndb = \"ringflake.db\"\n\n[generators.legacy]\nlayout = \"uidgenerator\"\ndb = \"ringflake.db\"\n",
+    )
+    .unwrap();
+    let refusals: [(Vec<&str>, &str); 6] = [
+        (
+            [
+                &["serve", "--no-recycle", "--listen", "127.0.0.1:0"],
+                &java[..],
+            ]
+            .concat(),
+            "time bits exhausted",
+        ),
+        (
+            vec![
+                "serve",
+                "--layout",
+                "uidgenerator",
+                "--listen",
+                "127.0.0.1:0",
+            ],
+            "time bits exhausted",
+        ),
+        (vec!["serve", "--listen", &busy], "address already in use"),
+        (
+            vec![
+                "serve",
+                "--worker-id",
+                "3",
+                "--listen",
+                "127.0.0.1:0",
+                "--config",
+                "two.toml",
+            ],
+            "[generators.legacy]",
+        ),
+        (
+            [&["gen", "--no-recycle"], &java[..]].concat(),
+            "time bits exhausted",
+        ),
+        (
+            vec!["gen", "--layout", "uidgenerator"],
+            "time bits exhausted",
+        ),
+    ];
+    let table = ringflake::DatabaseAssigner::sqlite(dir.path().join("ringflake.db")).unwrap();
+    for (args, needle) in refusals {
+        fails(dir.path(), &args, 1, needle);
+        assert_eq!(table.list().unwrap(), [], "ringflake {args:?} took a row");
+    }
 }
 
 #[test]

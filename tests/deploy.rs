@@ -250,12 +250,19 @@ fn the_dockerfile_and_the_unit_signal_health() {
     let fetch = docker
         .find("cargo fetch --locked")
         .expect("a cargo fetch layer");
+    let stubs = docker
+        .find("sh deploy/stub-targets.sh")
+        .expect("the stub step");
     let copy_all = docker.find("COPY . .").expect("COPY . .");
     assert!(
-        fetch < copy_all,
-        "the dependencies are fetched before the sources are copied"
+        stubs < fetch && fetch < copy_all,
+        "the dependencies are fetched, the targets stubbed, before the sources are copied"
     );
     assert!(docker.contains("--mount=type=cache,target=/src/target"));
+    // A cache mount over the registry would hide the layer that `cargo fetch` filled; the build
+    // proves that the layer holds every crate it needs (--frozen: nothing downloaded).
+    assert!(!docker.contains("target=/usr/local/cargo"), "{docker}");
+    assert!(docker.contains("cargo build --release --frozen --bin ringflake"));
     assert!(docker.contains("HEALTHCHECK ") && docker.contains("GET /healthz"));
     let unit = std::fs::read_to_string(root().join("deploy/systemd/ringflake.service")).unwrap();
     let lines: Vec<&str> = unit.lines().collect();
@@ -290,4 +297,223 @@ fn serve_notifies_systemd() {
     let n = socket.recv(&mut buf).expect("STOPPING=1");
     assert_eq!(&buf[..n], b"STOPPING=1");
     serve.kill();
+}
+
+/// `deploy/stub-targets.sh` (the Dockerfile's dependency layer) stands in for every target
+/// Cargo.toml declares, at Cargo's default path for its kind, read here by other code than the
+/// script's; it lists each file it made, and never overwrites a real one. `.ci/run` runs the
+/// Dockerfile's build stage with it up to the compile.
+#[cfg(unix)]
+#[test]
+fn the_stub_step_stands_in_for_every_declared_target() {
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let mut expected = vec!["src/lib.rs".to_string()];
+    let mut kind = None;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            kind = match line {
+                "[[bin]]" => Some("src/bin"),
+                "[[example]]" => Some("examples"),
+                "[[bench]]" => Some("benches"),
+                "[[test]]" => Some("tests"),
+                _ => None,
+            };
+        } else if let (Some(dir), Some(name)) = (kind, line.strip_prefix("name = ")) {
+            expected.push(format!("{dir}/{}.rs", name.trim_matches('"')));
+        }
+    }
+    assert!(expected.len() > 8, "{expected:?}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("Cargo.toml"), &manifest).unwrap();
+    std::fs::create_dir_all(dir.path().join("examples")).unwrap();
+    std::fs::write(dir.path().join("examples/prometheus.rs"), "// real\n").unwrap();
+    let out = std::process::Command::new("sh")
+        .arg(root().join("deploy/stub-targets.sh"))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    for file in &expected {
+        assert!(dir.path().join(file).is_file(), "no stand-in for {file}");
+        assert_eq!(
+            listed.contains(file),
+            file != "examples/prometheus.rs",
+            "{file} in {listed:?}"
+        );
+    }
+    let real = std::fs::read_to_string(dir.path().join("examples/prometheus.rs")).unwrap();
+    assert_eq!(real, "// real\n", "a real file was overwritten");
+}
+
+/// The section of docs/production.md under `## {title}`, up to the next `## `.
+fn production_section(title: &str) -> String {
+    let page = std::fs::read_to_string(root().join("docs/production.md")).unwrap();
+    let start = page
+        .find(&format!("\n## {title}\n"))
+        .unwrap_or_else(|| panic!("docs/production.md has no section {title}"));
+    let rest = &page[start + 4 + title.len()..];
+    rest[..rest.find("\n## ").unwrap_or(rest.len())].to_string()
+}
+
+/// docs/production.md's token and systemd steps, word for word, give a unit that reads its
+/// tokens: run as root in a scratch root, the service then started as an unprivileged user with
+/// the unit's settings. Two changes, and why: paths under `/etc` and `/usr/local/bin` are moved
+/// into the scratch root (a test must not write the machine's `/etc`; modes and groups work the
+/// same under a prefix), and the account is the existing `nobody`/`nogroup` (a test must not add
+/// users to the machine): `useradd` and `systemctl` are the lines left out. The unit's header
+/// comment lists the same commands. Needs root (CI runs it; `-- --include-ignored`).
+#[cfg(unix)]
+#[test]
+#[ignore = "needs root (chown, setpriv to nobody): run with -- --include-ignored as root, as CI does"]
+fn the_documented_systemd_steps_give_a_unit_that_reads_its_tokens() {
+    use std::os::unix::fs::PermissionsExt;
+    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&uid.stdout).trim(),
+        "0",
+        "run as root: the documented steps chown files and the unit runs as another user"
+    );
+    let tokens_step: Vec<String> = production_section("Bearer tokens")
+        .lines()
+        .filter_map(|l| l.strip_prefix("$ "))
+        .take_while(|l| !l.starts_with("ringflake "))
+        .map(str::to_string)
+        .collect();
+    let systemd = production_section("systemd");
+    let block = systemd
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("a sh block in ## systemd");
+    let unit_text =
+        std::fs::read_to_string(root().join("deploy/systemd/ringflake.service")).unwrap();
+    let unit_commands: Vec<&str> = unit_text
+        .lines()
+        .filter_map(|l| l.strip_prefix("#   "))
+        .collect();
+    assert_eq!(
+        unit_commands,
+        block.lines().collect::<Vec<_>>(),
+        "the unit's header comment and docs/production.md list other commands"
+    );
+    assert_eq!(tokens_step.len(), 1, "{tokens_step:?}");
+
+    // The scratch root, traversable by everyone as / is; the working directory stands for the
+    // checkout the commands are run in (target/release/ringflake, deploy/systemd/...).
+    let scratch = tempfile::tempdir().unwrap();
+    let sys = scratch.path().join("root");
+    for dir in ["etc/systemd/system", "usr/local/bin", "var/lib/ringflake"] {
+        std::fs::create_dir_all(sys.join(dir)).unwrap();
+    }
+    std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let work = scratch.path().join("work");
+    std::fs::create_dir_all(work.join("target/release")).unwrap();
+    std::fs::create_dir_all(work.join("deploy/systemd")).unwrap();
+    std::fs::copy(
+        env!("CARGO_BIN_EXE_ringflake"),
+        work.join("target/release/ringflake"),
+    )
+    .unwrap();
+    std::fs::copy(
+        root().join("deploy/systemd/ringflake.service"),
+        work.join("deploy/systemd/ringflake.service"),
+    )
+    .unwrap();
+    let prefix = sys.display().to_string();
+    let moved = |line: &str| {
+        line.replace(" /etc/", &format!(" {prefix}/etc/"))
+            .replace(" /usr/local/bin/", &format!(" {prefix}/usr/local/bin/"))
+            .replace("-g ringflake ", "-g nogroup ")
+    };
+    let mut script = String::from("set -eu\n");
+    let mut left_out = Vec::new();
+    for line in tokens_step.iter().map(String::as_str).chain(block.lines()) {
+        if line.starts_with("useradd ") || line.starts_with("systemctl ") {
+            left_out.push(line);
+            continue;
+        }
+        script.push_str(&moved(line));
+        script.push('\n');
+    }
+    assert_eq!(left_out.len(), 2, "{left_out:?}");
+    let out = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(&work)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the documented steps failed:\n{script}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // The unit as systemd would start it: its user, its Environment= lines (the addresses moved
+    // to free local ports), its state directory (StateDirectory= makes it the user's).
+    let installed =
+        std::fs::read_to_string(sys.join("etc/systemd/system/ringflake.service")).unwrap();
+    let setting = |key: &str| -> Vec<String> {
+        installed
+            .lines()
+            .filter_map(|l| l.strip_prefix(key))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(setting("User="), ["ringflake"]);
+    let exec = setting("ExecStart=");
+    let exec: Vec<String> = exec[0]
+        .split_whitespace()
+        .map(moved_path(&prefix))
+        .collect();
+    let state_dir = sys.join("var/lib/ringflake");
+    // StateDirectory= hands the directory to the unit's user (nobody is uid and gid 65534 on
+    // Debian).
+    std::os::unix::fs::chown(&state_dir, Some(65534), Some(65534)).unwrap();
+    let mut cmd = std::process::Command::new("setpriv");
+    cmd.args(["--reuid=nobody", "--regid=nogroup", "--init-groups", "--"])
+        .args(&exec)
+        .current_dir(&state_dir)
+        .env_clear()
+        .env("TZ", "UTC");
+    for assignment in setting("Environment=") {
+        let (key, value) = assignment.split_once('=').unwrap();
+        let value = match key {
+            "RINGFLAKE_LISTEN" | "RINGFLAKE_METRICS_LISTEN" => "127.0.0.1:0".to_string(),
+            _ => moved_path(&prefix)(
+                value
+                    .replace("%S/", &format!("{}/", sys.join("var/lib").display()))
+                    .as_str(),
+            ),
+        };
+        cmd.env(key, value);
+    }
+    let mut serve = common::Serve::launch_command(cmd);
+    let addr = serve.ready(std::time::Duration::from_secs(60));
+    let output = serve.output();
+    let tokens = format!("{prefix}/etc/ringflake/tokens");
+    assert!(
+        output.contains(&format!("1 bearer token from {tokens}")),
+        "{output}"
+    );
+    assert_eq!(common::get(addr, "/id").status, 401, "{output}");
+    common::signal(serve.pid, "TERM");
+}
+
+/// A path of the unit moved under the scratch root `prefix` (`/etc/…`, `/usr/local/bin/…`).
+fn moved_path(prefix: &str) -> impl Fn(&str) -> String + '_ {
+    move |word: &str| {
+        if word.starts_with("/etc/") || word.starts_with("/usr/local/bin/") {
+            format!("{prefix}{word}")
+        } else {
+            word.to_string()
+        }
+    }
 }

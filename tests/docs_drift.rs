@@ -3,8 +3,11 @@
 //! from its own `--help`), flags given to a subcommand are that subcommand's, the defaults
 //! `--help` states are the library's constants, every doc page is compiled as a doc test, every
 //! relative link points at a file and heading that exist, the deterministic transcripts (`ringflake
-//! parse`, `ringflake layout --epoch …`) print what the docs show, and the `--config` example under
-//! `examples/` runs with the real binary and prints the timestamps the docs show.
+//! parse` with only the key files they name, `ringflake layout --epoch …`) print what the docs
+//! show, every `content-length` shown is its body's, the features of a `--version` transcript are
+//! a default build's, the `--metrics-listen` start-up line names the routes that really moved, and
+//! the `--config` example under `examples/` runs with the real binary and prints the timestamps the
+//! docs show.
 
 mod common;
 
@@ -37,6 +40,8 @@ const SUBCOMMANDS: [&str; 7] = [
 const FOREIGN_FLAGS: &[(&str, &str)] = &[
     ("--all-features", "cargo"),
     ("--locked", "cargo"),
+    ("--frozen", "cargo"),
+    ("--target", "cargo fetch"),
     ("--bench", "cargo"),
     ("--bin", "cargo"),
     ("--example", "cargo"),
@@ -47,6 +52,7 @@ const FOREIGN_FLAGS: &[(&str, &str)] = &[
     ("--raw", "examples/http_floor.rs"),
     ("--num-workers", "ferroid-tonic-server"),
     ("--latency", "wrk"),
+    ("--tool", "valgrind"),
     ("--config.file", "prometheus"),
     ("--web.listen-address", "prometheus"),
     ("--storage.tsdb.path", "prometheus"),
@@ -601,18 +607,18 @@ fn relative_links_point_at_files_and_headings() {
     assert!(bad.is_empty(), "dead links:\n{}", bad.join("\n"));
 }
 
-/// The transcripts of `ringflake parse` (exact, run beside `id.key`, the example key) and `ringflake layout … --today …` (abridged: each
+/// The transcripts of `ringflake parse` (exact) and `ringflake layout … --today …` (abridged: each
 /// shown line in order) in the docs print what the binary prints, on any day: a layout transcript
-/// must pin the day it plans from.
+/// must pin the day it plans from. They run in the repository's root with nothing else beside
+/// them, so a transcript of public IDs reads them with the key file it names
+/// (`tests/data/example-id.key`), never with one the test supplies: one made with another key
+/// than it names prints other IDs, and fails.
 #[test]
 fn deterministic_transcripts_print_what_the_docs_show() {
-    let dir = tempfile::tempdir().unwrap();
-    // docs/ids-in-urls.md's public IDs were made with the example key, as `id.key`.
-    std::fs::copy(
-        root().join("tests/data/example-id.key"),
-        dir.path().join("id.key"),
-    )
-    .unwrap();
+    let dir = root();
+    // `segments` transcripts write their own SQLite file: in a directory of this run's, never in
+    // the repository.
+    let scratch = tempfile::tempdir().unwrap();
     let mut replayed = 0;
     for (file, text) in scanned_files()
         .into_iter()
@@ -631,7 +637,7 @@ fn deterministic_transcripts_print_what_the_docs_show() {
                 continue;
             };
             let args: Vec<&str> = args.split_whitespace().collect();
-            // `segments` on a file of the transcript's own (each run starts in a new directory).
+            // `segments` on a file of the transcript's own (each run in a new directory).
             let exact = args[0] == "parse" || args[0] == "segments";
             let layout = args[0] == "layout";
             if !(exact || layout) {
@@ -650,11 +656,12 @@ fn deterministic_transcripts_print_what_the_docs_show() {
                 .copied()
                 .filter(|l| !l.is_empty() && *l != "…")
                 .collect();
-            let out = ringflake(dir.path())
-                .env("TZ", tz)
-                .args(&args)
-                .output()
-                .unwrap();
+            let cwd = if args[0] == "segments" {
+                scratch.path()
+            } else {
+                dir.as_path()
+            };
+            let out = ringflake(cwd).env("TZ", tz).args(&args).output().unwrap();
             let printed = format!(
                 "{}{}",
                 String::from_utf8_lossy(&out.stdout),
@@ -776,4 +783,200 @@ fn workers_help_says_it_only_reads() {
         db.contains("read-only") && !db.contains("created if missing"),
         "{db}"
     );
+}
+
+/// Every `content-length: N` a transcript of the docs shows is the length of the body it shows
+/// (the lines after the blank line that ends the head, up to the next command or the end of the
+/// block, joined by newlines).
+#[test]
+fn every_content_length_shown_is_its_bodys() {
+    let mut checked = 0;
+    for (file, text) in scanned_files()
+        .into_iter()
+        .filter(|(f, _)| f.ends_with(".md"))
+    {
+        let lines: Vec<&str> = text.lines().collect();
+        for (n, line) in lines.iter().enumerate() {
+            let Some(shown) = line.strip_prefix("content-length: ") else {
+                continue;
+            };
+            let shown: usize = shown.trim().parse().unwrap();
+            let rest = &lines[n + 1..];
+            let head_end = rest
+                .iter()
+                .position(|l| l.is_empty())
+                .unwrap_or_else(|| panic!("{file}:{}: no blank line after the head", n + 1));
+            let body: Vec<&str> = rest[head_end + 1..]
+                .iter()
+                .take_while(|l| !l.starts_with("$ ") && !l.starts_with("```"))
+                .copied()
+                .collect();
+            let body = body.join("\n");
+            assert_eq!(
+                shown,
+                body.len(),
+                "{file}:{}: content-length {shown}, but the body shown is {} bytes: {body}",
+                n + 1,
+                body.len()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 1, "no content-length in the docs' transcripts");
+}
+
+/// The features of a `ringflake --version` transcript are those the binary prints that a
+/// default build has (`cargo install ringflake`: the closure of Cargo.toml's `default`), every
+/// one of them, in `--version`'s order.
+#[test]
+fn the_features_shown_are_the_default_builds() {
+    let out = ringflake(&root()).arg("--version").output().unwrap();
+    let version = String::from_utf8(out.stdout).unwrap();
+    let features = |line: &str| -> Vec<String> {
+        line.split("features: ")
+            .nth(1)
+            .and_then(|rest| rest.split(')').next())
+            .unwrap_or_else(|| panic!("no features in {line:?}"))
+            .split(", ")
+            .map(str::to_string)
+            .collect()
+    };
+    let defaults = default_features();
+    let expected: Vec<String> = features(&version)
+        .into_iter()
+        .filter(|f| defaults.contains(f))
+        .collect();
+    assert!(expected.contains(&"cli".to_string()), "{version}");
+    let mut shown = 0;
+    for (file, text) in scanned_files()
+        .into_iter()
+        .filter(|(f, _)| f.ends_with(".md"))
+    {
+        let lines: Vec<&str> = text.lines().collect();
+        for (n, line) in lines.iter().enumerate() {
+            if line.trim() != "$ ringflake --version" {
+                continue;
+            }
+            assert_eq!(
+                features(lines[n + 1]),
+                expected,
+                "{file}:{}: the features a default build's --version prints",
+                n + 2
+            );
+            shown += 1;
+        }
+    }
+    assert!(
+        shown >= 1,
+        "no `ringflake --version` transcript in the docs"
+    );
+}
+
+/// The features a default build has: Cargo.toml's `default` and, in turn, every feature each one
+/// turns on (not `dep:` nor `crate/feature` entries).
+fn default_features() -> BTreeSet<String> {
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let section = manifest
+        .split("\n[features]\n")
+        .nth(1)
+        .and_then(|s| s.split("\n[").next())
+        .expect("a [features] table");
+    let table: BTreeMap<&str, Vec<&str>> = section
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once(" = "))
+        .map(|(name, list)| {
+            let items = list
+                .trim_matches(['[', ']'])
+                .split(',')
+                .map(|i| i.trim().trim_matches('"'))
+                .filter(|i| !i.is_empty() && !i.contains(':') && !i.contains('/'))
+                .collect();
+            (name.trim(), items)
+        })
+        .collect();
+    let mut seen = BTreeSet::new();
+    let mut todo = table["default"].clone();
+    while let Some(f) = todo.pop() {
+        if seen.insert(f.to_string()) {
+            todo.extend(table.get(f).into_iter().flatten().copied());
+        }
+    }
+    seen
+}
+
+/// The start-up line of `--metrics-listen` names the routes that moved to the internal address
+/// and those both addresses answer, as the real listeners answer them: every route of the service
+/// is asked of both, and the line must name exactly those the main address answers with 404 and
+/// the internal one does not, then exactly those both answer.
+#[test]
+fn the_metrics_listen_line_names_the_routes_that_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    let serve = Serve::start(
+        dir.path(),
+        &["--worker-id", "3", "--metrics-listen", "127.0.0.1:0"],
+    );
+    let output = serve.output();
+    let line = output
+        .lines()
+        .find(|l| l.starts_with("ringflake: metrics on http://"))
+        .unwrap_or_else(|| panic!("no metrics line:\n{output}"));
+    let internal: std::net::SocketAddr = line["ringflake: metrics on http://".len()..]
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // Every route of the service, as the two addresses' 404s list what each serves.
+    let mut routes = BTreeSet::new();
+    for addr in [serve.addr(), internal] {
+        let listing = get(addr, "/nothing").body;
+        routes.extend(
+            listing
+                .split("try GET ")
+                .nth(1)
+                .unwrap_or_else(|| panic!("{listing}"))
+                .trim_end_matches(['"', '}'])
+                .replace(" or ", ", ")
+                .split(", ")
+                .map(str::to_string),
+        );
+    }
+    assert!(routes.len() > 8, "{routes:?}");
+    let mut there_only = BTreeSet::new();
+    let mut both = BTreeSet::new();
+    for route in &routes {
+        let path = route
+            .replace("{name}", "default")
+            .replace("{id}", "1")
+            .replace("{key}", "x")
+            .replace("=N", "=1")
+            .replace("=ID", "=1");
+        let main = get(serve.addr(), &path).status != 404;
+        let inside = get(internal, &path).status != 404;
+        match (main, inside) {
+            (false, true) => {
+                there_only.insert(route.clone());
+            }
+            (true, true) => {
+                both.insert(route.clone());
+            }
+            _ => {}
+        }
+    }
+    let said = |part: usize, end: &str| -> BTreeSet<String> {
+        line.split("; ")
+            .nth(part)
+            .and_then(|p| p.split(end).next())
+            .unwrap_or_else(|| panic!("no '{end}' in {line}"))
+            .replace(" and ", ", ")
+            .split(", ")
+            .map(str::to_string)
+            .collect()
+    };
+    let said_moved = said(1, " answer there");
+    let said_both = said(2, " answer on both");
+    assert!(there_only.contains("/metrics") && both.contains("/healthz"));
+    assert_eq!(said_moved, there_only, "{line}");
+    assert_eq!(said_both, both, "{line}");
 }

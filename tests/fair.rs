@@ -598,12 +598,23 @@ struct NoHeal {
     refusal: Option<&'static str>,
 }
 
-/// A source that answers every ask with an error.
-struct Refuse(&'static str);
+/// A source whose first answer is the table's (the boot's worker id: the builder asks the
+/// retaker for it once its checks have passed) and every later one (a heal's) an error.
+struct Refuse {
+    boot: Box<dyn ringflake::WorkerIdAssigner + Send + Sync>,
+    asked: std::sync::atomic::AtomicBool,
+    why: &'static str,
+}
 
 impl ringflake::WorkerIdAssigner for Refuse {
-    fn assign_worker_id(&self, _: &Layout) -> Result<u64, ringflake::Error> {
-        Err(ringflake::Error::WorkerAssignment(self.0.into()))
+    fn assign_worker_id(&self, layout: &Layout) -> Result<u64, ringflake::Error> {
+        self.assign(layout).map(|a| a.worker_id)
+    }
+    fn assign(&self, layout: &Layout) -> Result<ringflake::Assignment, ringflake::Error> {
+        if !self.asked.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return self.boot.assign(layout);
+        }
+        Err(ringflake::Error::WorkerAssignment(self.why.into()))
     }
 }
 
@@ -615,8 +626,12 @@ impl ringflake::WorkerIdAssigner for NoHeal {
         self.table.assign(layout)
     }
     fn retaker(&self) -> Option<Box<dyn ringflake::WorkerIdAssigner + Send + Sync>> {
-        self.refusal
-            .map(|r| Box::new(Refuse(r)) as Box<dyn ringflake::WorkerIdAssigner + Send + Sync>)
+        let why = self.refusal?;
+        Some(Box::new(Refuse {
+            boot: self.table.retaker()?,
+            asked: std::sync::atomic::AtomicBool::new(false),
+            why,
+        }))
     }
 }
 

@@ -64,13 +64,19 @@ fn serving_then_idle_then_serving() {
     let expired = json_int(&s, "expired").unwrap();
     let discarded = json_int(&s, "discarded").unwrap();
     assert!(expired > 0 && discarded == expired, "{s}");
+    // Shown as idle capacity, dimmed, not as a fault.
     assert!(
-        json_str(&s, "unused").is_some_and(|u| u.contains("expired unused, 0 discarded by takes")),
+        json_str(&s, "unused").is_some_and(|u| u.contains(
+            "expired untaken (normal below the \
+            layout's rate); 0 dropped by takes"
+        )),
         "{s}"
     );
+    assert_eq!(json_str(&s, "unused_state"), Some("dim"), "{s}");
     let page = get(addr, "/").body;
     assert!(
-        page.contains("data-k=\"health\">idle<") && page.contains("expired unused"),
+        page.contains("data-k=\"health\">idle<")
+            && page.contains("<th>Idle capacity</th><td><span class=\"dim\""),
         "{page}"
     );
 
@@ -183,7 +189,14 @@ fn lease_at_risk_then_lost_then_regained() {
     );
     let r = get(addr, "/id");
     assert_eq!(r.status, 503, "{}", r.body);
-    assert!(r.body.contains("worker lease expired at "), "{}", r.body);
+    // Either the take saw the ring's end (the lease's expiry) or the filler's verdict first.
+    assert!(
+        r.body.contains("worker lease expired at ")
+            || r.body
+                .contains("lease lost: the worker lease of worker id 1"),
+        "{}",
+        r.body
+    );
     let page = get(addr, "/").body;
     assert!(
         page.contains("class=\"bad\" data-g=\"default\" data-k=\"health\">unavailable<"),

@@ -344,9 +344,25 @@ fn the_service_hands_out_public_ids() {
     let one = get(addr, "/id");
     let id = cipher.decrypt(one.body.trim().parse().unwrap()).unwrap();
     assert!(id > ids[499] && layout.parse(id).unwrap().worker_id == 7);
-    // Leaf's route stays plain: Leaf's clients and decode route read plain IDs.
-    let leaf: u64 = get(addr, "/api/snowflake/get/x").body.parse().unwrap();
-    assert!(leaf > id && layout.parse(leaf).unwrap().worker_id == 7);
+    // Leaf's route would hand out plain IDs, which could equal a public one: refused.
+    let leaf = get(addr, "/api/snowflake/get/x");
+    assert_eq!(leaf.status, 404, "{}", leaf.body);
+    assert!(
+        leaf.body
+            .contains("is not served with --id-key-file: the service hands out public IDs only"),
+        "{}",
+        leaf.body
+    );
+    // Every ID handed out is a public ID of a distinct plain ID (a permutation): none twice.
+    let mut all = ids.clone();
+    all.push(id);
+    all.extend(
+        common::json_ids(&get(addr, "/ids?count=1000").body)
+            .into_iter()
+            .map(|p| cipher.decrypt(p).unwrap()),
+    );
+    let distinct: std::collections::HashSet<u64> = all.iter().copied().collect();
+    assert_eq!(distinct.len(), all.len());
     // The key is nowhere: not in /status, the status page, the metrics or the log.
     for path in ["/status", "/", "/metrics", "/healthz"] {
         let body = get(addr, path).body;
@@ -404,7 +420,7 @@ fn grpc_parse_reads_texts() {
                 "{text}"
             );
         }
-        // `id` is the plain ID, as Next returns it.
+        // `id` is a plain ID, as a service without a key hands them out.
         let request = ParseRequest {
             id,
             ..Default::default()
@@ -442,5 +458,47 @@ fn grpc_parse_reads_texts() {
             assert_eq!(status.code(), tonic::Code::InvalidArgument);
             assert!(status.message().contains(says), "{}", status.message());
         }
+        // What hands out plain IDs is refused: they could equal a public one of /id and /ids.
+        let refused = [
+            client
+                .next(ringflake::grpc::NextRequest::default())
+                .await
+                .unwrap_err(),
+            client
+                .batch(ringflake::grpc::BatchRequest {
+                    count: 10,
+                    ..Default::default()
+                })
+                .await
+                .unwrap_err(),
+            client
+                .stream(ringflake::grpc::StreamRequest {
+                    count: 10,
+                    ..Default::default()
+                })
+                .await
+                .unwrap_err(),
+        ];
+        for (status, method) in refused.iter().zip(["Next", "Batch", "Stream"]) {
+            assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
+            assert!(
+                status.message().starts_with(&format!(
+                    "{method} is not served with --id-key-file: the service hands out public \
+                     IDs only"
+                )),
+                "{}",
+                status.message()
+            );
+        }
     });
+    // RemoteGenerator, which prefetches with Stream, says why at once.
+    let error = ringflake::RemoteGenerator::builder(format!("http://{addr}"))
+        .build()
+        .expect_err("a keyed service refuses RemoteGenerator");
+    assert!(
+        error
+            .to_string()
+            .contains("Stream is not served with --id-key-file"),
+        "{error}"
+    );
 }

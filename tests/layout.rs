@@ -544,7 +544,7 @@ fn planner_moves_the_epoch_above_an_existing_id() {
     let before = now_seconds();
     let leaf = leaf_id_at(before);
     let out = common::ringflake(dir.path())
-        .args(["layout", "--rate", "10000", "--restarts-per-day", "2"])
+        .args(["layout", "--rate", "10000", "--nodes", "20000"])
         .args(["--years", "30", "--tz", "UTC", "--above", &leaf.to_string()])
         .output()
         .unwrap();

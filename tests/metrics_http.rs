@@ -23,12 +23,18 @@ use std::time::{Duration, Instant};
 /// Every series the reporter exports, with its Prometheus type.
 /// The request series `ringflake serve` adds on its own `/metrics` (not the library's exporter's):
 /// tests/request_metrics.rs reads them from a real `serve`.
-const SERVE_SERIES: [&str; 5] = [
+const SERVE_SERIES: [&str; 11] = [
     "ringflake_http_requests_total",
     "ringflake_http_request_duration_seconds",
     "ringflake_http_request_duration_seconds_bucket",
     "ringflake_grpc_requests_total",
     "ringflake_grpc_request_duration_seconds",
+    "ringflake_connections",
+    "ringflake_connections_max",
+    "ringflake_connections_refused_total",
+    "ringflake_large_answers",
+    "ringflake_large_answers_max",
+    "ringflake_large_answers_stalled_total",
 ];
 
 /// The segment mode's series (`SegmentMetrics`, one per business tag), as `/metrics` names them
@@ -47,7 +53,7 @@ const SEGMENT_SERIES: [&str; 11] = [
     "ringflake_segment_not_ready_total",
 ];
 
-const SERIES: [(&str, &str); 22] = [
+const SERIES: [(&str, &str); 23] = [
     ("ringflake_ring_capacity", "gauge"),
     ("ringflake_ring_available", "gauge"),
     ("ringflake_ring_fill_ratio", "gauge"),
@@ -70,6 +76,7 @@ const SERIES: [(&str, &str); 22] = [
     ("ringflake_lease_expiry_timestamp_seconds", "gauge"),
     ("ringflake_lease_fenced", "gauge"),
     ("ringflake_clock_skew_seconds", "gauge"),
+    ("ringflake_build_info", "gauge"),
 ];
 
 /// The series only a generator with a lease in a server database has (none here: see
@@ -411,6 +418,16 @@ fn exporter_tracks_generators_over_http() {
         get(&text, "ringflake_lease_extension_failures_total", "live"),
         0.0
     );
+    // Which build runs: the crate's version and the commit, on a series of its own.
+    let build = format!(
+        "ringflake_build_info{{version=\"{}\",commit=\"",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with(&build) && l.ends_with("\"} 1")),
+        "no {build}…}} 1 in:\n{text}"
+    );
     // Every series (ringflake_worker_ids_remaining now too) is described with its type and a HELP text that names a unit.
     for (name, kind) in SERIES {
         if (name == LEASE_EXPIRY || name == LEASE_FENCED) && cfg!(not(feature = "sqlite"))
@@ -498,11 +515,11 @@ fn exporter_tracks_generators_over_http() {
     // The series tables of docs/monitoring.md and of MetricsReporter's documentation list every
     // series; they, the README, the dashboard and the alert rules name only real ones.
     let monitoring = include_str!("../docs/monitoring.md");
-    let reporter = include_str!("../src/metrics.rs");
+    let reporter = include_str!("../src/metrics/reporter.rs");
     for (name, _) in SERIES {
         for (file, text) in [
             ("docs/monitoring.md", monitoring),
-            ("src/metrics.rs", reporter),
+            ("src/metrics/reporter.rs", reporter),
         ] {
             assert!(
                 text.contains(&format!("| `{name}` |")),
@@ -609,9 +626,9 @@ fn handles_are_registered_once() {
         }
         reporter
     });
-    // 18 series at start (no lease here: no expiry series), ringflake_worker_ids_remaining at
-    // its first value; none per sample.
-    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 19);
+    // 18 series at start (no lease here: no expiry series) and the build's, then
+    // ringflake_worker_ids_remaining at its first value; none per sample.
+    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 20);
     drop(reporter);
 }
 
@@ -639,8 +656,8 @@ fn the_lease_expiry_is_registered_once() {
         }
         reporter
     });
-    // 18 at start, the lease's expiry and fence with the first sample.
-    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 20);
+    // 18 at start and the build's, the lease's expiry and fence with the first sample.
+    assert_eq!(recorder.registrations.load(Ordering::Relaxed), 21);
     drop(reporter);
 }
 

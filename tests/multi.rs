@@ -527,6 +527,29 @@ fn status_json_has_every_generator() {
     );
     let generators: Vec<&str> = body.split("{\"name\":").skip(1).collect();
     assert_eq!(generators.len(), 3, "{body}");
+    // The service itself: its build, since when it runs, where it listens.
+    assert_eq!(
+        common::json_str(&body, "version"),
+        Some(env!("CARGO_PKG_VERSION")),
+        "{body}"
+    );
+    assert!(
+        common::json_str(&body, "commit").is_some_and(|c| c.len() == 12 || c == "unknown"),
+        "{body}"
+    );
+    let started = common::json_int(&body, "started").unwrap();
+    let uptime = common::json_int(&body, "uptime_seconds").unwrap();
+    let now = common::unix_now() as i64;
+    assert!(
+        (now - 300..=now).contains(&started) && (0..300).contains(&uptime),
+        "{body}"
+    );
+    assert!(
+        body.contains(&format!(
+            "\"listen\":[{{\"url\":\"http://{addr}\",\"serves\":\"every route\"}}]"
+        )),
+        "{body}"
+    );
     for (g, (name, layout), worker) in [
         (generators[0], layouts()[0], 1),
         (generators[1], layouts()[1], 2),
@@ -715,9 +738,42 @@ fn status_page_in_a_browser() {
         issued[0] >= 60_000 && issued[1] >= 15_000 && issued[2] >= 90_000,
         "{issued:?}"
     );
+    // The service's limits, in the footer.
+    assert!(
+        dom.contains(r#"<p id="limits">Limits: 1,024 connections per listener ("#)
+            && dom.contains("64 large answers (more than 256 IDs) written at once"),
+        "no limits in {dom}"
+    );
+    // The service: its version, uptime and address, kept current by the script.
+    let service = dom
+        .split("<span class=\"meta\" id=\"service\">")
+        .nth(1)
+        .and_then(|rest| rest.split('<').next())
+        .unwrap_or_else(|| panic!("no service line: {dom}"));
+    assert!(
+        service.starts_with(&format!("ringflake {} (commit ", env!("CARGO_PKG_VERSION")))
+            && !service.contains("features")
+            && service.contains(" · up ")
+            && service.contains(&format!("http://{addr} (every route)")),
+        "{service}"
+    );
     for (name, worker) in [("default", 1), ("orders", 2), ("users", 7)] {
         let shown = format!("data-g=\"{name}\" data-k=\"worker\">{worker}<");
         assert!(dom.contains(&shown), "{shown} in {dom}");
+        // The chart's scale, the labelled fill bar, the idle capacity dimmed.
+        let scale = dom
+            .split(&format!("data-g=\"{name}\" data-k=\"scale\">"))
+            .nth(1)
+            .and_then(|rest| rest.split('<').next())
+            .unwrap_or_else(|| panic!("no scale on {name}'s chart: {dom}"));
+        assert!(scale.ends_with(" IDs/s") && scale != "1 IDs/s", "{scale}");
+        let fill = format!(
+            "<div class=\"barhead\"><span>Ring fill</span><span class=\"ok\" data-g=\"{name}\" \
+             data-k=\"fill\">"
+        );
+        assert!(dom.contains(&fill), "{fill} in {dom}");
+        let idle = format!("<span class=\"dim\" data-g=\"{name}\" data-k=\"unused\">");
+        assert!(dom.contains(&idle), "{idle} in {dom}");
         let points = dom
             .split(&format!("data-g=\"{name}\" data-k=\"points\" points=\""))
             .nth(1)

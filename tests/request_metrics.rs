@@ -1,5 +1,5 @@
 //! What `ringflake serve` tells about the requests it answers: `/metrics` counts HTTP requests by
-//! route and status and gRPC calls by method and code, each with a latency histogram, beside the
+//! route, method and status and gRPC calls by method and code, each with a latency histogram, beside the
 //! `process_*` series; the access log (target `ringflake::access`) writes a line per request
 //! once the filter names it, and none otherwise.
 #![cfg(all(feature = "cli", feature = "client", unix))]
@@ -18,7 +18,27 @@ fn value(scrape: &str, series: &str) -> Option<f64> {
         .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
 }
 
-/// Requests of every kind, counted by route and status (an unknown path as `none`), a latency
+/// The status of one `method` request for `path`, on a connection of its own.
+fn status_of(addr: std::net::SocketAddr, method: &str, path: &str) -> u16 {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(addr).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        conn,
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = conn.read_to_string(&mut answer);
+    answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {answer:?}"))
+}
+
+/// Requests of every kind, counted by route, method and status (an unknown path as `none`), a latency
 /// histogram per route whose count is the requests', gRPC calls by method and code, and the
 /// process's CPU, memory, descriptors and start time.
 #[test]
@@ -32,6 +52,8 @@ fn requests_are_counted_by_route_status_and_method() {
     assert_eq!(get(addr, "/ids?count=0").status, 400);
     assert_eq!(get(addr, "/no/such/path").status, 404);
     assert_eq!(get(addr, "/livez").status, 200);
+    assert_eq!(status_of(addr, "HEAD", "/id"), 200);
+    assert_eq!(status_of(addr, "DELETE", "/id"), 405);
     let rt = common::runtime();
     rt.block_on(async {
         let channel = common::grpc_channel(addr).await;
@@ -51,27 +73,35 @@ fn requests_are_counted_by_route_status_and_method() {
     let scrape = get(addr, "/metrics").body;
     for (series, want) in [
         (
-            r#"ringflake_http_requests_total{route="/id",status="200"}"#,
+            r#"ringflake_http_requests_total{route="/id",method="GET",status="200"}"#,
             3.0,
         ),
         (
-            r#"ringflake_http_requests_total{route="/ids",status="400"}"#,
+            r#"ringflake_http_requests_total{route="/id",method="HEAD",status="200"}"#,
             1.0,
         ),
         (
-            r#"ringflake_http_requests_total{route="none",status="404"}"#,
+            r#"ringflake_http_requests_total{route="/id",method="other",status="405"}"#,
             1.0,
         ),
         (
-            r#"ringflake_http_requests_total{route="/livez",status="200"}"#,
+            r#"ringflake_http_requests_total{route="/ids",method="GET",status="400"}"#,
             1.0,
         ),
         (
-            r#"ringflake_http_request_duration_seconds_count{route="/id"}"#,
+            r#"ringflake_http_requests_total{route="none",method="GET",status="404"}"#,
+            1.0,
+        ),
+        (
+            r#"ringflake_http_requests_total{route="/livez",method="GET",status="200"}"#,
+            1.0,
+        ),
+        (
+            r#"ringflake_http_request_duration_seconds_count{route="/id",method="GET"}"#,
             3.0,
         ),
         (
-            r#"ringflake_http_request_duration_seconds_bucket{route="/id",le="+Inf"}"#,
+            r#"ringflake_http_request_duration_seconds_bucket{route="/id",method="GET",le="+Inf"}"#,
             3.0,
         ),
         (
@@ -92,7 +122,7 @@ fn requests_are_counted_by_route_status_and_method() {
     // A debug build on a busy machine still answers /id within 15 s.
     let within_15s = value(
         &scrape,
-        r#"ringflake_http_request_duration_seconds_bucket{route="/id",le="15"}"#,
+        r#"ringflake_http_request_duration_seconds_bucket{route="/id",method="GET",le="15"}"#,
     );
     assert_eq!(within_15s, Some(3.0), "{scrape}");
     assert!(scrape.contains("# TYPE ringflake_http_request_duration_seconds histogram\n"));

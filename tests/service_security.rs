@@ -438,9 +438,18 @@ fn tls_get(addr: SocketAddr, name: &str, path: &str) -> (Reply, Option<Vec<u8>>)
     (reply, alpn)
 }
 
+/// The test key, copied into `dir` with `mode`.
+fn tls_key_with_mode(dir: &Path, mode: u32) -> String {
+    use std::os::unix::fs::PermissionsExt as _;
+    let key = dir.join(format!("server-key-{mode:o}.pem"));
+    std::fs::copy(tls_data("server-key.pem"), &key).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(mode)).unwrap();
+    key.to_str().unwrap().to_string()
+}
+
 fn start_tls(dir: &Path, extra: &[&str]) -> (Serve, SocketAddr) {
     let cert = tls_data("server.pem");
-    let key = tls_data("server-key.pem");
+    let key = tls_key_with_mode(dir, 0o600);
     let mut args = vec!["--no-state-file", "--tls-cert", &cert, "--tls-key", &key];
     args.extend_from_slice(extra);
     let serve = Serve::launch(dir, &args);
@@ -522,6 +531,35 @@ fn https_serves_the_same_routes() {
     assert!(serve.running());
     signal(serve.pid, "TERM");
     wait_until("serve stops", Duration::from_secs(20), || !serve.running());
+}
+
+/// A TLS key every user of the machine can read gets a warning at start, as the token and ID
+/// key files do; one only its owner reads gets none.
+#[test]
+fn a_tls_key_every_user_can_read_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let (serve, _) = start_tls(dir.path(), &[]);
+    assert!(
+        !serve.output().contains("warning: TLS key"),
+        "{}",
+        serve.output()
+    );
+    drop(serve);
+    let cert = tls_data("server.pem");
+    let key = tls_key_with_mode(dir.path(), 0o644);
+    let serve = Serve::launch(
+        dir.path(),
+        &["--no-state-file", "--tls-cert", &cert, "--tls-key", &key],
+    );
+    printed_addr(&serve, "listening on https://");
+    assert!(
+        serve.output().contains(&format!(
+            "ringflake: warning: TLS key {key} is readable by every user (mode 644): chmod 600 \
+             it\n"
+        )),
+        "{}",
+        serve.output()
+    );
 }
 
 /// A client that connects to the TLS port and says nothing is disconnected after the handshake

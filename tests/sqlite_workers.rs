@@ -422,3 +422,163 @@ fn lease_is_written_once_per_third_of_its_window() {
         lease - now
     );
 }
+
+/// The unix second of now.
+fn unix_now() -> i64 {
+    SystemClock.now_seconds()
+}
+
+/// A start refused for what needs no worker id takes no row and no lease, with recycling or
+/// without: a layout whose time bits ran out (Java's defaults, since 2024-11-20), a state file
+/// that is not one, an `above` that no worker id's first ID exceeds within the lead cap. Under
+/// `Restart=on-failure` such a start used to take a row every few seconds until the table was
+/// full.
+#[test]
+fn a_start_refused_before_its_claim_takes_no_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let damaged = dir.path().join("damaged.state");
+    std::fs::write(&damaged, "not a state file\n").unwrap();
+    let layout = Layout::default();
+    let far_above = layout
+        .compose(layout.max_delta() - 1, layout.max_worker_id(), 0)
+        .unwrap();
+    for recycle in [true, false] {
+        let db = dir.path().join(format!("recycle-{recycle}.db"));
+        let table = DatabaseAssigner::sqlite(&db).unwrap().recycle(recycle);
+        let refusals = [
+            CachedUidGenerator::builder(Layout::uid_generator_defaults())
+                .worker_id_from(&table)
+                .build()
+                .map(|_| ()),
+            CachedUidGenerator::builder(layout)
+                .worker_id_from(&table)
+                .state_file(&damaged)
+                .build()
+                .map(|_| ()),
+            CachedUidGenerator::builder(layout)
+                .worker_id_from(&table)
+                .above(far_above)
+                .build()
+                .map(|_| ()),
+            ringflake::DefaultUidGenerator::builder(Layout::uid_generator_defaults())
+                .worker_id_from(&table)
+                .build()
+                .map(|_| ()),
+        ];
+        for (i, refused) in refusals.into_iter().enumerate() {
+            let err = refused.expect_err("refused");
+            assert!(
+                table.list().unwrap().is_empty(),
+                "recycle {recycle}, refusal {i} ({err}) took a row"
+            );
+        }
+        // The table still hands out its first id.
+        let g = CachedUidGenerator::builder(layout)
+            .worker_id_from(&table)
+            .build()
+            .unwrap();
+        assert_eq!(g.worker_id(), 1, "recycle {recycle}");
+    }
+}
+
+/// A start refused after its claim (`above` sorts above the first ID of the worker id it got,
+/// though not above every worker id's) gives the claim back: a table without recycling deletes
+/// the row, a recycling one releases the lease at the clock, so the id is free at once rather
+/// than in 5 minutes.
+#[test]
+fn a_start_refused_after_its_claim_gives_it_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let layout = Layout::default();
+    let now = unix_now();
+    let clock = ManualClock::from_seconds(now);
+    let now_delta = (now - layout.epoch_seconds()) as u64;
+    // Worker id 1's first ID at the clock is below; worker 1,023's 5 s ahead is above.
+    let above = layout.compose(now_delta + 5, 0, 0).unwrap();
+    for recycle in [false, true] {
+        let table = DatabaseAssigner::sqlite(dir.path().join(format!("r{recycle}.db")))
+            .unwrap()
+            .recycle(recycle);
+        let err = CachedUidGenerator::builder(layout)
+            .worker_id_from(&table)
+            .clock(clock.clone())
+            .above(above)
+            .build()
+            .unwrap_err();
+        assert!(matches!(err, Error::NotAbove { .. }), "{err}");
+        let rows = table.list().unwrap();
+        if recycle {
+            assert_eq!(rows.len(), 1, "{rows:?}");
+            assert!(
+                rows[0].lease_until <= unix_now(),
+                "the lease is not released: {rows:?}"
+            );
+        } else {
+            assert!(rows.is_empty(), "the row stays: {rows:?}");
+        }
+    }
+}
+
+/// A generator started beside a live one on the same host and state directory (`gen` while
+/// `serve` runs) gets its own row and starts at the clock, not `max_lead` ahead of it: the live
+/// one's lease runs minutes ahead of the seconds it uses, and only the state file says how far
+/// those go.
+#[test]
+fn a_boot_beside_a_live_one_starts_at_the_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = DatabaseAssigner::sqlite(dir.path().join("ringflake.db")).unwrap();
+    let state = dir.path().join("ringflake.state");
+    let build = || {
+        CachedUidGenerator::builder(Layout::default())
+            .worker_id_from(&table)
+            .state_file(&state)
+            .build()
+            .unwrap()
+    };
+    let live = build();
+    live.next_id().unwrap();
+    let beside = build();
+    assert_eq!((live.worker_id(), beside.worker_id()), (1, 2));
+    let id = beside.next_id().unwrap();
+    let ahead = Layout::default().parse(id).unwrap().unix_seconds - unix_now();
+    // The live one writes the next second within a round of its start, and the state file
+    // records how far that went: at most a second ahead, plus one if a second turned between
+    // the live one's write and this read of the clock (seen under load). Without the rule: 10.
+    assert!(ahead <= 2, "the ID is {ahead} s ahead of the clock");
+}
+
+/// A run killed at full lead (its IDs 10 s ahead of the clock), restarted in the same state
+/// directory with a new row: the restart starts above every ID of the killed run.
+#[test]
+fn a_restart_after_a_kill_at_full_lead_starts_above_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = DatabaseAssigner::sqlite(dir.path().join("ringflake.db")).unwrap();
+    let state = dir.path().join("ringflake.state");
+    // 13 sequence bits and a clock that stands still: 11 seconds' IDs reach the cap.
+    let layout = Layout::new(30, 20, 13, ringflake::DEFAULT_EPOCH_SECONDS).unwrap();
+    let clock = ManualClock::from_seconds(unix_now());
+    let build = || {
+        CachedUidGenerator::builder(layout)
+            .worker_id_from(&table)
+            .clock(clock.clone())
+            .state_file(&state)
+            .max_lead(Duration::from_secs(10), LeadPolicy::Fail)
+            .background_filler(false)
+            .build()
+            .unwrap()
+    };
+    let killed = build();
+    let mut last = 0;
+    loop {
+        match killed.next_id() {
+            Ok(id) => last = id,
+            Err(Error::LeadLimitReached { .. }) => break,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(layout.parse(last).unwrap().unix_seconds >= clock.now_seconds() + 10);
+    std::mem::forget(killed); // as if killed: its lease and its state directory's lock stay
+    let restart = build();
+    assert_eq!(restart.worker_id(), 2);
+    let first = restart.next_id().unwrap();
+    assert!(first > last, "{first} <= {last}");
+}

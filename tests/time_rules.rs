@@ -391,3 +391,43 @@ fn stats_follow_takes() {
     assert_eq!(g.stats().paddings, 2);
     assert_eq!(s.worker_id, 7);
 }
+
+/// Rule 3's exception: within a round of the next second, the filler writes that second behind
+/// the current one's IDs, so that a take at the boundary finds an ID ready (of the new second:
+/// the old one's went stale at the boundary) instead of an empty ring and a wait for the filler.
+/// Not under a lead cap below 2 s, which the second written ahead would reach.
+#[test]
+fn the_next_second_is_ready_at_its_start() {
+    for (cap, ready) in [
+        (Duration::from_secs(10), true),
+        (Duration::from_secs(1), false),
+    ] {
+        let clock = ManualClock::from_seconds(T);
+        let g = CachedUidGenerator::builder(layout())
+            .worker_id(7)
+            .clock(clock.clone())
+            .background_filler(false)
+            .max_lead(cap, LeadPolicy::Wait)
+            .build()
+            .unwrap();
+        assert_eq!(second_of(g.try_next_id().unwrap()), T);
+        // Half a second before the boundary: nothing ahead yet.
+        clock.set_millis(T * 1000 + 500);
+        g.pad();
+        assert_eq!(g.stats().lead_seconds, 0);
+        // The filler's round in the last quarter second writes the next one.
+        clock.set_millis(T * 1000 + 900);
+        g.pad();
+        assert_eq!(g.stats().lead_seconds, u64::from(ready), "cap {cap:?}");
+        assert_eq!(
+            second_of(g.try_next_id().unwrap()),
+            T,
+            "this second's first"
+        );
+        clock.set_millis((T + 1) * 1000);
+        match g.try_next_id() {
+            Some(id) => assert!(ready && second_of(id) == T + 1, "cap {cap:?}: {id}"),
+            None => assert!(!ready, "cap {cap:?}: the ring was empty at the boundary"),
+        }
+    }
+}

@@ -9,7 +9,7 @@ use super::stats::StatsSink;
 use crate::boot::{Boot, Limits};
 use crate::reach::ReachFile;
 use crate::ring::Ring;
-use crate::{Assignment, Clock, Error, Layout, SystemClock};
+use crate::{Clock, Error, Layout, SystemClock};
 use crossbeam_utils::CachePadded;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -98,7 +98,7 @@ pub const DEFAULT_PADDING_FACTOR: u32 = 50;
 /// ```
 pub struct CachedBuilder {
     layout: Layout,
-    assignment: Result<Assignment, Error>,
+    assignment: crate::boot::Claim,
     /// Where to take another worker id (see [`WorkerIdAssigner::retaker`]).
     ///
     /// [`WorkerIdAssigner::retaker`]: crate::WorkerIdAssigner::retaker
@@ -344,23 +344,53 @@ impl CachedBuilder {
         self
     }
 
-    /// Checks the settings, fills the ring once and starts the filler.
+    /// Checks everything [`build`](Self::build) checks before it claims a worker id, and claims
+    /// nothing: the settings, the worker id if it is already known (or the assigner's error), the
+    /// layout alive at the clock's time, the state file, and, while the worker id is unknown, an
+    /// [`above`](Self::above) that no worker id's first ID exceeds within the lead cap. A service that starts several generators
+    /// checks them all before it builds any, so that one refused takes no worker id for the
+    /// others.
     ///
     /// # Errors
     ///
-    /// [`Error::TimeBitsExhausted`] if the layout has no seconds left at the clock's time (e.g.
-    /// [`Layout::uid_generator_defaults`] after 2024-11-20), [`Error::WorkerIdOutOfRange`], an
-    /// assigner's error, or [`Error::InvalidConfig`] naming the setting and its range.
+    /// As [`build`](Self::build)'s, for those checks.
     ///
     /// ```
-    /// use ringflake::{CachedUidGenerator, Layout};
-    /// let err = CachedUidGenerator::builder(Layout::uid_generator_defaults())
-    ///     .worker_id(1)
-    ///     .build()
-    ///     .unwrap_err();
-    /// assert!(err.to_string().contains("2024-11-20T13:24:15Z"));
+    /// use ringflake::{CachedUidGenerator, DatabaseAssigner, Layout};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let table = DatabaseAssigner::sqlite(dir.path().join("workers.db"))?;
+    /// let ok = CachedUidGenerator::builder(Layout::default()).worker_id_from(&table);
+    /// let expired = CachedUidGenerator::builder(Layout::uid_generator_defaults()).worker_id_from(&table);
+    /// assert!(ok.check().is_ok());
+    /// assert!(expired.check().unwrap_err().to_string().contains("2024-11-20T13:24:15Z"));
+    /// assert!(table.list()?.is_empty()); // nothing claimed
+    /// assert_eq!(ok.build()?.worker_id(), 1);
+    /// # Ok::<(), ringflake::Error>(())
     /// ```
-    pub fn build(self) -> Result<CachedUidGenerator, Error> {
+    pub fn check(&self) -> Result<(), Error> {
+        self.settings()?;
+        match &self.assignment {
+            crate::boot::Claim::Made(Err(e)) => return Err(e.clone()),
+            crate::boot::Claim::Made(Ok(a)) => {
+                crate::worker::assigner::check_fits(a.worker_id, &self.layout)?;
+            }
+            crate::boot::Claim::AtBuild => {}
+        }
+        let state = self.state_file.as_ref().map(ReachFile::new);
+        let unknown = matches!(self.assignment, crate::boot::Claim::AtBuild);
+        crate::boot::unclaimed_checks(
+            &self.layout,
+            self.clock.now_seconds(),
+            state.as_ref(),
+            self.max_lead.map(|(lead, _)| lead.as_secs()),
+            self.above.filter(|_| unknown),
+        )
+        .map(|_| ())
+    }
+
+    /// Checks the ring's settings; returns the schedule interval.
+    fn settings(&self) -> Result<Duration, Error> {
         let layout = self.layout;
         if self
             .boost_power
@@ -399,6 +429,28 @@ impl CachedBuilder {
                 allowed: "at least 1 ms",
             });
         }
+        Ok(schedule_interval)
+    }
+
+    /// Checks the settings, fills the ring once and starts the filler.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TimeBitsExhausted`] if the layout has no seconds left at the clock's time (e.g.
+    /// [`Layout::uid_generator_defaults`] after 2024-11-20), [`Error::WorkerIdOutOfRange`], an
+    /// assigner's error, or [`Error::InvalidConfig`] naming the setting and its range.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let err = CachedUidGenerator::builder(Layout::uid_generator_defaults())
+    ///     .worker_id(1)
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert!(err.to_string().contains("2024-11-20T13:24:15Z"));
+    /// ```
+    pub fn build(self) -> Result<CachedUidGenerator, Error> {
+        let schedule_interval = self.settings()?;
+        let layout = self.layout;
         let max_lead = self.max_lead.map(|(d, p)| (d.as_secs(), p));
         let mut reach = self.state_file.map(|path| Reach {
             file: ReachFile::new(path),
@@ -472,7 +524,6 @@ impl CachedBuilder {
                 next_delta: floor,
                 next_seq: 0,
                 tail: 0,
-                cursor_seen: 0,
             }),
             #[cfg(feature = "tokio")]
             async_waiters: Default::default(),
@@ -535,9 +586,7 @@ impl CachedUidGenerator {
         CachedBuilder {
             layout,
             retake: None,
-            assignment: Err(Error::WorkerAssignment(
-                "no worker id: call worker_id or worker_id_from on the builder".into(),
-            )),
+            assignment: crate::boot::Claim::none(),
             clock: Arc::new(SystemClock),
             boost_power: DEFAULT_BOOST_POWER,
             padding_factor: DEFAULT_PADDING_FACTOR,

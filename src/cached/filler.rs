@@ -32,8 +32,10 @@ impl Shared {
     /// time bits. The rules are numbered in the [module docs](super).
     pub(super) fn pump(&self) -> Round {
         let mut st = lock(&self.filler);
-        let now = self.now_delta();
-        if self.ring.cursor() != st.cursor_seen {
+        let now_ms = self.clock.now_millis();
+        let now = self.layout.tick_at(now_ms);
+        let cursor_seen = self.counters.cursor_seen.load(Ordering::Relaxed);
+        if self.ring.cursor() != cursor_seen {
             let second = self.layout.tick_second(now);
             self.counters.demand_second.store(second, Ordering::Relaxed);
         }
@@ -44,7 +46,10 @@ impl Shared {
         // stats snapshot folded them, and an idle generator nobody asked for statistics kept
         // one range per second of expired IDs for as long as it ran.
         lock(&self.counters.discards.0).settle(st.tail);
-        st.cursor_seen = self.ring.cursor();
+        let cursor_seen = self.ring.cursor();
+        self.counters
+            .cursor_seen
+            .store(cursor_seen, Ordering::Relaxed);
         // After the sweep: per-thread takers see the new second once the stale prefix of the
         // ring is claimed, and judge their own blocks by it.
         self.ring.publish_seen(now);
@@ -73,7 +78,7 @@ impl Shared {
         // upper bound of the IDs ready. Rule 3 reads the (contended) cursor again only when that
         // bound reaches the threshold: once per round rather than once per tick, which matters
         // at a thousand ticks a second.
-        let mut cursor_read = st.cursor_seen;
+        let mut cursor_read = cursor_seen;
         // The wake chunk of the second of ticks being written (ticks shorter than a second).
         let mut group_wake = u64::MAX;
         let outcome = 'round: loop {
@@ -113,7 +118,9 @@ impl Shared {
                 };
                 if st.tail.saturating_sub(cursor_read) >= threshold {
                     cursor_read = self.ring.cursor();
-                    if st.tail.saturating_sub(cursor_read) >= threshold {
+                    if st.tail.saturating_sub(cursor_read) >= threshold
+                        && !self.next_second_due(st.next_delta, now, now_ms)
+                    {
                         break Round::Enough;
                     }
                 }
@@ -206,6 +213,24 @@ impl Shared {
             self.notify_async_waiters();
         }
         outcome
+    }
+
+    /// Rule 3's one exception, for a layout of seconds: the next second (`next_delta`, the clock's
+    /// `now` plus one) is written within a round's interval of its start (`now_ms`, the clock in
+    /// milliseconds), behind the current second's IDs, so that the takes at the boundary find
+    /// it ready: it is handed out only once the current second's IDs are gone, or stale (at the
+    /// boundary, with `max_lag` 1 s). Without it every second began with an empty ring, and the
+    /// takes of its first milliseconds waited for this thread to be scheduled (under load, a
+    /// wake-up across threads for each of them). Only under a lead cap of 2 s or more (or none):
+    /// the second written ahead never brings the newest ID to the cap, which would read as demand
+    /// above the rate ([`Stats::at_lead_cap`](crate::Stats::at_lead_cap)).
+    fn next_second_due(&self, next_delta: u64, now: u64, now_ms: i64) -> bool {
+        let to_next_ms = 1000 - now_ms.rem_euclid(1000);
+        let window_ms = (self.tick.as_millis() as i64).saturating_mul(5) / 4;
+        self.layout.unit() == crate::TimeUnit::Seconds
+            && next_delta == now.saturating_add(1)
+            && self.max_lead.is_none_or(|(lead, _)| lead >= 2)
+            && to_next_ms <= window_ms
     }
 
     /// Rule 5: makes sure the state file (if any) records `delta` before an ID of it exists,

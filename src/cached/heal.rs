@@ -42,16 +42,16 @@ impl Shared {
         if let Err(e) = crate::worker::assigner::check_fits(new, &self.layout) {
             return refuse(e.to_string());
         }
-        let recorded = match &self.reach {
+        let reaches = match &self.reach {
             Some(r) => match r.file.read() {
-                Ok(reaches) => reaches.of(new),
+                Ok(reaches) => Some(reaches),
                 Err(e) => return refuse(e.to_string()),
             },
             None => None,
         };
         let floor = crate::boot::first_delta(
             &assignment,
-            recorded,
+            reaches.as_ref(),
             &self.layout,
             self.layout.tick_second(now),
             self.max_lead.map(|(lead, _)| lead),

@@ -34,6 +34,10 @@ pub(super) struct Counters {
     pub(super) held_next: AtomicU64,
     /// The unix second of the filler round that last saw a take's claim (the cursor moved).
     pub(super) demand_second: AtomicI64,
+    /// The cursor after the filler's last sweep (written by the filler under its lock): a round
+    /// that finds the cursor moved saw demand, and so does a snapshot taken before that round
+    /// (a take right before `/healthz` is not "no take for 13 s").
+    pub(super) cursor_seen: AtomicU64,
     pub(super) lease_capped: AtomicBool,
     pub(super) state_capped: AtomicBool,
     pub(super) shutdown: AtomicBool,
@@ -58,8 +62,6 @@ pub(super) struct FillerState {
     pub(super) next_delta: u64,
     pub(super) next_seq: u64,
     pub(super) tail: u64,
-    /// The cursor after the last round's sweep: a round that finds it moved saw demand.
-    pub(super) cursor_seen: u64,
 }
 
 pub(super) struct Shared {
@@ -277,7 +279,7 @@ pub(super) static NEXT_GENERATOR_ID: AtomicU64 = AtomicU64::new(1);
 /// | worker id from | what records the previous holder's reach | where a restart starts |
 /// |---|---|---|
 /// | database, recycled row | the row's lease (`LEASE_UNTIL`), expired before reuse | at the clock: the lease is in the past |
-/// | database, new row | nothing needed (a new id); the host's earlier leases order it | above the host's earlier rows, at most `max_lead` ahead |
+/// | database, new row | nothing needed (a new id); the state file (every id's reach), or without one the host's earlier leases, order it | right after the highest second the state file records for any id, else above the host's earlier rows; at most `max_lead` ahead |
 /// | database, the predecessor's row taken back ([`keep_worker_id`](crate::DatabaseAssigner::keep_worker_id)) | the state file: this id's reach | right after the last second recorded for it |
 /// | database, a new id after the lease was lost for good (healing, below) | the new row's lease, or nothing; the state file: this id's reach | above both, and above every second this generator wrote |
 /// | fixed id, StatefulSet ordinal | the [state file](crate::CachedBuilder::state_file): this id's reach | right after the last second recorded for it |
@@ -399,11 +401,21 @@ impl CachedUidGenerator {
     /// clock and no background filler.
     ///
     /// ```
-    /// use ringflake::{CachedUidGenerator, Layout};
-    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).background_filler(false).build()?;
+    /// use ringflake::{CachedUidGenerator, Layout, ManualClock};
+    /// let clock = ManualClock::from_seconds(1_800_000_000);
+    /// let g = CachedUidGenerator::builder(Layout::default())
+    ///     .worker_id(1)
+    ///     .clock(clock.clone())
+    ///     .background_filler(false)
+    ///     .build()?;
     /// g.pad();
     /// // The current second's IDs: nothing is borrowed at light load.
     /// assert_eq!(g.stats().available, 1 << 22);
+    /// // Within a round of the next second, that second is written too, behind this one's, so
+    /// // that the takes at the boundary find it ready.
+    /// clock.set_millis(1_800_000_000_900);
+    /// g.pad();
+    /// assert_eq!(g.stats().available, 2 << 22);
     /// # Ok::<(), ringflake::Error>(())
     /// ```
     pub fn pad(&self) {

@@ -202,9 +202,14 @@ impl Shared {
                     s.layout
                         .tick_second(next.saturating_sub(s.max_lead_ticks().unwrap_or(0)))
                 }),
-            idle_seconds: clock_second
-                .saturating_sub(c.demand_second.load(Ordering::Relaxed))
-                .max(0) as u64,
+            // A take since the filler's last round is demand the round has not seen yet.
+            idle_seconds: if cursor == c.cursor_seen.load(Ordering::Relaxed) {
+                clock_second
+                    .saturating_sub(c.demand_second.load(Ordering::Relaxed))
+                    .max(0) as u64
+            } else {
+                0
+            },
             state_file_failing: c.state_capped.load(Ordering::Relaxed),
             clock_skew_millis: s.keeper.as_ref().and_then(|k| k.clock_skew_millis()),
             max_clock_skew_millis: s.keeper.as_ref().and_then(|k| k.max_clock_skew_millis()),
@@ -258,7 +263,32 @@ impl Shared {
 
 #[cfg(test)]
 mod tests {
-    use crate::{CachedUidGenerator, Layout, ManualClock};
+    use crate::{CachedUidGenerator, Health, Layout, ManualClock};
+
+    /// A take ends idleness at once, not at the filler's next round: `/healthz` right after a
+    /// `/id` said "no take for 13 s" when only the round noted takes.
+    #[test]
+    fn a_take_is_seen_before_the_next_round() {
+        let clock = ManualClock::from_seconds(1_800_000_000);
+        let g = CachedUidGenerator::builder(Layout::default())
+            .worker_id(1)
+            .clock(clock.clone())
+            .background_filler(false)
+            .build()
+            .unwrap();
+        clock.advance_seconds(13);
+        g.pad();
+        assert_eq!(
+            g.stats().health(g.layout()),
+            Health::Idle { idle_seconds: 13 }
+        );
+        g.next_id().unwrap();
+        assert_eq!(g.stats().idle_seconds, 0);
+        assert_eq!(g.stats().health(g.layout()), Health::Serving);
+        g.pad(); // the round sees the take too
+        clock.advance_seconds(4);
+        assert_eq!(g.stats().idle_seconds, 4);
+    }
 
     /// An idle generator nobody asks for statistics: each second's unused IDs expire and are
     /// recorded as discarded, a range apart from the last (a take between them), and the

@@ -490,12 +490,33 @@ impl fmt::Display for Health {
 }
 
 impl Stats {
+    /// Whether the newest ID is as far ahead of the clock as the lead cap lets it go
+    /// (`lead_seconds >= max_lead_seconds`, a cap of 0 aside): demand has been above the
+    /// layout's rate, and takes beyond it wait for the clock. [`health`](Self::health) then says
+    /// [`Health::HeldAtLeadCap`], and the status page marks the lead.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Health, Layout};
+    /// let g = CachedUidGenerator::builder(Layout::default()).worker_id(1).build()?;
+    /// let mut s = g.stats();
+    /// assert!(!s.at_lead_cap());
+    /// s.lead_seconds = s.max_lead_seconds.unwrap(); // 10 s ahead: the default cap
+    /// assert!(s.at_lead_cap());
+    /// assert_eq!(s.health(g.layout()), Health::HeldAtLeadCap { max_lead: 10 });
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    pub fn at_lead_cap(&self) -> bool {
+        self.max_lead_seconds
+            .is_some_and(|cap| cap > 0 && self.lead_seconds >= cap)
+    }
+
     /// What these stats say about whether and how the generator serves, for a generator of
     /// `layout` (which dates the end of its time bits). The first of these that applies: the
     /// filler is down, the time bits ran out, the lease is lost (an extension failed and the
     /// clock passed the lease), the worker id is reserved ahead (the lead cap holds the filler
     /// for longer than `max_lag`), the state file fails; then, still serving: the lease is at
-    /// risk, the filler is held at the lead cap, no take for [`IDLE_AFTER`]; else
+    /// risk, the filler is held at the lead cap or the newest ID is there
+    /// ([`at_lead_cap`](Self::at_lead_cap)), no take for [`IDLE_AFTER`]; else
     /// [`Health::Serving`].
     ///
     /// ```
@@ -552,7 +573,7 @@ impl Stats {
                 until,
                 now,
             }
-        } else if self.held_until.is_some() {
+        } else if self.held_until.is_some() || self.at_lead_cap() {
             Health::HeldAtLeadCap {
                 max_lead: self.max_lead_seconds.unwrap_or(0),
             }
@@ -675,6 +696,22 @@ mod tests {
             held.health(&layout)
                 .to_string()
                 .starts_with("held at the lead cap: demand is above the layout's rate"),
+        );
+        // At the cap with no take waiting (after a burst): degraded too, as the page shows it.
+        let mut at_cap = healthy();
+        at_cap.lead_seconds = 10;
+        assert_eq!(
+            at_cap.health(&layout),
+            Health::HeldAtLeadCap { max_lead: 10 }
+        );
+        at_cap.lead_seconds = 9;
+        assert_eq!(at_cap.health(&layout), Health::Serving);
+        at_cap.max_lead_seconds = Some(0);
+        at_cap.lead_seconds = 0;
+        assert_eq!(
+            at_cap.health(&layout),
+            Health::Serving,
+            "a cap of 0 is no burst"
         );
         // Held for longer than max_lag: reserved ahead, unavailable, saying until when.
         let mut ahead = healthy();

@@ -182,20 +182,11 @@ impl IdFormat {
         };
         match self {
             IdFormat::Decimal => {
-                let mut digits = [0u8; 20];
-                let mut n = id;
-                let mut i = digits.len();
-                loop {
-                    i -= 1;
-                    digits[i] = b'0' + (n % 10) as u8;
-                    n /= 10;
-                    if n == 0 {
-                        break;
-                    }
-                }
-                let len = digits.len() - i;
-                text.buf[..len].copy_from_slice(&digits[i..]);
-                text.len = len as u8;
+                // Two digits at a time (itoa), about a quarter of the divisions of one at a time.
+                let mut digits = itoa::Buffer::new();
+                let digits = digits.format(id).as_bytes();
+                text.buf[..digits.len()].copy_from_slice(digits);
+                text.len = digits.len() as u8;
             }
             IdFormat::Base32 => {
                 for (i, c) in text.buf[..13].iter_mut().enumerate() {

@@ -51,8 +51,12 @@ pub trait WorkerIdAssigner {
         self.assign_worker_id(layout).map(Assignment::fixed)
     }
 
-    /// An owned copy of this assigner that a generator keeps, to take another worker id without
-    /// the application: at build, once, if the id assigned is reserved beyond the lead cap (its
+    /// An owned copy of this assigner that a generator keeps, to take a worker id without the
+    /// application: the boot's own, when the builder is built
+    /// ([`CachedBuilder::worker_id_from`](crate::CachedBuilder::worker_id_from) asks it once
+    /// the build's checks have passed, so that a refused build claims nothing: its first answer
+    /// must be what this assigner's would be); another at build, once, if the id assigned is
+    /// reserved beyond the lead cap (its
     /// floor, the state file's reach for it or the table's, lies past `now + max_lead + max_lag`, so it
     /// could serve nothing until the clock gets there); and later, when a
     /// [`CachedUidGenerator`](crate::CachedUidGenerator)'s lease is lost for good (its row taken
@@ -76,6 +80,34 @@ pub trait WorkerIdAssigner {
     fn retaker(&self) -> Option<Box<dyn WorkerIdAssigner + Send + Sync>> {
         None
     }
+
+    /// Takes back `worker_id`, which this assigner just assigned without a lease to a boot that
+    /// was then refused before it made an ID (an [`above`](crate::CachedBuilder::above) it does
+    /// not sort above, a worker id the layout cannot hold), so that a refused start leaves
+    /// nothing behind. A worker table without recycling deletes the row it inserted for it (its
+    /// auto-increment id is not handed out again). An assignment with a lease is given back by
+    /// releasing the lease instead, never through this. The default does nothing: a fixed id
+    /// holds nothing.
+    ///
+    /// # Errors
+    ///
+    /// The table cannot be reached: the row stays, as a failed Java boot's does.
+    ///
+    /// ```
+    /// use ringflake::{DatabaseAssigner, Layout, WorkerIdAssigner};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let java = DatabaseAssigner::sqlite(dir.path().join("w.db"))?.recycle(false);
+    /// let id = java.assign_worker_id(&Layout::default())?;
+    /// assert_eq!(java.list()?.len(), 1);
+    /// java.give_back(id)?;
+    /// assert!(java.list()?.is_empty());
+    /// # Ok::<(), ringflake::Error>(())
+    /// ```
+    fn give_back(&self, worker_id: u64) -> Result<(), Error> {
+        let _ = worker_id;
+        Ok(())
+    }
 }
 
 /// What a boot gets from a [`WorkerIdAssigner`].
@@ -95,7 +127,8 @@ pub struct Assignment {
     /// IDs of this boot should carry seconds after this unix second, so that restarts on a host
     /// are monotonic: the newest lease of this host's earlier rows. Ordering only (the worker id
     /// is a new one): a generator honours it within its lead cap and never starts further than
-    /// `max_lead` ahead of the clock for it.
+    /// `max_lead` ahead of the clock for it, nor, with a state file, further than the highest
+    /// second that file records (a live holder's lease runs a window ahead of what it used).
     pub order_floor: Option<i64>,
     /// The lease to keep extended while running, if the assigner uses leases.
     pub lease: Option<Box<dyn Lease>>,

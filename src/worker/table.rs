@@ -36,7 +36,9 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// - **monotonic restarts**: a new boot on the same host starts its seconds after the leases of
 ///   that host's earlier rows as far as its lead cap allows (never more than `max_lead` ahead of
 ///   the clock), which is above everything an earlier run with the same cap issued, even one
-///   killed with SIGKILL at full lead.
+///   killed with SIGKILL at full lead; with a [state file](crate::CachedBuilder::state_file), no
+///   further than the highest second it records (a lease runs a window ahead of what its holder
+///   used; the state file says exactly), so that a boot beside a live one starts at the clock.
 ///
 /// A lease reaches `lease_window` past the newest second used, and with a lead cap never more
 /// than `lease_window + max_lead` past the clock, whatever the load. `recycle(false)` is Java's
@@ -729,6 +731,20 @@ impl WorkerIdAssigner for DatabaseAssigner {
             keep: self.keep.clone(),
             ..*self
         }))
+    }
+
+    fn give_back(&self, worker_id: u64) -> Result<(), Error> {
+        // Only a row of its own without a lease: a leased row is given back by its lease.
+        if self.recycle {
+            return Ok(());
+        }
+        self.table.delete(worker_id)?;
+        tracing::info!(
+            worker_id,
+            database = %self.table.describe(),
+            "worker id {worker_id} given back: its row deleted (recycling off)"
+        );
+        Ok(())
     }
 
     fn assign(&self, layout: &Layout) -> Result<Assignment, Error> {

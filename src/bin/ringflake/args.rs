@@ -3,6 +3,8 @@
 //! ([`pick`]). How the flags become a layout, a time zone, a worker id source and a generator is
 //! [`crate::generators`]' business; nothing here builds one.
 
+use crate::serve::model::limits;
+use clap::builder::TypedValueParser as _;
 use clap::{ArgMatches, Args, Parser, Subcommand, ValueEnum, parser::ValueSource};
 use ringflake::{
     DEFAULT_BOOST_POWER, DEFAULT_EPOCH_SECONDS, DEFAULT_MAX_LAG, DEFAULT_MAX_LEAD,
@@ -39,7 +41,7 @@ pub enum Command {
     Gen(GenArgs),
     /// Print UidGenerator's parseUID JSON for each ID, one per line.
     Parse(ParseArgs),
-    /// Plan a layout: propose bit widths and an epoch for a rate, restarts and years.
+    /// Plan a layout: propose bit widths and an epoch for a rate, live nodes, restarts and years.
     Layout(PlanArgs),
     /// List the worker table (WORKER_NODE).
     #[command(mut_arg("db", |a| a.help(format!(
@@ -221,10 +223,15 @@ pub struct StateArgs {
           help = format!("Record here, durably and before use, the highest second this generator \
                           may use, and start above what it records: a restart of the same worker \
                           id never repeats an ID, even after kill -9. Shared by every generator \
-                          started in the same directory [default: {DEFAULT_STATE_FILE}]"))]
+                          started in the same directory; a new worker id starts after the highest \
+                          second it records for any (at most max-lead ahead), so that restarts in \
+                          one directory stay in order and a run beside a live one starts at the \
+                          clock [default: {DEFAULT_STATE_FILE}]"))]
     pub state_file: Option<PathBuf>,
     /// Run without a state file: a restart of the same worker id within max-lead seconds of its
-    /// last run's end can repeat that run's IDs (nothing records how far ahead it went)
+    /// last run's end can repeat that run's IDs (nothing records how far ahead it went), and a
+    /// new worker id from a table starts up to max-lead seconds ahead of the clock, above the
+    /// leases of the host's earlier rows, so that restarts stay in order
     #[arg(long, env = "RINGFLAKE_NO_STATE_FILE", value_parser = boolish())]
     pub no_state_file: bool,
 }
@@ -280,7 +287,7 @@ pub(crate) fn socket_addr(value: &str) -> Result<SocketAddr, String> {
     })
 }
 
-/// A whole number for `--rate` and `--restarts-per-day`: digits, with `_` or `,` between
+/// A whole number for `--rate`, `--fleet-rate`, `--nodes` and `--restarts-per-day`: digits, with `_` or `,` between
 /// thousands allowed (`1_000_000`); `1e6` and `2.5` are refused with the form expected.
 pub(crate) fn whole_number(value: &str) -> Result<u64, String> {
     let digits: String = value
@@ -457,6 +464,24 @@ pub struct ServeArgs {
                           with Retry-After, having taken nothing [default: {}]",
                          DEFAULT_MAX_WAIT.as_secs()))]
     pub max_wait: Option<u64>,
+    #[arg(long, env = "RINGFLAKE_MAX_CONNECTIONS", value_name = "N",
+          default_value_t = limits::DEFAULT_MAX_CONNECTIONS,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000).map(|n| n as usize),
+          help = format!("The most connections open at once on each listener (--listen, \
+                          --metrics-listen): more are closed as soon as they are accepted. With \
+                          at most {} HTTP/2 streams a connection (an HTTP/2 connection with no \
+                          open stream is closed after {} s), this bounds what clients can make \
+                          the service hold", limits::MAX_STREAMS, limits::IDLE.as_secs()))]
+    pub max_connections: usize,
+    #[arg(long, env = "RINGFLAKE_MAX_LARGE_ANSWERS", value_name = "N",
+          default_value_t = limits::DEFAULT_MAX_LARGE_ANSWERS,
+          value_parser = clap::value_parser!(u32).range(1..=100_000).map(|n| n as usize),
+          help = format!("The most large answers (more than {} IDs: /ids, gRPC Batch and Stream) \
+                          written at once, across every connection; more wait their turn, up to \
+                          --max-wait, then get a 503. Each is written as its client reads, \
+                          holding 8 bytes an ID; one whose client reads nothing of it for {} s \
+                          is abandoned", limits::LARGE_IDS, limits::STALL.as_secs()))]
+    pub max_large_answers: usize,
     /// This is the only instance using its worker id source: lets serve run in a Kubernetes pod
     /// with worker ids from a SQLite file of its own (refused there otherwise, as replicas would
     /// each take worker id 1 from their own file and hand out the same IDs)
@@ -482,10 +507,11 @@ pub struct ServeArgs {
     /// timestamp, level, target, message and the event's fields)
     #[arg(long, env = "RINGFLAKE_LOG_FORMAT", value_name = "FORMAT", value_enum, default_value_t = crate::log::LogFormat::Text)]
     pub log_format: crate::log::LogFormat,
-    /// Hand out public IDs over HTTP: /id and /ids pass each ID through the keyed
-    /// permutation of the key in this file (64 hex digits: openssl rand -hex 32), and /parse
-    /// reads them back; gRPC's Next, Batch and Stream (what RemoteGenerator buffers) and Leaf's
-    /// routes stay plain
+    /// Hand out public IDs only: /id and /ids pass each ID through the keyed permutation of the
+    /// key in this file (64 hex digits: openssl rand -hex 32), and /parse reads them back; the
+    /// routes that hand out plain IDs (gRPC's Next, Batch and Stream, which RemoteGenerator
+    /// uses, and Leaf's /api/snowflake/get/{key}) are refused, as a plain ID could equal a
+    /// public one
     #[arg(long, env = "RINGFLAKE_ID_KEY_FILE", value_name = "PATH")]
     pub id_key_file: Option<PathBuf>,
     #[command(flatten)]
@@ -634,12 +660,22 @@ pub struct ParseArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("demand_rate").required(true).multiple(true).args(["rate", "fleet_rate"])))]
 pub struct PlanArgs {
-    /// Sustained IDs per second of the busiest node
+    /// Sustained IDs per second of the busiest node (give it, --fleet-rate, or both)
     #[arg(long, env = "RINGFLAKE_RATE", value_name = "IDS_PER_SEC", value_parser = whole_number)]
-    pub rate: u64,
-    /// Boots per day across all nodes sharing the worker table (each takes a worker id)
-    #[arg(long, env = "RINGFLAKE_RESTARTS_PER_DAY", value_name = "N", value_parser = whole_number)]
+    pub rate: Option<u64>,
+    /// Sustained IDs per second across the fleet, spread over --nodes (the busiest node then
+    /// takes the larger of --rate and its share)
+    #[arg(long, env = "RINGFLAKE_FLEET_RATE", value_name = "IDS_PER_SEC", value_parser = whole_number)]
+    pub fleet_rate: Option<u64>,
+    /// Nodes live at once, each holding a worker id: with recycling (the default) the worker
+    /// field must hold them, and the ids of nodes restarted within a lease window
+    #[arg(long, env = "RINGFLAKE_NODES", value_name = "N", default_value_t = 1, value_parser = whole_number)]
+    pub nodes: u64,
+    /// Boots per day across all nodes sharing the worker table: with --no-recycle each takes a
+    /// new worker id; with recycling a crashed one holds its id for a lease window
+    #[arg(long, env = "RINGFLAKE_RESTARTS_PER_DAY", value_name = "N", default_value_t = 0, value_parser = whole_number)]
     pub restarts_per_day: u64,
     /// How many years the layout must last
     #[arg(long, env = "RINGFLAKE_YEARS", value_name = "Y")]

@@ -73,25 +73,51 @@ fn describe(out: &mut String, a: &Assessment, demand: &Demand, tz: &TimeZone, ep
         date(a.exhausted_at(), tz),
     );
     let ids = thousands(l.max_worker_id());
-    let workers = match a.worker_id_years() {
-        None => format!("{ids} worker ids; no restarts, none used up"),
+    let live = if a.holds_live_nodes() {
+        format!("hold the {} live ones", thousands(a.live_worker_ids))
+    } else {
+        format!(
+            "TOO FEW for the {} live ones: more worker bits",
+            thousands(a.live_worker_ids)
+        )
+    };
+    let no_recycle = match a.worker_id_years() {
+        None => "no restarts, none used up".to_string(),
         Some(y) => {
             let verdict = if a.worker_ids_last(demand) {
                 format!("lasts the {} years", demand.years)
             } else {
                 format!(
-                    "SHORT of {} years: keep the default, recycling",
+                    "short of {} years: keep the default, recycling",
                     demand.years
                 )
             };
             format!(
-                "{ids} worker ids, {} used per year with --no-recycle: gone in {} years ({verdict})",
+                "{} used per year: gone in {} years ({verdict})",
                 thousands(a.worker_ids_per_year),
                 years(y)
             )
         }
     };
-    let _ = writeln!(out, "   workers    {workers}");
+    let _ = writeln!(
+        out,
+        "   workers    {ids} worker ids {live} (recycling, the default); with --no-recycle, \
+         {no_recycle}"
+    );
+    let fleet = a.fleet_rate_without_borrowing(demand.nodes);
+    let _ = writeln!(
+        out,
+        "   fleet      {} IDs/s across {} node{} without borrowing ({} the {} IDs/s demanded)",
+        thousands(fleet),
+        thousands(demand.nodes),
+        if demand.nodes == 1 { "" } else { "s" },
+        if fleet >= demand.fleet_ids_per_second() {
+            "covers"
+        } else {
+            "BELOW: every node borrows, for"
+        },
+        thousands(demand.fleet_ids_per_second())
+    );
     let per_worker = thousands(a.rate_without_borrowing());
     let cap = DEFAULT_MAX_LEAD.as_secs();
     let borrowing = if a.borrows() {
@@ -205,8 +231,13 @@ pub fn run(args: &PlanArgs) -> Result<(), String> {
 /// The planner's report, as of unix second `now`.
 pub fn report(args: &PlanArgs, now: i64) -> Result<String, String> {
     let tz = args.layout.zone()?;
+    // The busiest node: its own rate, or its share of the fleet's, whichever is larger.
+    let share = args
+        .fleet_rate
+        .map_or(0, |fleet| fleet.div_ceil(args.nodes.max(1)));
     let demand = Demand {
-        ids_per_second: args.rate,
+        ids_per_second: args.rate.unwrap_or(0).max(share),
+        nodes: args.nodes,
         restarts_per_day: args.restarts_per_day,
         years: args.years,
     };
@@ -249,27 +280,34 @@ pub fn report(args: &PlanArgs, now: i64) -> Result<String, String> {
     };
     let (t, w, s) = minimum_widths(&demand, epoch, now).map_err(|e| e.to_string())?;
     let mut out = String::new();
+    let fleet = match args.fleet_rate {
+        Some(rate) => format!("{} IDs/s across the fleet, ", thousands(rate)),
+        None => String::new(),
+    };
     let _ = writeln!(
         out,
-        "demand     {} IDs/s on the busiest node, {} restarts a day ({} worker ids a year with \
-         --no-recycle), {} years",
+        "demand     {fleet}{} IDs/s on the busiest node, {} live node{}, {} restarts a day ({} \
+         worker ids a year with --no-recycle), {} years",
         thousands(demand.ids_per_second),
+        thousands(demand.nodes),
+        if demand.nodes == 1 { "" } else { "s" },
         thousands(demand.restarts_per_day),
         thousands(demand.worker_ids_per_year()),
         demand.years
     );
     let _ = writeln!(out, "epoch      {epoch_note}; midnight in {zone_name}");
 
+    let restarting = demand.live_worker_ids() - demand.nodes.max(1);
     let _ = writeln!(
         out,
-        "minimum    time {t} bits ({} years from the epoch), worker {w} bits ({} worker ids), \
-         sequence {s} bits ({} IDs/s without borrowing): {} of 63 bits",
+        "minimum    time {t} bits ({} years from the epoch), worker {w} bits ({} live worker ids: \
+         {} node{} and {} restarted within a lease window), sequence {s} bits ({} IDs/s without \
+         borrowing): {} of 63 bits",
         demand.years,
-        thousands(
-            demand
-                .worker_ids_per_year()
-                .saturating_mul(u64::from(demand.years))
-        ),
+        thousands(demand.live_worker_ids()),
+        thousands(demand.nodes),
+        if demand.nodes == 1 { "" } else { "s" },
+        thousands(restarting),
         thousands(1 << s),
         t + w + s
     );

@@ -220,38 +220,117 @@ impl Decimal {
 /// against 0.79 ms for 100,000 (one run, 2026-11-25, on the shared 2-core CI machine; for one
 /// ID the two are within noise, 34 ns against 30 ns).
 pub fn json_ids(ids: &[u64], out: &mut Vec<u8>) {
-    out.reserve(ids.len() * 22 + 2);
-    out.push(b'[');
-    if let Some((&first, rest)) = ids.split_first() {
-        let mut d = Decimal::new(first);
-        out.push(b'"');
-        out.extend_from_slice(d.digits());
-        out.push(b'"');
-        for &id in rest {
-            d.advance(id);
-            out.extend_from_slice(b",\"");
-            out.extend_from_slice(d.digits());
-            out.push(b'"');
-        }
-    }
-    out.push(b']');
+    JsonIds::new(IdFormat::Decimal).piece(ids, true, out);
 }
 
 /// Appends `ids` as a JSON array of strings, each written in `format` (base32 and base62 need
 /// no escaping: letters and digits). The per-ID cost is [`IdFormat::encode`]'s: a few
 /// multiplications, no allocation (`benches/ids_json.rs`, `ids-json/base32-100k`).
 pub fn json_text_ids(ids: &[u64], format: IdFormat, out: &mut Vec<u8>) {
-    out.reserve(ids.len() * (format.max_len() + 3) + 2);
-    out.push(b'[');
-    for (i, &id) in ids.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
+    JsonIds::new(format).piece(ids, true, out);
+}
+
+/// `/ids`' JSON array of IDs as strings in `format`, written in pieces: the service writes a
+/// large answer a piece at a time, as its client reads ([`json_ids`] and [`json_text_ids`]
+/// write it in one). The pieces of one array, in order, make the same bytes as one piece.
+pub struct JsonIds {
+    format: IdFormat,
+    /// The last decimal ID written, its digits kept (decimal only).
+    decimal: Option<Decimal>,
+    /// Whether `[` and an ID have been written.
+    opened: bool,
+    any: bool,
+}
+
+impl JsonIds {
+    /// An array yet to be written.
+    pub fn new(format: IdFormat) -> Self {
+        JsonIds {
+            format,
+            decimal: None,
+            opened: false,
+            any: false,
         }
-        out.push(b'"');
-        out.extend_from_slice(format.encode(id).as_bytes());
-        out.push(b'"');
     }
-    out.push(b']');
+
+    /// Appends the next `ids` to `out` (after `[` if they are the first), then `]` if `last`.
+    pub fn piece(&mut self, ids: &[u64], last: bool, out: &mut Vec<u8>) {
+        out.reserve(ids.len() * (self.format.max_len() + 3) + 2);
+        if !self.opened {
+            out.push(b'[');
+            self.opened = true;
+        }
+        match self.format {
+            IdFormat::Decimal => {
+                let mut rest = ids;
+                if self.decimal.is_none()
+                    && let Some((&first, tail)) = ids.split_first()
+                {
+                    let d = Decimal::new(first);
+                    out.push(b'"');
+                    out.extend_from_slice(d.digits());
+                    out.push(b'"');
+                    self.decimal = Some(d);
+                    rest = tail;
+                }
+                if let Some(d) = &mut self.decimal {
+                    for &id in rest {
+                        d.advance(id);
+                        out.extend_from_slice(b",\"");
+                        out.extend_from_slice(d.digits());
+                        out.push(b'"');
+                    }
+                }
+            }
+            format => {
+                for &id in ids {
+                    if self.any {
+                        out.push(b',');
+                    }
+                    self.any = true;
+                    out.push(b'"');
+                    out.extend_from_slice(format.encode(id).as_bytes());
+                    out.push(b'"');
+                }
+            }
+        }
+        if last {
+            out.push(b']');
+        }
+    }
+
+    /// The length in bytes of the whole array of `ids` in `format`, known before it is written
+    /// (an answer's `content-length`). Decimal IDs of one batch rise, so their lengths are
+    /// counted a run of equal digit counts at a time (a binary search each, at most 20), unless
+    /// they do not rise (public IDs): then one by one.
+    pub fn len(ids: &[u64], format: IdFormat) -> u64 {
+        let n = ids.len() as u64;
+        // `[`, `]`, the quotes and the commas between.
+        let frame = 2 + 2 * n + n.saturating_sub(1);
+        let digits = match format {
+            IdFormat::Decimal if ids.is_sorted() => {
+                let (mut total, mut rest) = (0u64, ids);
+                while let Some(&first) = rest.first() {
+                    let width = decimal_digits(first);
+                    let run = match 10u64.checked_pow(width) {
+                        Some(next) => rest.partition_point(|&id| id < next),
+                        None => rest.len(),
+                    };
+                    total += u64::from(width) * run as u64;
+                    rest = &rest[run..];
+                }
+                total
+            }
+            IdFormat::Decimal => ids.iter().map(|&id| u64::from(decimal_digits(id))).sum(),
+            format => format.max_len() as u64 * n,
+        };
+        frame + digits
+    }
+}
+
+/// The decimal digits of `n`: 1 for 0.
+fn decimal_digits(n: u64) -> u32 {
+    n.checked_ilog10().map_or(1, |l| l + 1)
 }
 
 /// `1234567` → `1,234,567`.
@@ -316,6 +395,42 @@ mod tests {
         let mut empty = Vec::new();
         json_ids(&[], &mut empty);
         assert_eq!(empty, b"[]");
+    }
+
+    /// Written in pieces of any size, an array has the bytes written in one, and the length
+    /// counted before: rising IDs across digit counts, IDs that do not rise (public IDs), one
+    /// ID, none.
+    #[test]
+    fn ids_in_pieces() {
+        let rising: Vec<u64> = (0..2_000)
+            .map(|i| i * i * 7)
+            .chain([u64::MAX / 3, u64::MAX - 1, u64::MAX])
+            .collect();
+        let shuffled: Vec<u64> = rising.iter().map(|&i| i.rotate_left(17) ^ 99).collect();
+        for ids in [&rising[..], &shuffled, &[42], &[]] {
+            for format in IdFormat::ALL {
+                let mut whole = Vec::new();
+                JsonIds::new(format).piece(ids, true, &mut whole);
+                assert_eq!(
+                    JsonIds::len(ids, format),
+                    whole.len() as u64,
+                    "{format} {}",
+                    ids.len()
+                );
+                for size in [1, 7, 2_048] {
+                    let mut pieces = Vec::new();
+                    let mut writer = JsonIds::new(format);
+                    let mut chunks = ids.chunks(size).peekable();
+                    if chunks.peek().is_none() {
+                        writer.piece(&[], true, &mut pieces);
+                    }
+                    while let Some(chunk) = chunks.next() {
+                        writer.piece(chunk, chunks.peek().is_none(), &mut pieces);
+                    }
+                    assert_eq!(pieces, whole, "{format}, pieces of {size}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -543,6 +543,20 @@ pub fn generator(
     state: Option<&Path>,
     spaces: Option<(&Arc<Spaces>, usize)>,
 ) -> Result<CachedUidGenerator, String> {
+    builder(layout, source, ring, state, spaces)?
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+/// The builder of [`generator`], checked ([`ringflake::CachedBuilder::check`]): nothing has
+/// claimed a worker id yet (a worker table or ZooKeeper is asked when it is built).
+pub fn builder(
+    layout: Layout,
+    source: &Source,
+    ring: Option<(&RingArgs, Lead)>,
+    state: Option<&Path>,
+    spaces: Option<(&Arc<Spaces>, usize)>,
+) -> Result<CachedBuilder, String> {
     let from = |b: CachedBuilder, inner: &dyn WorkerIdAssigner| match spaces {
         Some((spaces, index)) => b.worker_id_from(&Guarded {
             inner,
@@ -576,7 +590,8 @@ pub fn generator(
     if let Some(path) = state {
         b = b.state_file(path);
     }
-    b.build().map_err(|e| e.to_string())
+    b.check().map_err(|e| e.to_string())?;
+    Ok(b)
 }
 
 #[cfg(test)]

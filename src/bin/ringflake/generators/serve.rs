@@ -19,10 +19,10 @@
 //! and the key, and the reason.
 
 use super::spaces::{Member, Spaces};
-use super::{Source, generator};
+use super::{Source, builder};
 use crate::args::{DEFAULT_MAX_WAIT, DEFAULT_STATE_FILE, GeneratorArgs, RingArgs, ServeArgs};
 use crate::serve::Config;
-use crate::serve::model::plan::{DEFAULT, Lead, Plan};
+use crate::serve::model::plan::{Build, DEFAULT, Lead, Plan};
 use clap::ArgMatches;
 use ringflake::{DEFAULT_SQLITE_PATH, Layout, TimeZone};
 use serde::Deserialize;
@@ -73,6 +73,16 @@ struct Resolved {
 /// The origin of the generator the flags define.
 const FLAGS: &str = "flags";
 
+/// Error `e` of the generator defined at `origin`: one from the file names its table; one from
+/// the flags reads as without a config.
+fn named(origin: &str, e: String) -> String {
+    if origin == FLAGS {
+        e
+    } else {
+        format!("{origin}: {e}")
+    }
+}
+
 impl Resolved {
     /// How the ID check names it.
     fn member(&self) -> Member {
@@ -87,11 +97,7 @@ impl Resolved {
     /// An error of this generator: one from the file names its table; one from the flags reads
     /// as without a config.
     fn error(&self, e: String) -> String {
-        if self.origin == FLAGS {
-            e
-        } else {
-            format!("{}: {e}", self.origin)
-        }
+        named(&self.origin, e)
     }
 
     /// The plain values the service boots. Booted, the generator's worker id is checked against
@@ -115,7 +121,7 @@ impl Resolved {
             lead,
             state,
             boot: Box::new(move || {
-                let g = generator(
+                let checked = builder(
                     self.layout,
                     &self.source,
                     Some((&self.ring, self.lead)),
@@ -123,11 +129,16 @@ impl Resolved {
                     Some((&spaces, index)),
                 )
                 .map_err(|e| self.error(e))?;
-                // Refused: the generator is dropped, which releases its lease.
-                spaces
-                    .claim(index, g.worker_id())
-                    .map_err(|e| self.error(e))?;
-                Ok(g)
+                let (origin, spaces) = (self.origin.clone(), Arc::clone(&spaces));
+                let build: Build = Box::new(move || {
+                    let g = checked.build().map_err(|e| named(&origin, e.to_string()))?;
+                    // Refused: the generator is dropped, which releases its lease.
+                    spaces
+                        .claim(index, g.worker_id())
+                        .map_err(|e| named(&origin, e))?;
+                    Ok(g)
+                });
+                Ok(build)
             }),
         }
     }
@@ -146,6 +157,8 @@ pub fn config(a: &ServeArgs) -> Config {
         tls_key: a.tls_key.clone(),
         max_wait: a.max_wait.map_or(DEFAULT_MAX_WAIT, Duration::from_secs),
         id_key_file: a.id_key_file.clone(),
+        max_connections: a.max_connections,
+        max_large_answers: a.max_large_answers,
         json_log: a.log_format == crate::log::LogFormat::Json,
     }
 }

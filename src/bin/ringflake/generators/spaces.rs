@@ -5,6 +5,7 @@
 //! new one after losing its lease ([`Guarded`]).
 
 use ringflake::{Assignment, Error, FieldOrder, Layout, TimeUnit, WorkerIdAssigner};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -140,16 +141,22 @@ impl WorkerIdAssigner for Guarded<'_> {
             inner: self.inner.retaker()?,
             spaces: Arc::clone(&self.spaces),
             index: self.index,
+            booted: AtomicBool::new(false),
             refused: Mutex::new(None),
         }))
     }
 }
 
-/// The source a generator takes a new worker id from after losing its lease, checked.
+/// The source a generator takes a new worker id from after losing its lease, checked. Its first
+/// answer is the boot's own worker id, which the library claims from it once the build's checks
+/// have passed (so that a refused start claims nothing): that one is the source's, unchecked
+/// here, and checked once the generator is built, where a refusal stops the start.
 struct Retaker {
     inner: Box<dyn WorkerIdAssigner + Send + Sync>,
     spaces: Arc<Spaces>,
     index: usize,
+    /// The boot's worker id has been taken: every later one is a heal's, checked.
+    booted: AtomicBool,
     /// After a refusal: until when the source is not asked again, the pause after that, and why.
     refused: Mutex<Option<(Instant, Duration, String)>>,
 }
@@ -164,6 +171,9 @@ impl WorkerIdAssigner for Retaker {
     /// if the second one is refused too, the generator serves nothing and the source is asked
     /// again after a pause (1 s, doubling up to 30 s).
     fn assign(&self, layout: &Layout) -> Result<Assignment, Error> {
+        if !self.booted.swap(true, Ordering::SeqCst) {
+            return self.inner.assign(layout);
+        }
         let mut refused = self.refused.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some((until, _, why)) = refused.as_ref()
             && Instant::now() < *until
@@ -314,23 +324,26 @@ mod tests {
         }
         .retaker()
         .unwrap();
-        // 5 is default's: refused, and 6 taken instead.
-        assert_eq!(retaker.assign_worker_id(&d).unwrap(), 6);
-        spaces.claim(0, 7).unwrap();
+        // The boot's own worker id (the first asked) is the source's: checked once built.
+        assert_eq!(retaker.assign_worker_id(&d).unwrap(), 5);
+        // A heal's: 6 is default's now, refused, and 7 taken instead.
+        spaces.claim(0, 6).unwrap();
+        assert_eq!(retaker.assign_worker_id(&d).unwrap(), 7);
         spaces.claim(0, 8).unwrap();
-        // 7 and 8 are default's (its last two): both refused.
+        spaces.claim(0, 9).unwrap();
+        // 8 and 9 are default's (its last two): both refused.
         let err = retaker.assign_worker_id(&d).unwrap_err().to_string();
-        assert!(err.contains("orders has worker id 7"), "{err}");
+        assert!(err.contains("orders has worker id 8"), "{err}");
         assert!(
             err.contains("and the next one: generators orders and default"),
             "{err}"
         );
-        assert!(err.contains("orders has worker id 8"), "{err}");
+        assert!(err.contains("orders has worker id 9"), "{err}");
         // Within the pause, the same answer without asking the source.
         let again = retaker.assign_worker_id(&d).unwrap_err().to_string();
         assert_eq!(again, err);
         std::thread::sleep(Duration::from_millis(1100));
-        assert_eq!(retaker.assign_worker_id(&d).unwrap(), 9);
+        assert_eq!(retaker.assign_worker_id(&d).unwrap(), 10);
         // A fixed id has no other: nothing to retake.
         let fixed = FixedWorkerId(3);
         let guarded = Guarded {

@@ -10,7 +10,8 @@
 //!   of hyper's own answers, the signals, and how they stop;
 //! - [`startup`]: the lines printed at start;
 //! - this file (top): the command's life from its [`Config`] to exit, one step per function:
-//!   check the start files, plan and boot the generators, serve until a signal, stop, release the
+//!   check the start files, bind the addresses, plan, check and boot the generators, serve until
+//!   a signal, stop, release the
 //!   worker leases.
 //!
 //! It never reads a flag: the binary's `generators` module turns `serve`'s flags (and
@@ -23,16 +24,17 @@ pub mod startup;
 
 use crate::log;
 use model::app::App;
-use model::app::{Generators, Named};
+use model::app::{Generators, Named, Service};
 use model::auth::Auth;
 use model::history::History;
+use model::limits::Limits;
 use model::plan::{DEFAULT, Plan};
 use model::routes::Exposure;
 use model::sampler::Sampler;
 use model::segments::Segments;
 use ringflake::{MetricsReporter, PrometheusHandle};
 use server::signals::Signals;
-use server::{Server, Stop};
+use server::{Bound, Server, Stop};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -63,6 +65,10 @@ pub struct Config {
     pub max_wait: Duration,
     /// The key file of the public IDs (`--id-key-file`), if any.
     pub id_key_file: Option<PathBuf>,
+    /// Connections open at once per listener (`--max-connections`).
+    pub max_connections: usize,
+    /// Large answers written at once (`--max-large-answers`).
+    pub max_large_answers: usize,
     /// Whether the log is JSON (`--log-format json`): the start-up lines are then events, and
     /// nothing goes to standard output.
     pub json_log: bool,
@@ -76,12 +82,22 @@ pub fn run(
     a: &Config,
     plans: impl FnOnce() -> Result<(Vec<Plan>, Option<model::segments::Plan>), String>,
 ) -> Result<(), String> {
+    let started = model::sampler::unix_ms() / 1000;
     let (auth, tls) = read_start_files(a)?;
+    // Bound before any worker id is claimed: an address in use refuses the start first.
+    let bound = bind_listeners(a)?;
+    let service = Service {
+        version: env!("CARGO_PKG_VERSION"),
+        commit: env!("RINGFLAKE_COMMIT"),
+        started,
+        listen: bound.urls(tls.is_some()),
+    };
     let id_key = crate::text::id_key(a.id_key_file.as_deref())?.map(Arc::new);
     let (plans, segment_plan) = plans()?;
     let handle = ringflake::install_prometheus_recorder().map_err(|e| e.to_string())?;
-    let booted = boot_generators(a, plans, id_key.as_ref())?;
-    let mut start = booted.start;
+    let limits = Arc::new(Limits::new(a.max_connections, a.max_large_answers));
+    let mut booted = boot_generators(a, plans, id_key.as_ref(), &limits)?;
+    let mut start = std::mem::take(&mut booted.start);
     let segments = segment_plan.map(|plan| {
         let segments = Segments::boot(&plan, id_key.clone());
         let lines = startup::segment_lines(&plan, &segments);
@@ -93,9 +109,9 @@ pub fn run(
         }
         Arc::new(segments)
     });
-    let (mut app, source) = default_app(a, booted.named, handle, booted.reporters, auth.clone());
+    let (mut app, source) = default_app(a, booted, handle, auth.clone(), service);
     app.segments = segments.clone();
-    let mut sampler = Sampler::start(Arc::clone(&app.generators))?;
+    let mut sampler = Sampler::start(Arc::clone(&app.generators), Arc::clone(&app.limits))?;
     // Signals are caught from before the address is printed: a SIGTERM sent as soon as the
     // service is announced must stop it cleanly, not kill it.
     let control = server::runtime()?;
@@ -103,7 +119,7 @@ pub fn run(
         let _entered = control.enter();
         Signals::new()?
     };
-    let listeners = start_listeners(a, &app, tls)?;
+    let listeners = start_listeners(a, &app, tls, bound)?;
     let worker_id = app.generator.worker_id();
     let generators = Arc::clone(&app.generators);
     drop(app);
@@ -111,7 +127,7 @@ pub fn run(
         auth.as_ref(),
         listeners.internal.as_ref().map(Server::addr),
         listeners.server.addr(),
-        listeners.secure,
+        a.tls_key.as_deref(),
     );
     if let Some(key_file) = &a.id_key_file {
         access.push_str(&startup::public_id_lines(key_file));
@@ -163,17 +179,23 @@ struct Booted {
     start: String,
 }
 
-/// Boots the generators one after the other; an error drops those booted so far, releasing
-/// their leases.
+/// Checks every generator (claiming nothing), then boots them one after the other; an error drops
+/// those booted so far, releasing their leases.
 fn boot_generators(
     a: &Config,
     plans: Vec<Plan>,
     id_key: Option<&Arc<ringflake::IdCipher>>,
+    limits: &Arc<Limits>,
 ) -> Result<Booted, String> {
     let mut named = Vec::new();
     let mut reporters = Vec::new();
     let mut start = String::new();
-    for plan in plans {
+    // Every generator checked before any claims a worker id.
+    let mut checked = Vec::with_capacity(plans.len());
+    for mut plan in plans {
+        checked.push(((plan.boot)()?, plan));
+    }
+    for (build, plan) in checked {
         let label = if plan.name == DEFAULT {
             a.name.as_str()
         } else {
@@ -181,7 +203,7 @@ fn boot_generators(
         };
         // The generator's threads (filler, lease keeper) log in this span: their lines name it.
         let span = tracing::info_span!(target: log::TARGET, "generator", generator = %label);
-        let generator = Arc::new(span.in_scope(plan.boot)?);
+        let generator = Arc::new(span.in_scope(build)?);
         reporters.push(
             MetricsReporter::builder(label, &generator)
                 .start()
@@ -239,6 +261,7 @@ fn boot_generators(
                 max_wait: a.max_wait,
                 id_key: id_key.cloned(),
                 segments: None,
+                limits: Arc::clone(limits),
             },
             name: plan.name,
             source: plan.source,
@@ -258,20 +281,24 @@ fn boot_generators(
 /// metrics, the tokens; and the description of `default`'s worker id source.
 fn default_app(
     a: &Config,
-    named: Vec<Named>,
+    booted: Booted,
     handle: PrometheusHandle,
-    reporters: Vec<MetricsReporter>,
     auth: Option<Auth>,
+    service: Service,
 ) -> (App, String) {
+    let Booted {
+        named, reporters, ..
+    } = booted;
     let default = &named[0];
     let source = default.source.clone();
     let id_key = default.app.id_key.clone();
+    let limits = Arc::clone(&default.app.limits);
     let app = App {
         generator: Arc::clone(&default.app.generator),
         layout: default.app.layout,
         tz: default.app.tz.clone(),
         metrics: Some(Arc::new((handle, reporters))),
-        generators: Arc::new(Generators::new(named)),
+        generators: Arc::new(Generators::new(named, service)),
         exposure: if a.metrics_listen.is_some() {
             Exposure::Ids
         } else {
@@ -281,6 +308,7 @@ fn default_app(
         max_wait: a.max_wait,
         id_key,
         segments: None,
+        limits,
     };
     (app, source)
 }
@@ -293,26 +321,63 @@ struct Listeners {
     secure: bool,
 }
 
-/// Starts the serving threads: the internal listener first (its address is printed before the
-/// main one's, which is last), then the main one.
-fn start_listeners(a: &Config, app: &App, tls: Option<TlsAcceptor>) -> Result<Listeners, String> {
+/// The sockets of `--listen` and `--metrics-listen`, bound, not served yet.
+struct Sockets {
+    main: Bound,
+    internal: Option<Bound>,
+}
+
+/// Binds `--metrics-listen` (if given) and `--listen`.
+fn bind_listeners(a: &Config) -> Result<Sockets, String> {
+    let internal = a.metrics_listen.map(Bound::bind).transpose()?;
+    Ok(Sockets {
+        main: Bound::bind(a.listen)?,
+        internal,
+    })
+}
+
+impl Sockets {
+    /// The addresses as URLs, with what each serves, for the status page.
+    fn urls(&self, secure: bool) -> Vec<(String, &'static str)> {
+        let scheme = if secure { "https" } else { "http" };
+        match &self.internal {
+            None => vec![(format!("{scheme}://{}", self.main.addr()), "every route")],
+            Some(internal) => vec![
+                (format!("{scheme}://{}", self.main.addr()), "IDs"),
+                (
+                    format!("http://{}", internal.addr()),
+                    "metrics and the status page",
+                ),
+            ],
+        }
+    }
+}
+
+/// Starts the serving threads on `sockets`: the internal listener first (its address is printed
+/// before the main one's, which is last), then the main one.
+fn start_listeners(
+    a: &Config,
+    app: &App,
+    tls: Option<TlsAcceptor>,
+    sockets: Sockets,
+) -> Result<Listeners, String> {
     let threads = a.threads.map(usize::from).unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
     let grace = Duration::from_secs(a.shutdown_timeout);
-    let internal = match a.metrics_listen {
-        Some(addr) => {
+    let internal = match sockets.internal {
+        Some(bound) => {
             let internal = App {
                 exposure: Exposure::Internal,
                 auth: None,
                 ..app.clone()
             };
-            Some(Server::start(&internal, addr, 1, grace, None)?)
+            Some(Server::start(&internal, bound, 1, grace, None)?)
         }
         None => None,
     };
     let secure = tls.is_some();
-    let server = Server::start(app, a.listen, threads, grace, tls)?;
+    let server = Server::start(app, sockets.main, threads, grace, tls)?;
     Ok(Listeners {
         server,
         internal,

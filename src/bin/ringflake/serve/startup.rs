@@ -4,20 +4,25 @@
 
 use super::model::auth::{Auth, exposure_warning};
 use super::model::plan::Lead;
-use super::model::routes::MAX_COUNT;
+use super::model::routes::{Exposure, MAX_COUNT, usages};
 use crate::text::{epoch_text, thousands};
 use ringflake::{CachedUidGenerator, GivenBack, Health, Layout, LeadPolicy};
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// The start-up lines on who may take IDs, where metrics are, and what runs in the clear.
+/// The start-up lines on who may take IDs, where metrics are, and what runs in the clear; with
+/// `tls_key` (HTTPS), a warning first if every user of the machine can read it, as for the token
+/// and ID key files.
 pub fn access_lines(
     auth: Option<&Auth>,
     internal: Option<std::net::SocketAddr>,
     main: std::net::SocketAddr,
-    secure: bool,
+    tls_key: Option<&Path>,
 ) -> String {
-    let mut lines = String::new();
+    let secure = tls_key.is_some();
+    let mut lines = tls_key
+        .and_then(|key| exposure_warning("TLS key", key))
+        .unwrap_or_default();
     match auth {
         Some(auth) => {
             if let Some(warning) = exposure_warning("token file", auth.path()) {
@@ -46,12 +51,34 @@ pub fn access_lines(
         None => {}
     }
     if let Some(addr) = internal {
-        let _ = writeln!(
-            lines,
-            "ringflake: metrics on http://{addr}/metrics (and /healthz), not on {main}"
-        );
+        lines.push_str(&internal_line(addr, main));
     }
     lines
+}
+
+/// The `--metrics-listen` line: the routes that moved to the internal address `internal` (served
+/// there, not on `main`) and those both serve, read from the route table.
+fn internal_line(internal: std::net::SocketAddr, main: std::net::SocketAddr) -> String {
+    let on = |there: bool, here: bool| {
+        and_list(&usages(|e| {
+            e.served_on(Exposure::Internal) == there && e.served_on(Exposure::Ids) == here
+        }))
+    };
+    format!(
+        "ringflake: metrics on http://{internal}/metrics; {} answer there, not on {main}; {} \
+         answer on both\n",
+        on(true, false),
+        on(true, true)
+    )
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[&str]) -> String {
+    match items.split_last() {
+        None => String::new(),
+        Some((last, [])) => (*last).to_string(),
+        Some((last, others)) => format!("{} and {last}", others.join(", ")),
+    }
 }
 
 /// The start-up lines on public IDs (`--id-key-file`): where the key applies, and a warning if
@@ -60,8 +87,9 @@ pub fn public_id_lines(key_file: &Path) -> String {
     let mut lines = exposure_warning("ID key file", key_file).unwrap_or_default();
     lines.push_str(
         "ringflake: public IDs: /id and /ids hand out IDs through the key of --id-key-file, \
-         /parse reads them back; gRPC's Next, Batch and Stream and Leaf's routes hand out and \
-         read plain IDs\n",
+         /parse reads them back; gRPC's Next, Batch and Stream and Leaf's \
+         /api/snowflake/get/{key}, which hand out plain IDs, are refused (a plain ID could \
+         equal a public one)\n",
     );
     lines
 }

@@ -8,14 +8,24 @@
 //! way: the listener's [`Exposure`] (`IdService` and reflection where the ID routes are, health
 //! on every listener, as `/healthz`), the bearer tokens (`authorization` metadata, `IdService`
 //! only, as the ID and parse routes), the counts' limits, and a take bounded by `--max-wait`
-//! ([`App::max_wait`]). Errors are status codes whose messages read as the HTTP ones do.
+//! ([`App::max_wait`]). Errors are status codes whose messages read as the HTTP ones do. Every
+//! service decodes requests of at most
+//! [`GRPC_MAX_REQUEST_BYTES`](crate::serve::model::limits::GRPC_MAX_REQUEST_BYTES): a larger
+//! one is refused from its length prefix, before it is read.
 //!
 //! `Stream` takes a chunk from the generator only when the previous one has been handed to
 //! hyper, which asks for the next only when HTTP/2 flow control lets it send: a client that reads
 //! slowly holds the server to its windows (a few hundred KiB), whatever count it asked for.
+//! `Batch` and `Stream` of more than [`LARGE_IDS`](crate::serve::model::limits::LARGE_IDS) IDs
+//! are large answers ([`super::large`]): each waits for its turn, and is abandoned when its client
+//! stops reading. With `--id-key-file`, `Next`, `Batch` and `Stream` are refused
+//! (`FAILED_PRECONDITION`): the service hands out public IDs only, and their plain IDs could
+//! equal one of them.
 
+use super::large::Large;
 use crate::serve::model::app::App;
 use crate::serve::model::auth::Denied;
+use crate::serve::model::limits::{GRPC_MAX_REQUEST_BYTES, Turn};
 use crate::serve::model::routes::{Exposure, MAX_COUNT};
 use hyper::body::Incoming;
 use hyper::{Request, Response};
@@ -28,7 +38,7 @@ use ringflake::grpc::{
 };
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -110,8 +120,18 @@ fn reflection() -> Result<&'static Reflection, String> {
                 format!("cannot set up gRPC server reflection: {e}")
             };
             Ok(Reflection {
-                v1: erase(builder().build_v1().map_err(failed)?),
-                v1alpha: erase(builder().build_v1alpha().map_err(failed)?),
+                v1: erase(
+                    builder()
+                        .build_v1()
+                        .map_err(failed)?
+                        .max_decoding_message_size(GRPC_MAX_REQUEST_BYTES),
+                ),
+                v1alpha: erase(
+                    builder()
+                        .build_v1alpha()
+                        .map_err(failed)?
+                        .max_decoding_message_size(GRPC_MAX_REQUEST_BYTES),
+                ),
             })
         })
         .as_ref()
@@ -123,14 +143,27 @@ impl Services {
     pub fn new(app: &Arc<App>) -> Services {
         Services {
             app: Arc::clone(app),
+            // Every request is a name, a count, an ID or a symbol: a few hundred bytes at most.
             ids: IdServiceServer::new(Ids {
                 app: Arc::clone(app),
             })
-            // A Batch of MAX_COUNT IDs is 800 KB; a request is a few bytes.
-            .max_decoding_message_size(64 * 1024),
+            .max_decoding_message_size(GRPC_MAX_REQUEST_BYTES),
             health: HealthServer::new(Checks {
                 app: Arc::clone(app),
-            }),
+            })
+            .max_decoding_message_size(GRPC_MAX_REQUEST_BYTES),
+        }
+    }
+
+    /// `answer`, written on the turn its handler took if it is a large one ([`Handoff`]).
+    fn hand_over(&self, mut answer: Response<Body>) -> Response<Body> {
+        let turn = answer
+            .extensions_mut()
+            .remove::<Handoff>()
+            .and_then(Handoff::take);
+        match turn {
+            Some(turn) => answer.map(|body| Body::new(Large::new(body, turn, &self.app.limits))),
+            None => answer,
         }
     }
 
@@ -150,7 +183,8 @@ impl Services {
                     return unauthenticated(denied).into_http();
                 }
                 let mut ids = self.ids.clone();
-                ids.call(req).await.unwrap_or_else(|e| match e {})
+                let answer = ids.call(req).await.unwrap_or_else(|e| match e {});
+                self.hand_over(answer)
             }
             HEALTH => {
                 let mut health = self.health.clone();
@@ -184,6 +218,50 @@ impl Services {
                 .into_http()
             }
         }
+    }
+}
+
+/// A large answer's turn, from its handler (which waited for it before taking any ID) to
+/// [`Services::hand_over`], in the response's extensions (which hold only what can be cloned).
+#[derive(Clone)]
+struct Handoff(Arc<Mutex<Option<Turn>>>);
+
+impl Handoff {
+    fn new(turn: Turn) -> Self {
+        Handoff(Arc::new(Mutex::new(Some(turn))))
+    }
+
+    fn take(self) -> Option<Turn> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+/// `response` carrying `turn`, if any, for [`Services::hand_over`].
+fn with_turn<T>(mut response: tonic::Response<T>, turn: Option<Turn>) -> tonic::Response<T> {
+    if let Some(turn) = turn {
+        response.extensions_mut().insert(Handoff::new(turn));
+    }
+    response
+}
+
+/// The turn of an answer of `count` IDs ([`super::large::turn`]); `UNAVAILABLE` with a retry
+/// in a second if a large one found none.
+async fn turn(app: &App, count: u64) -> Result<Option<Turn>, Status> {
+    super::large::turn(app, count)
+        .await
+        .map_err(|message| retry_later(message, 1))
+}
+
+/// The refusal of `Next`, `Batch` and `Stream` by a service with `--id-key-file`: it hands out
+/// public IDs only, and these plain ones could equal one of them.
+fn keyed(app: &App, method: &str) -> Result<(), Status> {
+    match app.id_key {
+        Some(_) => Err(Status::failed_precondition(format!(
+            "{method} is not served with --id-key-file: the service hands out public IDs only \
+             (/id, /ids), and {method}'s plain IDs could equal one of them; take IDs from /id \
+             and /ids, or run a service without a key for plain IDs (docs/ids-in-urls.md)"
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -303,10 +381,18 @@ impl IdService for Ids {
         request: tonic::Request<SegmentBatchRequest>,
     ) -> Result<tonic::Response<SegmentBatchResponse>, Status> {
         let request = request.into_inner();
+        // A large batch holds a turn while tonic writes it, as `Batch` does.
+        let turn = match request.count {
+            n if (1..=MAX_COUNT as u32).contains(&n) => turn(&self.app, u64::from(n)).await?,
+            _ => None,
+        };
         let ids = super::segments::grpc_take(&self.app, &request.biz_tag, request.count)
             .await
             .map_err(refused)?;
-        Ok(tonic::Response::new(SegmentBatchResponse { ids }))
+        Ok(with_turn(
+            tonic::Response::new(SegmentBatchResponse { ids }),
+            turn,
+        ))
     }
 
     async fn next(
@@ -314,6 +400,7 @@ impl IdService for Ids {
         request: tonic::Request<NextRequest>,
     ) -> Result<tonic::Response<NextResponse>, Status> {
         let app = self.target(&request.get_ref().generator)?;
+        keyed(app, "Next")?;
         // An ID ready in the ring is taken without arming a timer.
         let id = match app.generator.try_next_id() {
             Some(id) => id,
@@ -343,9 +430,11 @@ impl IdService for Ids {
         {
             return Err(too_many(app, "count", u64::from(count), max));
         }
+        keyed(app, "Batch")?;
+        let turn = turn(app, u64::from(count)).await?;
         let mut ids = vec![0u64; count as usize];
         take(app, "count", &mut ids).await?;
-        Ok(tonic::Response::new(BatchResponse { ids }))
+        Ok(with_turn(tonic::Response::new(BatchResponse { ids }), turn))
     }
 
     type StreamStream = ReceiverStream<Result<Chunk, Status>>;
@@ -379,6 +468,8 @@ impl IdService for Ids {
         {
             return Err(too_many(&app, "chunk", u64::from(chunk), max));
         }
+        keyed(&app, "Stream")?;
+        let turn = turn(&app, request.count).await?;
         // One chunk in the channel, one being taken: the producer waits for the encoder, which
         // waits for HTTP/2's flow control.
         let (tx, rx) = mpsc::channel(1);
@@ -400,7 +491,10 @@ impl IdService for Ids {
                 left -= n as u64;
             }
         });
-        Ok(tonic::Response::new(ReceiverStream::new(rx)))
+        Ok(with_turn(
+            tonic::Response::new(ReceiverStream::new(rx)),
+            turn,
+        ))
     }
 
     async fn parse(

@@ -15,6 +15,7 @@
 //! escaped ([`crate::text::echo`]).
 
 pub mod grpc;
+pub mod large;
 pub mod leaf;
 pub mod segments;
 pub mod status;
@@ -27,25 +28,31 @@ use crate::text::{
     to_json,
 };
 use bytes::Bytes;
-use http_body_util::Full;
+use http_body_util::{Either, Full};
 use hyper::body::Incoming;
 use hyper::header::{ALLOW, CONTENT_TYPE, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
 use hyper::{Method, Request, Response, StatusCode};
+use large::{IdsJson, Large};
 use ringflake::{Error, IdFormat};
-use std::fmt::Write as _;
 use std::future::Future;
 
-/// The 404 for a generator `name` that does not exist, naming those that do.
+/// The 404 for a generator `name` that does not exist, naming those that do; the name shown
+/// bounded and escaped ([`quoted`]).
 fn no_generator(app: &App, name: &str) -> Reply {
     let message = format!(
-        "no generator {name:?}: the generators are {}",
+        "no generator {}: the generators are {}",
+        quoted(name),
         app.generators.names()
     );
     error(StatusCode::NOT_FOUND, &message)
 }
 
-/// A response, its body in one piece.
-pub type Reply = Response<Full<Bytes>>;
+/// An answer's body: in one piece, or a large `/ids` answer written as its client reads
+/// ([`large`]).
+pub type Answer = Either<Full<Bytes>, Large<IdsJson>>;
+
+/// A response.
+pub type Reply = Response<Answer>;
 
 const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
@@ -54,7 +61,7 @@ const PROMETHEUS: HeaderValue =
     HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");
 
 fn respond(status: StatusCode, content_type: HeaderValue, body: impl Into<Bytes>) -> Reply {
-    let mut r = Response::new(Full::new(body.into()));
+    let mut r = Response::new(Either::Left(Full::new(body.into())));
     *r.status_mut() = status;
     r.headers_mut().insert(CONTENT_TYPE, content_type);
     r
@@ -118,8 +125,86 @@ fn unauthorized(denied: Denied) -> Reply {
     r
 }
 
-/// Answers one request.
-pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
+/// Answers one request, and says which route it asked for (its index in the route table, for
+/// the request series; `None`: no route).
+pub async fn handle(app: &App, req: &Request<Incoming>) -> (Reply, Option<usize>) {
+    let found = route(req.uri().path(), app.exposure);
+    let index = found.map(|(i, _, _)| i);
+    let reply = match decide(app, req, found) {
+        Ok(reply) => reply,
+        Err(take) => take.run().await,
+    };
+    (reply, index)
+}
+
+/// The answer to a request that needs no wait, with its route as [`handle`] says it: every route
+/// but a take that finds no ID ready and a batch. `None`: [`handle`] it. The service answers
+/// most requests this way, with no future to keep between polls.
+pub fn answer_now(app: &App, req: &Request<Incoming>) -> Option<(Reply, Option<usize>)> {
+    let found = route(req.uri().path(), app.exposure);
+    let index = found.map(|(i, _, _)| i);
+    decide(app, req, found).ok().map(|reply| (reply, index))
+}
+
+/// A take an answer waits for, its request checked: one ID, or a batch of `n`, from `app`.
+enum Take<'a> {
+    /// One ID, ended with `end`, in `format`; a public ID if `public` and the service has a key.
+    One {
+        app: &'a App,
+        end: &'static str,
+        format: IdFormat,
+        public: bool,
+    },
+    /// A batch of `n` IDs in `format`.
+    Batch {
+        app: &'a App,
+        n: usize,
+        format: IdFormat,
+    },
+    /// Numbers of the segment mode's `tag` (`count`: `?count=N`; with `take` false, HEAD's
+    /// checks alone).
+    Segment {
+        app: &'a App,
+        route: &'static Route,
+        tag: &'a str,
+        count: Option<usize>,
+        take: bool,
+    },
+}
+
+impl Take<'_> {
+    /// Takes, waiting for the IDs at most [`App::max_wait`], and answers.
+    async fn run(self) -> Reply {
+        match self {
+            Take::One {
+                app,
+                end,
+                format,
+                public,
+            } => match bounded(app, app.generator.next_id_async()).await {
+                Some(Ok(id)) => id_reply(app, id, end, format, public),
+                Some(Err(e)) => unavailable(app, Some(&e)),
+                None => unavailable(app, None),
+            },
+            Take::Batch { app, n, format } => batch(app, n, format).await,
+            Take::Segment {
+                app,
+                route,
+                tag,
+                count,
+                take,
+            } => segment(app, route, tag, count, take).await,
+        }
+    }
+}
+
+/// The answer to `req`, whose route is `found` ([`route`]), if it needs no wait; else the take
+/// it waits for.
+fn decide<'a>(
+    app: &'a App,
+    req: &'a Request<Incoming>,
+    found: Option<(usize, &'static Route, &'a str)>,
+) -> Result<Reply, Take<'a>> {
     let path = req.uri().path();
     if !METHODS.contains(req.method()) {
         let allow: Vec<&str> = METHODS.iter().map(Method::as_str).collect();
@@ -135,51 +220,51 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
         if let Ok(allow) = HeaderValue::from_str(&allow.join(", ")) {
             r.headers_mut().insert(ALLOW, allow);
         }
-        return r;
+        return Ok(r);
     }
-    let Some((route, param)) = route(path, app.exposure) else {
-        return error(
+    let Some((_, route, param)) = found else {
+        return Ok(error(
             StatusCode::NOT_FOUND,
             &format!(
                 "no route {}: try {}",
                 echo(path),
                 listing_on(app.exposure, " or ")
             ),
-        );
+        ));
     };
     if route.endpoint.guarded()
         && let Some(auth) = &app.auth
         && let Err(denied) = auth.check(req.headers())
     {
-        return unauthorized(denied);
+        return Ok(unauthorized(denied));
     }
     let query = match query(route, req.uri().query()) {
         Ok(query) => query,
-        Err(message) => return error(StatusCode::BAD_REQUEST, &message),
+        Err(message) => return Ok(error(StatusCode::BAD_REQUEST, &message)),
     };
     let format = match format(route, &query) {
         Ok(format) => format,
-        Err(message) => return error(StatusCode::BAD_REQUEST, &message),
+        Err(message) => return Ok(error(StatusCode::BAD_REQUEST, &message)),
     };
     // HEAD answers what GET would, headers only, and takes no ID.
     let take = req.method() != Method::HEAD;
-    match route.endpoint {
-        Endpoint::Id if take => id(app, NEWLINE, format.unwrap_or_default(), true).await,
+    let reply = match route.endpoint {
+        Endpoint::Id if take => return id(app, NEWLINE, format.unwrap_or_default(), true),
         Endpoint::Id => respond(StatusCode::OK, TEXT, Bytes::new()),
-        Endpoint::Ids => ids(app, route, &query, format.unwrap_or_default(), take).await,
+        Endpoint::Ids => return ids(app, route, &query, format.unwrap_or_default(), take),
         Endpoint::Parse => parse(app, route, param, format),
         Endpoint::IdOf | Endpoint::IdsOf | Endpoint::ParseOf => {
             let (name, rest) = param.split_once('/').unwrap_or((param, ""));
             let Some(target) = app.named(name) else {
-                return no_generator(app, name);
+                return Ok(no_generator(app, name));
             };
             match route.endpoint {
                 Endpoint::IdOf if take => {
-                    id(target, NEWLINE, format.unwrap_or_default(), true).await
+                    return id(target, NEWLINE, format.unwrap_or_default(), true);
                 }
                 Endpoint::IdOf => respond(StatusCode::OK, TEXT, Bytes::new()),
                 Endpoint::IdsOf => {
-                    ids(target, route, &query, format.unwrap_or_default(), take).await
+                    return ids(target, route, &query, format.unwrap_or_default(), take);
                 }
                 _ => parse(target, route, rest, format),
             }
@@ -189,33 +274,41 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
             StatusCode::NOT_FOUND,
             &format!("missing key: use {} with any key", route.usage),
         ),
+        // A keyed service hands out public IDs only: Leaf's plain ones could equal one of them.
+        Endpoint::LeafGet if app.id_key.is_some() => error(
+            StatusCode::NOT_FOUND,
+            &format!(
+                "{} is not served with --id-key-file: the service hands out public IDs only \
+                 (/id, /ids), and the plain IDs of Leaf's route could equal one of them; take \
+                 IDs from /id",
+                route.usage
+            ),
+        ),
         Endpoint::LeafGet => {
             // Leaf's snowflake service ignores the key; here it names a generator, if any.
             let target = app.named(param).unwrap_or(app);
             if take {
                 // Leaf's clients read the body as a number (Java's Long.parseLong): no newline,
                 // decimal, and the plain ID, as Leaf's decode route reads it.
-                id(target, "", IdFormat::Decimal, false).await
-            } else {
-                respond(StatusCode::OK, TEXT, Bytes::new())
+                return id(target, "", IdFormat::Decimal, false);
             }
+            respond(StatusCode::OK, TEXT, Bytes::new())
         }
         Endpoint::SegmentGet => {
             let count = match query.iter().any(|(name, _)| *name == "count") {
                 true => match count(route, &query) {
                     Ok(n) => Some(n),
-                    Err(message) => return error(StatusCode::BAD_REQUEST, &message),
+                    Err(message) => return Ok(error(StatusCode::BAD_REQUEST, &message)),
                 },
                 false => None,
             };
-            let answer = segments::get(app, route, param, count, take).await;
-            let kind = if answer.json { JSON } else { TEXT };
-            let mut r = respond(answer.status, kind, answer.body);
-            if let Some(seconds) = answer.retry_after {
-                r.headers_mut()
-                    .insert(RETRY_AFTER, HeaderValue::from(seconds));
-            }
-            r
+            return Err(Take::Segment {
+                app,
+                route,
+                tag: param,
+                count,
+                take,
+            });
         }
         Endpoint::LeafDecode => {
             let (status, body) = leaf::decode(req.uri().query(), &app.layout, &app.tz);
@@ -225,17 +318,18 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> Reply {
         Endpoint::Page => respond(
             StatusCode::OK,
             HTML,
-            status::page(&app.generators, &segments::view(app)),
+            status::page(&app.generators, &segments::view(app), &app.limits),
         ),
         Endpoint::Status => respond(
             StatusCode::OK,
             JSON,
-            status::json(&app.generators, segments::view(app)),
+            status::json(&app.generators, segments::view(app), &app.limits),
         ),
         Endpoint::Metrics => metrics(app),
         Endpoint::Healthz => healthz(app),
         Endpoint::Livez => respond(StatusCode::OK, TEXT, "ok\n"),
-    }
+    };
+    Ok(reply)
 }
 
 /// Runs a take for at most [`App::max_wait`]; `None` if it waited longer (it is dropped, which
@@ -284,28 +378,45 @@ fn refused(e: &Error) -> Reply {
     error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string())
 }
 
-/// One ID in `format`, followed by `end`; its public ID if `public_ids` and the service has a key.
-async fn id(app: &App, end: &'static str, format: IdFormat, public_ids: bool) -> Reply {
-    // An ID ready in the ring while no take waits, the common case, is taken without arming a
-    // timer; a take that has to wait (queued behind the others) is bounded by max_wait.
-    let taken = match app.generator.try_next_id() {
-        Some(id) => Some(Ok(id)),
-        None => bounded(app, app.generator.next_id_async()).await,
-    };
-    match taken {
-        Some(Ok(id)) => {
-            let id = match public_ids.then(|| public(app, id)) {
-                Some(Ok(public)) => public,
-                Some(Err(e)) => return refused(&e),
-                None => id,
-            };
-            let mut s = String::with_capacity(21);
-            let _ = write!(s, "{}{end}", format.encode(id));
-            respond(StatusCode::OK, TEXT, s)
-        }
-        Some(Err(e)) => unavailable(app, Some(&e)),
-        None => unavailable(app, None),
+/// One ID in `format`, followed by `end`; its public ID if `public` and the service has a key:
+/// answered now if one is ready, else the take to wait for.
+fn id<'a>(
+    app: &'a App,
+    end: &'static str,
+    format: IdFormat,
+    public: bool,
+) -> Result<Reply, Take<'a>> {
+    // An ID ready in the ring while no take waits, the common case, is taken and answered at
+    // once, without a timer or a future; a take that has to wait (queued behind the others) is
+    // bounded by max_wait.
+    match app.generator.try_next_id() {
+        Some(id) => Ok(id_reply(app, id, end, format, public)),
+        None => Err(Take::One {
+            app,
+            end,
+            format,
+            public,
+        }),
     }
+}
+
+/// The answer with ID `id` of `app`'s generator in `format`, followed by `end`; its public ID if
+/// `public` and the service has a key.
+fn id_reply(app: &App, id: u64, end: &'static str, format: IdFormat, public: bool) -> Reply {
+    let id = match public.then(|| self::public(app, id)) {
+        Some(Ok(public)) => public,
+        Some(Err(e)) => return refused(&e),
+        None => id,
+    };
+    // The text and `end` in one buffer, copied once into the body: no formatter, and a body of
+    // exactly its length.
+    let text = format.encode(id);
+    let text = text.as_bytes();
+    let mut body = [0u8; 32];
+    let len = text.len() + end.len();
+    body[..text.len()].copy_from_slice(text);
+    body[text.len()..len].copy_from_slice(end.as_bytes());
+    respond(StatusCode::OK, TEXT, Bytes::copy_from_slice(&body[..len]))
 }
 
 /// The `format` parameter, as an error's usage states it.
@@ -441,30 +552,41 @@ fn too_many(app: &App, count: u64, max: u64) -> Reply {
     )
 }
 
-/// Takes the IDs in the handler itself: if the client goes away, hyper drops this future, and a
-/// batch dropped while it waits for the filler takes nothing more.
-/// `/ids?count=N`; with `take` false (HEAD), the checks alone: the status GET would answer, no ID
-/// taken.
-async fn ids(
-    app: &App,
+/// `/ids?count=N`, checked: the batch to take ([`batch`]); with `take` false (HEAD), the checks
+/// alone: the status GET would answer, no ID taken.
+fn ids<'a>(
+    app: &'a App,
     route: &Route,
     query: &[(&str, &str)],
     format: IdFormat,
     take: bool,
-) -> Reply {
+) -> Result<Reply, Take<'a>> {
     let n = match count(route, query) {
         Ok(n) => n,
-        Err(message) => return error(StatusCode::BAD_REQUEST, &message),
+        Err(message) => return Ok(error(StatusCode::BAD_REQUEST, &message)),
     };
     // Refused before anything is taken: the cap can never hold such a batch.
     if let Some(max) = app.generator.max_batch()
         && n as u64 > max
     {
-        return too_many(app, n as u64, max);
+        return Ok(too_many(app, n as u64, max));
     }
     if !take {
-        return respond(StatusCode::OK, JSON, Bytes::new());
+        return Ok(respond(StatusCode::OK, JSON, Bytes::new()));
     }
+    Err(Take::Batch { app, n, format })
+}
+
+/// A batch of `n` IDs of `app`'s generator in `format`, taken within [`App::max_wait`]. The IDs
+/// are taken in the handler itself: if the client goes away, hyper drops this future, and a
+/// batch dropped while it waits for the filler takes nothing more. A large answer (more than
+/// [`LARGE_IDS`](super::model::limits::LARGE_IDS) IDs) waits for its turn first, at most
+/// [`App::max_wait`], and is written as the client reads ([`large`]).
+async fn batch(app: &App, n: usize, format: IdFormat) -> Reply {
+    let turn = match large::turn(app, n as u64).await {
+        Ok(turn) => turn,
+        Err(message) => return no_turn(&message),
+    };
     let mut ids = vec![0u64; n];
     match bounded(app, app.generator.next_ids_async(&mut ids)).await {
         Some(Ok(())) => {
@@ -476,17 +598,67 @@ async fn ids(
                     };
                 }
             }
-            let mut body = Vec::new();
-            match format {
-                IdFormat::Decimal => json_ids(&ids, &mut body),
-                other => json_text_ids(&ids, other, &mut body),
-            }
-            respond(StatusCode::OK, JSON, body)
+            let Some(turn) = turn else {
+                let mut body = Vec::new();
+                match format {
+                    IdFormat::Decimal => json_ids(&ids, &mut body),
+                    other => json_text_ids(&ids, other, &mut body),
+                }
+                return respond(StatusCode::OK, JSON, body);
+            };
+            let body = Large::new(IdsJson::new(ids, format), turn, &app.limits);
+            let mut r = Response::new(Either::Right(body));
+            r.headers_mut().insert(CONTENT_TYPE, JSON);
+            r
         }
         Some(Err(Error::BatchTooLarge { count, max })) => too_many(app, count, max),
         Some(Err(e)) => unavailable(app, Some(&e)),
         None => unavailable(app, None),
     }
+}
+
+/// `/api/segment/get/{biz_tag}[?count=N]`. A large batch holds a turn of
+/// `--max-large-answers` while it is written, as a large `/ids` does, and is written as its
+/// client reads.
+async fn segment(app: &App, route: &Route, tag: &str, count: Option<usize>, take: bool) -> Reply {
+    if take && let Some(n) = count.filter(|&n| n > super::model::limits::LARGE_IDS) {
+        let turn = match large::turn(app, n as u64).await {
+            Ok(turn) => turn,
+            Err(message) => return no_turn(&message),
+        };
+        if let Some(turn) = turn {
+            return match segments::batch(app, route, tag, n).await {
+                Ok(numbers) => {
+                    let json = IdsJson::new(numbers, IdFormat::Decimal);
+                    let mut r = Response::new(Either::Right(Large::new(json, turn, &app.limits)));
+                    r.headers_mut().insert(CONTENT_TYPE, JSON);
+                    r
+                }
+                Err(answer) => segment_reply(answer),
+            };
+        }
+    }
+    segment_reply(segments::get(app, route, tag, count, take).await)
+}
+
+/// A segment mode's answer as the HTTP reply.
+fn segment_reply(answer: segments::Answer) -> Reply {
+    let kind = if answer.json { JSON } else { TEXT };
+    let mut r = respond(answer.status, kind, answer.body);
+    if let Some(seconds) = answer.retry_after {
+        r.headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    r
+}
+
+/// A large answer that found no turn within [`App::max_wait`] (`message` says so): 503, retry
+/// in a second.
+fn no_turn(message: &str) -> Reply {
+    let mut r = error(StatusCode::SERVICE_UNAVAILABLE, message);
+    r.headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    r
 }
 
 /// `/parse/{id}`: the ID in `format`, or in the form its text shows; with `--id-key-file` a
@@ -515,6 +687,7 @@ fn metrics(app: &App) -> Reply {
             }
             let mut body = handle.render();
             crate::serve::model::requests::render(&mut body);
+            app.limits.render(&mut body);
             crate::serve::model::process::render(&mut body);
             respond(StatusCode::OK, PROMETHEUS, body)
         }

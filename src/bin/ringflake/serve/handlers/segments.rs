@@ -185,11 +185,7 @@ async fn take(app: &App, tag: &str, count: Option<usize>, fetch: bool) -> Result
 /// (HEAD), the checks alone.
 pub async fn get(app: &App, route: &Route, tag: &str, count: Option<usize>, fetch: bool) -> Answer {
     if tag.is_empty() {
-        let message = format!(
-            "missing biz_tag: use {} with a tag of leaf_alloc",
-            route.usage
-        );
-        return Answer::error(StatusCode::NOT_FOUND, &message, None);
+        return missing_tag(route);
     }
     // The common case: one number of this thread's cached handle of the tag (a handle of a
     // tag removed since goes the slow way, which finds the tag again if it is back).
@@ -224,16 +220,42 @@ pub async fn get(app: &App, route: &Route, tag: &str, count: Option<usize>, fetc
         (false, _, _) | (_, _, None) => Answer::ok(count.is_some(), String::new()),
         // Leaf's answer: the bare digits, no newline.
         (true, None, Some(x)) => Answer::ok(false, x.to_string()),
-        (true, Some(_), Some(_)) => {
-            let mut body = String::with_capacity(numbers.len() * 22 + 2);
-            body.push('[');
-            for (i, x) in numbers.iter().enumerate() {
-                let _ = write!(body, "{}\"{x}\"", if i == 0 { "" } else { "," });
-            }
-            body.push(']');
-            Answer::ok(true, body)
-        }
+        (true, Some(_), Some(_)) => Answer::ok(true, json_numbers(&numbers)),
     }
+}
+
+/// The 404 of a route without a tag.
+fn missing_tag(route: &Route) -> Answer {
+    let message = format!(
+        "missing biz_tag: use {} with a tag of leaf_alloc",
+        route.usage
+    );
+    Answer::error(StatusCode::NOT_FOUND, &message, None)
+}
+
+/// `?count=N`'s JSON array: each number as a string, as `/ids` writes IDs.
+fn json_numbers(numbers: &[i64]) -> String {
+    let mut body = String::with_capacity(numbers.len() * 22 + 2);
+    body.push('[');
+    for (i, x) in numbers.iter().enumerate() {
+        let _ = write!(body, "{}\"{x}\"", if i == 0 { "" } else { "," });
+    }
+    body.push(']');
+    body
+}
+
+/// A large `?count=N` (its caller holds its turn of `--max-large-answers`): the numbers, which
+/// the caller writes as its client reads, as a large `/ids`; else the answer to give instead
+/// (a refusal, or an answer written whole for a table whose numbers went below 0).
+pub async fn batch(app: &App, route: &Route, tag: &str, count: usize) -> Result<Vec<u64>, Answer> {
+    if tag.is_empty() {
+        return Err(missing_tag(route));
+    }
+    let numbers = take(app, tag, Some(count), true).await?;
+    if numbers.iter().any(|&x| x < 0) {
+        return Err(Answer::ok(true, json_numbers(&numbers)));
+    }
+    Ok(numbers.into_iter().map(|x| x as u64).collect())
 }
 
 /// gRPC's `SegmentNext` and `SegmentBatch` (`count` numbers; 1 for `SegmentNext`): the numbers,

@@ -13,6 +13,7 @@
 
 use crate::serve::model::app::{Generators, Named};
 use crate::serve::model::history::SAMPLES;
+use crate::serve::model::limits::{self, Limits};
 use crate::serve::model::plan::Lead;
 use crate::serve::model::sampler::{EVERY, unix_ms};
 use crate::text::{epoch_text, thousands, to_json};
@@ -139,8 +140,11 @@ fn view(g: &Named) -> View {
         Some(cap) => format!("{} of {cap} s", seconds(s.lead_seconds, s.lead_millis)),
         None => format!("{} (unbounded)", seconds(s.lead_seconds, s.lead_millis)),
     };
-    let at_cap = max_lead.is_some_and(|cap| cap > 0 && s.lead_seconds >= cap);
-    put("lead", lead_text, if at_cap { "warn" } else { "ok" });
+    put(
+        "lead",
+        lead_text,
+        if s.at_lead_cap() { "warn" } else { "ok" },
+    );
     // IDs of a second max-lag behind the clock are stale: the filler's sweep drops them within
     // a quarter of max-lag, so an idle ring shows at most max-lag for a moment. More means the
     // sweep is late (the filler is stuck or starved): marked.
@@ -166,17 +170,24 @@ fn view(g: &Named) -> View {
         ),
         "ok",
     );
+    // The chart's scale: its top is the peak of the samples shown (at least 1 ID/s).
+    put(
+        "scale",
+        format!("{} IDs/s", thousands(peak.max(1.0).round() as u64)),
+        "ok",
+    );
     put("issued", thousands(s.issued), "ok");
-    // What nobody took expires (idle capacity, not a fault); what takes claimed and did not hand
-    // out is discarded (stale blocks given back, takes that failed).
+    // What nobody took expires (idle capacity, not a fault: shown dimmed, last); what takes
+    // claimed and did not hand out is dropped (stale blocks given back, takes that failed).
     put(
         "unused",
         format!(
-            "{} expired unused, {} discarded by takes",
+            "{} IDs of past seconds expired untaken (normal below the layout's rate); {} dropped \
+             by takes",
             thousands(s.expired),
             thousands(s.discarded.saturating_sub(s.expired))
         ),
-        "ok",
+        "dim",
     );
     let left_share = if lifetime == 0 {
         0.0
@@ -309,15 +320,115 @@ fn area(points: &str) -> String {
     }
 }
 
-/// `/status`: `{"unix":…,"sample_seconds":1,"samples":120,"generators":[…]}`.
+/// `/status`: `{"unix":…,"version":…,"commit":…,"started":…,"uptime_seconds":…,"listen":[…],
+/// "service":…,"sample_seconds":1,"samples":120,"generators":[…],"segments":[…],"limits":{…}}`.
 #[derive(Serialize)]
 struct StatusJson {
     unix: i64,
+    /// The version of the build, and the commit it was built from.
+    version: &'static str,
+    commit: &'static str,
+    /// The unix second the service started.
+    started: i64,
+    uptime_seconds: u64,
+    /// The addresses the service listens on.
+    listen: Vec<ListenJson>,
+    /// The page's line on the service: its version, uptime and addresses.
+    service: String,
     sample_seconds: u64,
     samples: usize,
     generators: Vec<GeneratorJson>,
     /// Meituan Leaf's segment mode: every biz_tag served (see [`super::segments`]).
     segments: Vec<super::segments::TagJson>,
+    limits: LimitsJson,
+}
+
+/// What clients may hold of the service ([`limits`]), and what they hold now; under `text`,
+/// the page's line.
+#[derive(Serialize)]
+struct LimitsJson {
+    /// `--max-connections`, on each listener.
+    max_connections: usize,
+    /// The main listener's connections open now, and refused so far.
+    connections: usize,
+    refused_connections: u64,
+    /// `--max-large-answers`, across every connection, and how many are being written.
+    max_large_answers: usize,
+    large_answers: usize,
+    /// An answer of more IDs than this is a large one.
+    large_answer_above_ids: usize,
+    /// Large answers abandoned after `stall_seconds` without progress.
+    stalled_answers: u64,
+    stall_seconds: u64,
+    /// HTTP/2 streams at once on one connection.
+    max_streams_per_connection: u32,
+    /// An HTTP/2 connection with no open stream is closed after this.
+    idle_seconds: u64,
+    /// The most IDs one `/ids` or `Batch` answers.
+    max_count: usize,
+    /// The largest gRPC request message decoded.
+    grpc_max_request_bytes: usize,
+    text: String,
+}
+
+/// The limits as the page shows them.
+fn limits_text(l: &Limits) -> String {
+    format!(
+        "Limits: {} connections per listener ({} open, {} refused); {} large answers (more than \
+         {} IDs) written at once ({} now, {} abandoned after {} s unread); {} HTTP/2 streams a \
+         connection, closed after {} s with none open.",
+        thousands(l.max_connections as u64),
+        thousands(l.main.open() as u64),
+        thousands(l.main.refused()),
+        thousands(l.max_large_answers as u64),
+        limits::LARGE_IDS,
+        l.large_answers(),
+        thousands(l.stalled()),
+        limits::STALL.as_secs(),
+        limits::MAX_STREAMS,
+        limits::IDLE.as_secs()
+    )
+}
+
+fn limits_json(l: &Limits) -> LimitsJson {
+    LimitsJson {
+        max_connections: l.max_connections,
+        connections: l.main.open(),
+        refused_connections: l.main.refused(),
+        max_large_answers: l.max_large_answers,
+        large_answers: l.large_answers(),
+        large_answer_above_ids: limits::LARGE_IDS,
+        stalled_answers: l.stalled(),
+        stall_seconds: limits::STALL.as_secs(),
+        max_streams_per_connection: limits::MAX_STREAMS,
+        idle_seconds: limits::IDLE.as_secs(),
+        max_count: crate::serve::model::routes::MAX_COUNT,
+        grpc_max_request_bytes: limits::GRPC_MAX_REQUEST_BYTES,
+        text: limits_text(l),
+    }
+}
+
+/// One address of `/status`: `{"url":"http://127.0.0.1:8080","serves":"every route"}`.
+#[derive(Serialize)]
+struct ListenJson {
+    url: String,
+    serves: &'static str,
+}
+
+/// The service's line on the page: `ringflake 0.2.0 (commit 176eebe62a80) · up 3.1 h ·
+/// http://127.0.0.1:8080 (every route)`.
+fn service_line(generators: &Generators, now: i64) -> String {
+    let service = generators.service();
+    let mut line = format!(
+        "ringflake {} (commit {}) · up {}",
+        service.version,
+        service.commit,
+        span(now.saturating_sub(service.started).max(0) as u64)
+    );
+    for (url, serves) in &service.listen {
+        let _ = write!(line, " · {url} ({serves})");
+    }
+    line
 }
 
 /// One generator of `/status`: its numbers, then under `text` the values as the page shows
@@ -399,8 +510,8 @@ fn rounded(x: f64, decimals: i32) -> f64 {
 }
 
 /// `/status`, the page's values for a script: see [`StatusJson`].
-pub fn json(generators: &Generators, segments: super::segments::View) -> String {
-    let generators = generators
+pub fn json(generators: &Generators, segments: super::segments::View, limits: &Limits) -> String {
+    let list = generators
         .iter()
         .map(|g| {
             let v = view(g);
@@ -451,12 +562,28 @@ pub fn json(generators: &Generators, segments: super::segments::View) -> String 
             }
         })
         .collect();
+    let now = unix_ms() / 1000;
+    let service = generators.service();
     to_json(&StatusJson {
-        unix: unix_ms() / 1000,
+        unix: now,
+        version: service.version,
+        commit: service.commit,
+        started: service.started,
+        uptime_seconds: now.saturating_sub(service.started).max(0) as u64,
+        listen: service
+            .listen
+            .iter()
+            .map(|(url, serves)| ListenJson {
+                url: url.clone(),
+                serves,
+            })
+            .collect(),
+        service: service_line(generators, now),
         sample_seconds: EVERY.as_secs(),
         samples: SAMPLES,
-        generators,
+        generators: list,
         segments: segments.tags,
+        limits: limits_json(limits),
     })
 }
 
@@ -477,21 +604,22 @@ fn html(s: &str) -> String {
 }
 
 /// The rows of a card: label and key.
-const ROWS: [(&str, &str); 14] = [
+/// The ring's fill level is shown by its bar, labelled, above the table; what expired untaken
+/// comes last, dimmed: idle capacity, not a fault.
+const ROWS: [(&str, &str); 13] = [
     ("Health", "detail"),
     ("Worker id", "worker"),
     ("Worker source", "source"),
     ("Layout", "layout"),
-    ("Ring fill", "fill"),
     ("Lead", "lead"),
     ("Lag", "lag"),
     ("Issued", "issued"),
-    ("Unused IDs", "unused"),
     ("Time bits left", "remaining"),
     ("Lease", "lease"),
     ("Clock vs database", "clock"),
     ("Filler", "filler"),
     ("State file", "state"),
+    ("Idle capacity", "unused"),
 ];
 
 /// The segment mode's card: a row per tag, each cell marked for the page's script.
@@ -533,7 +661,7 @@ fn segment_card(view: &super::segments::View) -> String {
 }
 
 /// `/`: the page with the current values, the segment mode's card after the generators'.
-pub fn page(generators: &Generators, segments: &super::segments::View) -> String {
+pub fn page(generators: &Generators, segments: &super::segments::View, limits: &Limits) -> String {
     let mut cards = String::new();
     for g in generators.iter() {
         let v = view(g);
@@ -552,18 +680,23 @@ pub fn page(generators: &Generators, segments: &super::segments::View) -> String
             cards,
             "<section class=\"card\" data-card=\"{name}\">\n<h2>{name} {}</h2>\n\
              <div class=\"rate\">{} <small>{}</small></div>\n\
-             <svg class=\"chart\" viewBox=\"0 0 {CHART_W} {CHART_H}\" preserveAspectRatio=\"none\" \
-             role=\"img\" aria-label=\"IDs per second, last {SAMPLES} s\">\
-             <polygon data-g=\"{name}\" data-k=\"area\" points=\"{}\"/>\
-             <polyline data-g=\"{name}\" data-k=\"points\" points=\"{}\"/></svg>\n\
-             <div class=\"axis\"><span>-{SAMPLES} s</span><span>now</span></div>\n\
-             <div class=\"bar\" title=\"ring fill\"><div data-g=\"{name}\" data-k=\"fillbar\" \
-             style=\"width:{:.1}%\"></div></div>\n<table>\n",
+             <div class=\"plot\"><svg class=\"chart\" viewBox=\"0 0 {CHART_W} {CHART_H}\" \
+             preserveAspectRatio=\"none\" role=\"img\" aria-label=\"IDs per second, last {SAMPLES} \
+             s\"><polygon data-g=\"{name}\" data-k=\"area\" points=\"{}\"/>\
+             <polyline data-g=\"{name}\" data-k=\"points\" points=\"{}\"/></svg>\
+             <span class=\"ymax\">{}</span><span class=\"ymin\">0</span></div>\n\
+             <div class=\"axis\"><span>-{SAMPLES} s</span><span>IDs per second</span>\
+             <span>now</span></div>\n\
+             <div class=\"barhead\"><span>Ring fill</span>{}</div>\n\
+             <div class=\"bar\" role=\"meter\" aria-label=\"ring fill\"><div data-g=\"{name}\" \
+             data-k=\"fillbar\" style=\"width:{:.1}%\"></div></div>\n<table>\n",
             value("health"),
             value("rate"),
             value("peak"),
             area(&points(&v.rates)),
             points(&v.rates),
+            value("scale"),
+            value("fill"),
             v.fill * 100.0
         );
         for (label, k) in ROWS {
@@ -572,11 +705,11 @@ pub fn page(generators: &Generators, segments: &super::segments::View) -> String
         cards.push_str("</table>\n</section>\n");
     }
     cards.push_str(&segment_card(segments));
-    PAGE.replacen("<!--CARDS-->", &cards, 1).replacen(
-        "<!--GENERATED-->",
-        &html(&utc(unix_ms() / 1000)),
-        1,
-    )
+    let now = unix_ms() / 1000;
+    PAGE.replacen("<!--CARDS-->", &cards, 1)
+        .replacen("<!--GENERATED-->", &html(&utc(now)), 1)
+        .replacen("<!--SERVICE-->", &html(&service_line(generators, now)), 1)
+        .replacen("<!--LIMITS-->", &html(&limits_text(limits)), 1)
 }
 
 #[cfg(test)]
@@ -622,7 +755,11 @@ mod tests {
             html("<a href=\"x\">&'"),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
         );
-        assert!(PAGE.contains("<!--CARDS-->") && PAGE.contains("<!--GENERATED-->"));
+        assert!(
+            PAGE.contains("<!--CARDS-->")
+                && PAGE.contains("<!--GENERATED-->")
+                && PAGE.contains("<!--SERVICE-->")
+        );
         for external in ["http://", "https://", "//cdn", "@import", "src=\""] {
             assert!(
                 !PAGE.contains(external),

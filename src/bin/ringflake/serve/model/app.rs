@@ -5,6 +5,7 @@
 
 use super::auth::Auth;
 use super::history::History;
+use super::limits::Limits;
 use super::plan::Lead;
 use super::routes::Exposure;
 use ringflake::{
@@ -45,6 +46,8 @@ pub struct App {
     /// Meituan Leaf's segment mode (`/api/segment/get/{biz_tag}`); `None` with
     /// `--no-segments` or without a worker database.
     pub segments: Option<Arc<super::segments::Segments>>,
+    /// What clients may hold of the service, shared by every generator and listener.
+    pub limits: Arc<Limits>,
 }
 
 impl App {
@@ -104,16 +107,36 @@ pub struct Named {
     pub history: History,
 }
 
-/// The generators, `default` first.
+/// What the status page and `/status` tell about the service itself: its build, since when it
+/// runs, and where it listens.
+#[derive(Debug, Clone, Default)]
+pub struct Service {
+    /// The version of the build.
+    pub version: &'static str,
+    /// The commit it was built from (12 hex digits, `unknown` without git history).
+    pub commit: &'static str,
+    /// The unix second the service started.
+    pub started: i64,
+    /// Its addresses, as URLs, with what each serves: `("http://127.0.0.1:8080", "IDs")`.
+    pub listen: Vec<(String, &'static str)>,
+}
+
+/// The generators, `default` first, and the service they run in.
 #[derive(Default)]
 pub struct Generators {
     list: Vec<Named>,
+    service: Service,
 }
 
 impl Generators {
-    /// The generators in `list`, `default` first.
-    pub fn new(list: Vec<Named>) -> Self {
-        Generators { list }
+    /// The generators in `list`, `default` first, run by `service`.
+    pub fn new(list: Vec<Named>, service: Service) -> Self {
+        Generators { list, service }
+    }
+
+    /// The service the generators run in.
+    pub fn service(&self) -> &Service {
+        &self.service
     }
 
     /// The generator called `name`.

@@ -18,10 +18,17 @@ pub enum Lead {
     Unbounded,
 }
 
-/// How a [`Plan`] boots its generator: asks its worker id source for an id, builds the ring and
-/// starts its filler. Its error reads as the service's error (it names the config file's table
+/// How a [`Plan`] boots its generator, in two steps: the first checks everything knowable
+/// without a worker id (its settings, its layout alive at the clock's time, its state file) and
+/// claims nothing; the second, the [`Build`] it returns, asks its worker id source for an id,
+/// builds the ring and starts its filler. The service takes the first step for every generator
+/// before the second for any, so that a generator refused at start takes no worker id, nor makes
+/// another take one. Their errors read as the service's error (they name the config file's table
 /// for a generator from one).
-pub type Boot = Box<dyn FnOnce() -> Result<CachedUidGenerator, String>>;
+pub type Boot = Box<dyn FnMut() -> Result<Build, String>>;
+
+/// The second step of a [`Boot`]: claims a worker id and starts the generator.
+pub type Build = Box<dyn FnOnce() -> Result<CachedUidGenerator, String>>;
 
 /// One generator, checked and resolved, not yet booted: nothing has asked its worker id source
 /// for an id yet.

@@ -1,18 +1,19 @@
-//! What the service counts per request, for `/metrics`: HTTP requests by route and status, gRPC
-//! calls by method and code, and a latency histogram of each.
+//! What the service counts per request, for `/metrics`: HTTP requests by route, method and
+//! status, gRPC calls by method and code, and a latency histogram of each.
 //!
 //! # Cost
 //!
 //! A request adds one to two counters and the elapsed nanoseconds to a sum, all relaxed atomic
 //! adds on counters of the serving thread's own (each thread has a [`Shard`], registered once,
 //! when the thread serves its first request, in the list `/metrics` sums): no lock, no
-//! allocation, no label lookup, no cache line shared between threads. The histogram's buckets are
-//! fixed ([`BUCKETS`]), so memory does not grow with the number of requests, whether or not
-//! anyone scrapes. The labels are a fixed set (the route table, the service's statuses, the gRPC
-//! methods and codes), so a client cannot grow the series by asking for made-up paths: an
-//! unknown path counts as `route="none"`.
+//! allocation, no label lookup, no cache line shared between threads; its bucket is found by
+//! comparing whole nanoseconds. The histogram's buckets are fixed ([`BUCKETS`]), so memory does
+//! not grow with the number of requests, whether or not anyone scrapes. The labels are a fixed
+//! set (the route table, the methods the routes answer, the service's statuses, the gRPC methods
+//! and codes), so a client cannot grow the series by asking for made-up paths or methods: an
+//! unknown path counts as `route="none"`, an unknown method as `method="other"`.
 
-use super::routes::ROUTES;
+use super::routes::{METHODS, ROUTES};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -25,8 +26,31 @@ pub const BUCKETS: [f64; 16] = [
     5.0, 15.0,
 ];
 
+/// [`BUCKETS`] in whole nanoseconds: what an observation is compared with.
+const BUCKET_NANOS: [u64; 16] = [
+    100_000,
+    250_000,
+    500_000,
+    1_000_000,
+    2_500_000,
+    5_000_000,
+    10_000_000,
+    25_000_000,
+    50_000_000,
+    100_000_000,
+    250_000_000,
+    500_000_000,
+    1_000_000_000,
+    2_500_000_000,
+    5_000_000_000,
+    15_000_000_000,
+];
+
 /// Slots per histogram: the buckets, one above the last (`+Inf`), and the sum in nanoseconds.
 const SLOTS: usize = BUCKETS.len() + 2;
+
+/// HTTP methods: the route table's ([`METHODS`]) and `other` (answered 405).
+const HTTP_METHODS: usize = METHODS.len() + 1;
 
 /// The HTTP statuses counted by their code; any other counts as `status="other"`.
 const STATUSES: [u16; 8] = [200, 400, 401, 404, 405, 413, 500, 503];
@@ -73,10 +97,13 @@ const GRPC_CODES: [&str; 17] = [
 /// gRPC methods: [`GRPC_METHODS`] and `other`.
 const GRPC_KEYS: usize = GRPC_METHODS.len() + 1;
 
+/// HTTP series: one per route and method.
+const HTTP_KEYS: usize = HTTP_ROUTES * HTTP_METHODS;
+
 /// One serving thread's counters.
 pub struct Shard {
-    http_count: [AtomicU64; HTTP_ROUTES * (STATUSES.len() + 1)],
-    http_latency: [AtomicU64; HTTP_ROUTES * SLOTS],
+    http_count: [AtomicU64; HTTP_KEYS * (STATUSES.len() + 1)],
+    http_latency: [AtomicU64; HTTP_KEYS * SLOTS],
     grpc_count: [AtomicU64; GRPC_KEYS * GRPC_CODES.len()],
     grpc_latency: [AtomicU64; GRPC_KEYS * SLOTS],
 }
@@ -109,28 +136,39 @@ impl Shard {
 
 /// Adds one observation of `elapsed` to the histogram starting at `slots[0]`.
 fn observe(slots: &[AtomicU64], elapsed: Duration) {
-    let seconds = elapsed.as_secs_f64();
-    let bucket = BUCKETS
-        .iter()
-        .position(|&b| seconds <= b)
-        .unwrap_or(BUCKETS.len());
-    slots[bucket].fetch_add(1, Ordering::Relaxed);
     let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+    let bucket = BUCKET_NANOS.partition_point(|&b| b < nanos);
+    slots[bucket].fetch_add(1, Ordering::Relaxed);
     slots[SLOTS - 1].fetch_add(nanos, Ordering::Relaxed);
 }
 
-/// Counts an HTTP request: `route` its index in [`ROUTES`] (`None`: no route), `status` the
-/// answer's, `elapsed` from its head read to its answer made.
-pub fn http(route: Option<usize>, status: u16, elapsed: Duration) {
+/// The index of `method` in [`METHODS`]; `None`: another (answered 405).
+pub fn method_index(method: &hyper::Method) -> Option<usize> {
+    METHODS.iter().position(|m| m == method)
+}
+
+/// Counts an HTTP request: `route` its index in [`ROUTES`] (`None`: no route), `method` its
+/// index in [`METHODS`] ([`method_index`]), `status` the answer's, `elapsed` from its head read
+/// to its answer made.
+pub fn http(route: Option<usize>, method: Option<usize>, status: u16, elapsed: Duration) {
     let r = route.unwrap_or(ROUTES.len()).min(ROUTES.len());
+    let m = method.unwrap_or(METHODS.len()).min(METHODS.len());
+    let key = r * HTTP_METHODS + m;
     let s = STATUSES
         .iter()
         .position(|&x| x == status)
         .unwrap_or(STATUSES.len());
     SHARD.with(|shard| {
-        shard.http_count[r * (STATUSES.len() + 1) + s].fetch_add(1, Ordering::Relaxed);
-        observe(&shard.http_latency[r * SLOTS..(r + 1) * SLOTS], elapsed);
+        shard.http_count[key * (STATUSES.len() + 1) + s].fetch_add(1, Ordering::Relaxed);
+        observe(&shard.http_latency[key * SLOTS..(key + 1) * SLOTS], elapsed);
     });
+}
+
+/// The method label of method index `method` (`GET`, `HEAD`; `other`).
+pub fn method_label(method: Option<usize>) -> &'static str {
+    method
+        .and_then(|m| METHODS.get(m))
+        .map_or("other", hyper::Method::as_str)
 }
 
 /// The index in [`GRPC_METHODS`] of a gRPC request's path (`/ringflake.v1.IdService/Next`);
@@ -189,8 +227,8 @@ fn totals() -> Totals {
         out
     };
     Totals {
-        http_count: sum(HTTP_ROUTES * (STATUSES.len() + 1), &|s| &s.http_count),
-        http_latency: sum(HTTP_ROUTES * SLOTS, &|s| &s.http_latency),
+        http_count: sum(HTTP_KEYS * (STATUSES.len() + 1), &|s| &s.http_count),
+        http_latency: sum(HTTP_KEYS * SLOTS, &|s| &s.http_latency),
         grpc_count: sum(GRPC_KEYS * GRPC_CODES.len(), &|s| &s.grpc_count),
         grpc_latency: sum(GRPC_KEYS * SLOTS, &|s| &s.grpc_latency),
     }
@@ -214,38 +252,46 @@ fn histogram(out: &mut String, name: &str, labels: &str, slots: &[u64]) {
 /// has been asked for.
 pub fn render(out: &mut String) {
     let t = totals();
-    let per_route = STATUSES.len() + 1;
+    let per_key = STATUSES.len() + 1;
+    // The labels of HTTP series `key` (route and method).
+    let http_labels = |key: usize| {
+        let (r, m) = (key / HTTP_METHODS, key % HTTP_METHODS);
+        format!(
+            "route=\"{}\",method=\"{}\"",
+            route_label((r < ROUTES.len()).then_some(r)),
+            method_label((m < METHODS.len()).then_some(m))
+        )
+    };
     out.push_str(
-        "# HELP ringflake_http_requests_total HTTP requests answered, by route and status\n\
+        "# HELP ringflake_http_requests_total HTTP requests answered, by route, method and \
+         status\n\
          # TYPE ringflake_http_requests_total counter\n",
     );
-    for r in 0..HTTP_ROUTES {
-        let route = route_label((r < ROUTES.len()).then_some(r));
-        for s in 0..per_route {
-            let n = t.http_count[r * per_route + s];
+    for key in 0..HTTP_KEYS {
+        for s in 0..per_key {
+            let n = t.http_count[key * per_key + s];
             if n > 0 {
                 let status = STATUSES.get(s).map_or("other".to_string(), u16::to_string);
                 let _ = writeln!(
                     out,
-                    "ringflake_http_requests_total{{route=\"{route}\",status=\"{status}\"}} {n}"
+                    "ringflake_http_requests_total{{{},status=\"{status}\"}} {n}",
+                    http_labels(key)
                 );
             }
         }
     }
     out.push_str(
         "# HELP ringflake_http_request_duration_seconds HTTP requests' time from the request \
-         read to the answer made, by route\n\
+         read to the answer made, by route and method\n\
          # TYPE ringflake_http_request_duration_seconds histogram\n",
     );
-    for r in 0..HTTP_ROUTES {
-        let slots = &t.http_latency[r * SLOTS..(r + 1) * SLOTS];
+    for key in 0..HTTP_KEYS {
+        let slots = &t.http_latency[key * SLOTS..(key + 1) * SLOTS];
         if slots[..SLOTS - 1].iter().any(|&n| n > 0) {
-            let route = route_label((r < ROUTES.len()).then_some(r));
-            let labels = format!("route=\"{route}\"");
             histogram(
                 out,
                 "ringflake_http_request_duration_seconds",
-                &labels,
+                &http_labels(key),
                 slots,
             );
         }
@@ -299,14 +345,20 @@ mod tests {
     #[test]
     fn buckets_counts_and_labels() {
         let id = ROUTES.iter().position(|r| r.usage == "/id");
+        let get = method_index(&hyper::Method::GET);
+        let head = method_index(&hyper::Method::HEAD);
+        let post = method_index(&hyper::Method::POST);
+        assert_eq!((get, head, post), (Some(0), Some(1), None));
         // Counted from another thread, so that this test's counts are a shard of their own
         // beside whatever other tests count.
         std::thread::spawn(move || {
-            http(id, 200, Duration::from_micros(50));
-            http(id, 200, Duration::from_millis(2));
-            http(id, 503, Duration::from_secs(20));
-            http(None, 404, Duration::from_micros(10));
-            http(id, 418, Duration::from_micros(10));
+            http(id, get, 200, Duration::from_micros(50));
+            http(id, get, 200, Duration::from_micros(100)); // on the bound: in its bucket
+            http(id, get, 503, Duration::from_secs(20));
+            http(None, get, 404, Duration::from_micros(10));
+            http(id, get, 418, Duration::from_micros(10));
+            http(id, head, 200, Duration::from_millis(2));
+            http(None, post, 405, Duration::from_micros(10));
             grpc(
                 grpc_method("/ringflake.v1.IdService/Next"),
                 0,
@@ -319,15 +371,18 @@ mod tests {
         let mut out = String::new();
         render(&mut out);
         for line in [
-            "ringflake_http_requests_total{route=\"/id\",status=\"200\"} 2",
-            "ringflake_http_requests_total{route=\"/id\",status=\"503\"} 1",
-            "ringflake_http_requests_total{route=\"/id\",status=\"other\"} 1",
-            "ringflake_http_requests_total{route=\"none\",status=\"404\"} 1",
-            "ringflake_http_request_duration_seconds_bucket{route=\"/id\",le=\"0.0001\"} 2",
-            "ringflake_http_request_duration_seconds_bucket{route=\"/id\",le=\"0.0025\"} 3",
-            "ringflake_http_request_duration_seconds_bucket{route=\"/id\",le=\"15\"} 3",
-            "ringflake_http_request_duration_seconds_bucket{route=\"/id\",le=\"+Inf\"} 4",
-            "ringflake_http_request_duration_seconds_count{route=\"/id\"} 4",
+            "ringflake_http_requests_total{route=\"/id\",method=\"GET\",status=\"200\"} 2",
+            "ringflake_http_requests_total{route=\"/id\",method=\"GET\",status=\"503\"} 1",
+            "ringflake_http_requests_total{route=\"/id\",method=\"GET\",status=\"other\"} 1",
+            "ringflake_http_requests_total{route=\"/id\",method=\"HEAD\",status=\"200\"} 1",
+            "ringflake_http_requests_total{route=\"none\",method=\"GET\",status=\"404\"} 1",
+            "ringflake_http_requests_total{route=\"none\",method=\"other\",status=\"405\"} 1",
+            "ringflake_http_request_duration_seconds_bucket{route=\"/id\",method=\"GET\",le=\"0.0001\"} 3",
+            "ringflake_http_request_duration_seconds_bucket{route=\"/id\",method=\"GET\",le=\"15\"} 3",
+            "ringflake_http_request_duration_seconds_bucket{route=\"/id\",method=\"GET\",le=\"+Inf\"} 4",
+            "ringflake_http_request_duration_seconds_count{route=\"/id\",method=\"GET\"} 4",
+            "ringflake_http_request_duration_seconds_bucket{route=\"/id\",method=\"HEAD\",le=\"0.001\"} 0",
+            "ringflake_http_request_duration_seconds_bucket{route=\"/id\",method=\"HEAD\",le=\"0.0025\"} 1",
             "ringflake_grpc_requests_total{service=\"ringflake.v1.IdService\",method=\"Next\",code=\"OK\"} 1",
             "ringflake_grpc_requests_total{service=\"other\",method=\"other\",code=\"UNAVAILABLE\"} 1",
             "ringflake_grpc_request_duration_seconds_bucket{service=\"ringflake.v1.IdService\",method=\"Next\",le=\"0.0005\"} 1",
@@ -337,12 +392,18 @@ mod tests {
         let sum: f64 = out
             .lines()
             .find_map(|l| {
-                l.strip_prefix("ringflake_http_request_duration_seconds_sum{route=\"/id\"} ")
+                l.strip_prefix(
+                    "ringflake_http_request_duration_seconds_sum{route=\"/id\",method=\"GET\"} ",
+                )
             })
             .unwrap()
             .parse()
             .unwrap();
-        assert!((sum - 20.00206).abs() < 1e-6, "{sum}");
+        assert!((sum - 20.00016).abs() < 1e-6, "{sum}");
+        // The integer bounds are the labelled ones.
+        for (nanos, seconds) in BUCKET_NANOS.iter().zip(BUCKETS) {
+            assert_eq!(*nanos as f64 / 1e9, seconds);
+        }
         assert_eq!(route_label(None), "none");
         assert_eq!(grpc_code_name(16), "UNAUTHENTICATED");
     }

@@ -176,40 +176,57 @@ impl Endpoint {
     }
 }
 
-impl Route {
+/// What a request's path is matched against, read once from a route's usage: a whole path
+/// (`/id`), or a prefix and the number of `/` its parameters have between them (`/parse/` and
+/// 1 for `/parse/{name}/{id}`).
+struct Pattern {
+    /// The path, or the prefix before the parameters.
+    path: &'static str,
+    /// The `/` between the parameters, if the route has any.
+    slashes: Option<usize>,
+}
+
+impl Pattern {
+    fn of(route: &Route) -> Pattern {
+        let usage = route.usage.split_once('?').map_or(route.usage, |(p, _)| p);
+        match usage.split_once('{') {
+            Some((prefix, params)) => Pattern {
+                path: prefix,
+                slashes: Some(params.matches('/').count()),
+            },
+            None => Pattern {
+                path: usage,
+                slashes: None,
+            },
+        }
+    }
+
     /// The path parameter if `path` is this route's (`""` for a route without one).
     fn matches<'p>(&self, path: &'p str) -> Option<&'p str> {
-        // Bytes, not `char` searches: every request tries the routes before its own.
-        let usage = self.usage.as_bytes();
-        let literal = usage
-            .iter()
-            .position(|&b| b == b'{' || b == b'?')
-            .unwrap_or(usage.len());
-        let param = path.strip_prefix(&self.usage[..literal])?;
-        let slashes = |s: &[u8]| s.iter().filter(|&&b| b == b'/').count();
-        match usage.get(literal) {
-            Some(b'{') => {
-                let params = &usage[literal..];
-                let params = params.split(|&b| b == b'?').next().unwrap_or(params);
-                (slashes(param.as_bytes()) == slashes(params)).then_some(param)
+        match self.slashes {
+            Some(slashes) => {
+                let param = path.strip_prefix(self.path)?;
+                (param.bytes().filter(|&b| b == b'/').count() == slashes).then_some(param)
             }
-            _ => param.is_empty().then_some(""),
+            None => (path == self.path).then_some(""),
         }
     }
 }
 
-/// The route `path` asks for on a listener of `exposure`, with its path parameter.
-pub fn route(path: &str, exposure: Exposure) -> Option<(&'static Route, &str)> {
+/// [`ROUTES`]' patterns, read once: a request matches its path against them without parsing a
+/// route's usage again.
+static PATTERNS: std::sync::LazyLock<Vec<Pattern>> =
+    std::sync::LazyLock::new(|| ROUTES.iter().map(Pattern::of).collect());
+
+/// The route `path` asks for on a listener of `exposure`: its index in [`ROUTES`], the route,
+/// and its path parameter.
+pub fn route(path: &str, exposure: Exposure) -> Option<(usize, &'static Route, &str)> {
     ROUTES
         .iter()
-        .filter(|r| r.endpoint.served_on(exposure))
-        .find_map(|r| Some((r, r.matches(path)?)))
-}
-
-/// The index in [`ROUTES`] of the route `path` asks for on a listener of `exposure`.
-pub fn route_index(path: &str, exposure: Exposure) -> Option<usize> {
-    let (found, _) = route(path, exposure)?;
-    ROUTES.iter().position(|r| std::ptr::eq(r, found))
+        .zip(PATTERNS.iter())
+        .enumerate()
+        .filter(|(_, (r, _))| r.endpoint.served_on(exposure))
+        .find_map(|(i, (r, p))| Some((i, r, p.matches(path)?)))
 }
 
 /// The routes for a person to read, `last` before the final one:
@@ -220,13 +237,18 @@ pub fn listing(last: &str) -> String {
 
 /// The routes a listener of `exposure` serves, for a person to read.
 pub fn listing_on(exposure: Exposure, last: &str) -> String {
-    let usages: Vec<&str> = ROUTES
-        .iter()
-        .filter(|r| r.endpoint.served_on(exposure))
-        .map(|r| r.usage)
-        .collect();
-    let (final_one, others) = usages.split_last().expect("routes");
+    let served = usages(|e| e.served_on(exposure));
+    let (final_one, others) = served.split_last().expect("routes");
     format!("{} {}{last}{final_one}", METHODS[0], others.join(", "))
+}
+
+/// The routes whose endpoint `keep` keeps, in the table's order.
+pub fn usages(keep: impl Fn(Endpoint) -> bool) -> Vec<&'static str> {
+    ROUTES
+        .iter()
+        .filter(|r| keep(r.endpoint))
+        .map(|r| r.usage)
+        .collect()
 }
 
 /// The largest `count` `/ids` accepts: 100,000 IDs (about 2.2 MB of JSON).
@@ -238,7 +260,7 @@ mod tests {
 
     #[test]
     fn the_table_routes_requests() {
-        let endpoint = |path| route(path, Exposure::All).map(|(r, param)| (r.endpoint, param));
+        let endpoint = |path| route(path, Exposure::All).map(|(_, r, param)| (r.endpoint, param));
         assert_eq!(endpoint("/id"), Some((Endpoint::Id, "")));
         assert_eq!(endpoint("/ids"), Some((Endpoint::Ids, "")));
         assert_eq!(endpoint("/parse/17"), Some((Endpoint::Parse, "17")));
@@ -287,7 +309,7 @@ mod tests {
 
     #[test]
     fn listeners_serve_their_routes() {
-        let on = |path, exposure| route(path, exposure).map(|(r, _)| r.endpoint);
+        let on = |path, exposure| route(path, exposure).map(|(_, r, _)| r.endpoint);
         assert_eq!(on("/metrics", Exposure::Ids), None);
         assert_eq!(on("/id", Exposure::Internal), None);
         assert_eq!(on("/parse/1", Exposure::Internal), None);

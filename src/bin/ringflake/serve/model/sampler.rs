@@ -1,9 +1,13 @@
-//! The thread that samples every generator's issue count into its [`History`] every [`EVERY`].
+//! The thread that samples every generator's issue count into its [`History`] every [`EVERY`],
+//! and gives memory back to the system once a burst of large answers is over
+//! ([`super::memory`]).
 //!
 //! [`History`]: super::history::History
 
 use super::app::Generators;
 use super::history::Sample;
+use super::limits::Limits;
+use super::memory::{GIVE_BACK_EVERY, give_back};
 use std::sync::Arc;
 use std::sync::mpsc::{RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
@@ -20,17 +24,23 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// Starts sampling `generators` (the first sample at once).
-    pub fn start(generators: Arc<Generators>) -> Result<Sampler, String> {
+    /// Starts sampling `generators` (the first sample at once), and watching `limits`' large
+    /// answers.
+    pub fn start(generators: Arc<Generators>, limits: Arc<Limits>) -> Result<Sampler, String> {
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("ringflake-status".into())
             .spawn(move || {
+                let mut given_back = std::time::Instant::now();
                 loop {
                     let at_ms = unix_ms();
                     for g in generators.iter() {
                         let issued = g.app.generator.stats().issued;
                         g.history.push(Sample { at_ms, issued });
+                    }
+                    if given_back.elapsed() >= GIVE_BACK_EVERY && limits.large_answers_over() {
+                        give_back();
+                        given_back = std::time::Instant::now();
                     }
                     match stopped.recv_timeout(EVERY) {
                         Err(RecvTimeoutError::Timeout) => {}

@@ -9,19 +9,18 @@ use crate::serve::model::requests;
 use std::net::SocketAddr;
 use std::time::Instant;
 
-/// An HTTP request answered with `status`, `route` its index in the route table (`None`: none),
-/// started at `start`.
-pub fn http(
-    method: &hyper::Method,
-    path: &str,
+/// HTTP request `req` answered with `status`, `route` its index in the route table (`None`:
+/// none), started at `start`.
+pub fn http<B>(
+    req: &hyper::Request<B>,
     route: Option<usize>,
     status: u16,
-    version: hyper::Version,
     peer: Option<SocketAddr>,
     start: Instant,
 ) {
     let elapsed = start.elapsed();
-    requests::http(route, status, elapsed);
+    let (method, path, version) = (req.method(), req.uri().path(), req.version());
+    requests::http(route, requests::method_index(method), status, elapsed);
     tracing::info!(
         target: ACCESS_TARGET,
         method = %method,

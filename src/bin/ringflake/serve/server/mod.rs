@@ -9,30 +9,33 @@
 
 pub mod access;
 pub mod bodies;
+pub mod idle;
 pub mod listen;
 pub mod notify;
 pub mod signals;
 pub mod tls;
 pub mod versions;
 
-use super::handlers::{grpc, handle};
+use super::handlers::{answer_now, grpc, handle};
 use super::model::app::App;
+use super::model::limits::{Connections, IDLE, Slot, Throttle};
 use super::model::requests;
-use super::model::routes::route_index;
+use super::model::routes::Exposure;
 use bodies::JsonBodies;
-use hyper::Request;
+use http_body_util::Either;
 use hyper::body::Incoming;
+use hyper::{Method, Request};
 use hyper_util::rt::TokioIo;
+use idle::{Counted, Streams};
 use std::convert::Infallible;
+use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, watch};
 use tokio_rustls::TlsAcceptor;
-use tonic::body::Body;
-use versions::Version;
+use versions::{Rewind, Version};
 
 /// The stop signal the serving threads watch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -67,20 +70,40 @@ impl Stopper {
     }
 }
 
-impl Server {
-    /// Binds `listen` and serves it on `threads` threads, over TLS if `tls` is given; returns
-    /// once every thread accepts.
-    pub fn start(
-        app: &App,
-        listen: SocketAddr,
-        threads: usize,
-        grace: Duration,
-        tls: Option<TlsAcceptor>,
-    ) -> Result<Server, String> {
+/// A socket bound and listening on its address, not served yet: bound before the generators
+/// boot, so that an address in use refuses the start before a worker id is claimed.
+pub struct Bound {
+    listener: std::net::TcpListener,
+    addr: SocketAddr,
+}
+
+impl Bound {
+    /// Binds `listen` ([`listen::bind`]).
+    pub fn bind(listen: SocketAddr) -> Result<Bound, String> {
         let listener = listen::bind(listen).map_err(|e| cannot_listen(listen, &e))?;
         let addr = listener
             .local_addr()
             .map_err(|e| cannot_listen(listen, &e))?;
+        Ok(Bound { listener, addr })
+    }
+
+    /// The address bound (the port the system chose for port 0).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+impl Server {
+    /// Serves `bound` on `threads` threads, over TLS if `tls` is given; returns once every
+    /// thread accepts.
+    pub fn start(
+        app: &App,
+        bound: Bound,
+        threads: usize,
+        grace: Duration,
+        tls: Option<TlsAcceptor>,
+    ) -> Result<Server, String> {
+        let Bound { listener, addr } = bound;
         let (stop, _) = watch::channel(Stop::No);
         let mut server = Server {
             addr,
@@ -160,52 +183,24 @@ fn cannot_listen(addr: SocketAddr, e: &std::io::Error) -> String {
     }
 }
 
-/// Failed accepts of every serving thread, logged at most once every [`AcceptErrors::EVERY_MS`]:
-/// out of file descriptors (EMFILE), each thread fails an accept every 10 ms, which would be
-/// hundreds of identical lines a second.
-static ACCEPT_ERRORS: AcceptErrors = AcceptErrors {
-    next_ms: AtomicU64::new(0),
-    suppressed: AtomicU64::new(0),
-};
+/// Failed accepts of every serving thread, logged at most once every 10 s: out of file
+/// descriptors (EMFILE), each thread fails an accept every 10 ms, which would be hundreds of
+/// identical lines a second.
+static ACCEPT_ERRORS: Throttle = Throttle::new(10_000);
 
-/// A rate limit for one kind of log line, shared by the serving threads.
-struct AcceptErrors {
-    /// Milliseconds since [`started`] from which the next line may be logged.
-    next_ms: AtomicU64,
-    /// Failures not logged since the last line.
-    suppressed: AtomicU64,
-}
+/// Connections refused for a full listener, logged likewise.
+static REFUSED: Throttle = Throttle::new(10_000);
 
-impl AcceptErrors {
-    /// At most one line in this many milliseconds.
-    const EVERY_MS: u64 = 10_000;
-
-    /// Whether to log this failure now, and if so how many were not logged before it.
-    fn allow(&self) -> Option<u64> {
-        let now = started().elapsed().as_millis() as u64;
-        let next = self.next_ms.load(Ordering::Relaxed);
-        if now >= next
-            && self
-                .next_ms
-                .compare_exchange(
-                    next,
-                    now + Self::EVERY_MS,
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                )
-                .is_ok()
-        {
-            return Some(self.suppressed.swap(0, Ordering::Relaxed));
-        }
-        self.suppressed.fetch_add(1, Ordering::Relaxed);
-        None
+/// " (N more … not logged in the last 10 s)", or nothing.
+fn more(suppressed: u64, what: &str, throttle: &Throttle) -> String {
+    if suppressed > 0 {
+        format!(
+            " ({suppressed} more {what} not logged in the last {} s)",
+            throttle.every_s()
+        )
+    } else {
+        String::new()
     }
-}
-
-/// The process's monotonic start, for [`AcceptErrors`].
-fn started() -> Instant {
-    static START: OnceLock<Instant> = OnceLock::new();
-    *START.get_or_init(Instant::now)
 }
 
 /// One serving thread: its runtime, its listener, its connections.
@@ -229,6 +224,7 @@ fn serve_thread(
         }
     };
     let app = Arc::new(app);
+    let connections = Arc::clone(app.limits.connections(app.exposure == Exposure::Internal));
     runtime.block_on(async move {
         // Every connection holds a sender; `recv` returns `None` once all of them are gone.
         let (alive, mut all_closed) = mpsc::channel::<()>(1);
@@ -239,13 +235,18 @@ fn serve_thread(
                 _ = stop.wait_for(|s| *s != Stop::No) => break,
                 accepted = listener.accept() => match accepted {
                     Ok((stream, peer)) => {
+                        let Some(slot) = admit(&app, &connections, addr, peer) else {
+                            // Closed at once: the client sees its connection end, not a hang.
+                            drop(stream);
+                            continue;
+                        };
                         let conn = serve_connection(
                             Arc::clone(&app),
                             stream,
                             peer,
                             tls.clone(),
                             conn_stop.clone(),
-                            alive.clone(),
+                            (alive.clone(), slot),
                         );
                         tokio::spawn(conn);
                     }
@@ -259,15 +260,7 @@ fn serve_thread(
                                 error = %e,
                                 suppressed,
                                 "accept on {addr} failed: {e}{}",
-                                if suppressed > 0 {
-                                    format!(
-                                        " ({suppressed} more failed accepts not logged in the \
-                                         last {} s)",
-                                        AcceptErrors::EVERY_MS / 1000
-                                    )
-                                } else {
-                                    String::new()
-                                }
+                                more(suppressed, "failed accepts", &ACCEPT_ERRORS)
                             );
                         }
                         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -291,6 +284,34 @@ fn serve_thread(
         }
     });
     // Dropping the runtime closes whatever connections are left.
+}
+
+/// A place among the listener's connections for one from `peer`, if fewer than
+/// `--max-connections` are open; else the refusal is counted, and said (at most a line every
+/// 10 s).
+fn admit(
+    app: &App,
+    connections: &Arc<Connections>,
+    addr: SocketAddr,
+    peer: SocketAddr,
+) -> Option<Slot> {
+    let max = app.limits.max_connections;
+    let slot = connections.admit(max);
+    if slot.is_none()
+        && let Some(suppressed) = REFUSED.allow()
+    {
+        tracing::warn!(
+            target: crate::log::TARGET,
+            address = %addr,
+            peer = %peer,
+            max_connections = max,
+            suppressed,
+            "connection from {peer} to {addr} refused: {max} connections are open \
+             (--max-connections), new ones are closed until some end{}",
+            more(suppressed, "refusals", &REFUSED)
+        );
+    }
+    slot
 }
 
 /// A single-threaded Tokio runtime, timers and I/O enabled: one per serving thread, and the one
@@ -318,23 +339,25 @@ fn thread_runtime(
 /// Serves one connection until it closes, or until the stop signal, when hyper finishes the
 /// request in flight and closes the connection instead of waiting for another. With `tls`, the
 /// handshake comes first, in this task, bounded by [`tls::HANDSHAKE_TIMEOUT`] (and cut short by
-/// the stop signal). HTTP/1.1 or HTTP/2, as [`versions`] tells.
+/// the stop signal). HTTP/1.1 or HTTP/2, as [`versions`] tells. `held` (the serving thread's
+/// count of its connections, and this one's place among the listener's) goes with it.
 async fn serve_connection(
     app: Arc<App>,
-    stream: tokio::net::TcpStream,
+    mut stream: tokio::net::TcpStream,
     peer: SocketAddr,
     tls: Option<TlsAcceptor>,
     mut stop: watch::Receiver<Stop>,
-    _alive: mpsc::Sender<()>,
+    held: (mpsc::Sender<()>, Slot),
 ) {
+    let _held = held;
     listen::prepare(&stream);
     let Some(acceptor) = tls else {
-        let version = tokio::select! {
-            version = versions::sniff(&stream) => version,
+        let sniffed = tokio::select! {
+            sniffed = versions::sniff(&mut stream) => sniffed,
             _ = stop.wait_for(|s| *s != Stop::No) => return,
         };
-        if let Some(version) = version {
-            serve_http(app, stream, version, peer, stop).await;
+        if let Some((version, first)) = sniffed {
+            serve_http(app, Rewind::new(first, stream), version, peer, stop).await;
         }
         return;
     };
@@ -349,7 +372,8 @@ async fn serve_connection(
 }
 
 /// Serves HTTP/1 or HTTP/2 on `io` (a TCP stream or a TLS session on one): the HTTP routes, and
-/// gRPC calls ([`grpc`]).
+/// gRPC calls ([`grpc`]). An HTTP/2 connection counts its open streams, and is closed once it
+/// has had none for [`IDLE`] ([`idle`]).
 async fn serve_http<I>(
     app: Arc<App>,
     io: I,
@@ -360,13 +384,25 @@ async fn serve_http<I>(
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let services = Arc::new(grpc::Services::new(&app));
+    let streams = (version == Version::Http2).then(Streams::new);
+    let counted = streams.clone();
     let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+        // Counted and perhaps logged once answered (`access`): a clock read before, one after,
+        // a few relaxed adds on this thread's own counters.
+        let start = Instant::now();
+        // A GET is never a gRPC call (those are POSTs): no header to look up for it.
+        if (req.method() == Method::GET || !grpc::is_grpc(&req))
+            && let Some((answer, route)) = answer_now(&app, &req)
+        {
+            access::http(&req, route, answer.status().as_u16(), Some(peer), start);
+            let open = counted.as_ref().map(Streams::open);
+            let answer = answer.map(|body| Counted::new(Either::Left(body), open));
+            return Answer::Now(std::future::ready(Ok(answer)));
+        }
         let app = Arc::clone(&app);
         let services = Arc::clone(&services);
-        async move {
-            // Counted and perhaps logged once answered (`access`): a clock read before, one
-            // after, a few relaxed adds on this thread's own counters.
-            let start = Instant::now();
+        let open = counted.as_ref().map(Streams::open);
+        Answer::Later(Box::pin(async move {
             let answer = if grpc::is_grpc(&req) {
                 let method = requests::grpc_method(req.uri().path());
                 let answer = services.call(req).await;
@@ -376,53 +412,99 @@ async fn serve_http<I>(
                     .and_then(|v| v.to_str().ok()?.parse().ok())
                     .unwrap_or(0);
                 access::grpc(method, code, Some(peer), start);
-                answer
+                answer.map(|body| Counted::new(Either::Right(body), open))
             } else {
-                let answer = handle(&app, &req).await.map(Body::new);
-                let path = req.uri().path();
-                access::http(
-                    req.method(),
-                    path,
-                    route_index(path, app.exposure),
-                    answer.status().as_u16(),
-                    req.version(),
-                    Some(peer),
-                    start,
-                );
-                answer
+                // The answer's body as it is, not boxed as gRPC's are: no allocation for it.
+                let (answer, route) = handle(&app, &req).await;
+                access::http(&req, route, answer.status().as_u16(), Some(peer), start);
+                answer.map(|body| Counted::new(Either::Left(body), open))
             };
             Ok::<_, Infallible>(answer)
-        }
+        }))
     });
-    match version {
-        Version::Http1 => {
+    match (version, streams) {
+        (Version::Http2, Some(streams)) => {
+            let conn = versions::http2().serve_connection(TokioIo::new(io), service);
+            until_stopped(conn, stop, streams.idle(IDLE), |c| c.graceful_shutdown()).await;
+        }
+        _ => {
             let io = TokioIo::new(JsonBodies::new(io));
             let conn = listen::http1().serve_connection(io, service);
-            until_stopped(conn, stop, |c| c.graceful_shutdown()).await;
-        }
-        Version::Http2 => {
-            let conn = versions::http2().serve_connection(TokioIo::new(io), service);
-            until_stopped(conn, stop, |c| c.graceful_shutdown()).await;
+            let idle = std::future::pending::<()>();
+            until_stopped(conn, stop, idle, |c| c.graceful_shutdown()).await;
         }
     }
 }
 
-/// Drives `conn` until it ends, or until the stop signal, then shuts it down gracefully (the
-/// requests in flight finish, no new one starts) and drives it to its end.
+/// A request's answer for hyper: made at once (an ID ready in the ring, every route that takes
+/// none), or by a future that may wait (a take at the lead cap, a batch, a gRPC call), boxed
+/// only then. The common answer keeps no future between polls: nothing to move, nothing to
+/// allocate.
+enum Answer<F: Future> {
+    Now(std::future::Ready<F::Output>),
+    Later(std::pin::Pin<Box<F>>),
+}
+
+impl<F: Future> Future for Answer<F>
+where
+    F::Output: Unpin,
+{
+    type Output = F::Output;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        match self.get_mut() {
+            Answer::Now(ready) => std::pin::Pin::new(ready).poll(cx),
+            Answer::Later(later) => later.as_mut().poll(cx),
+        }
+    }
+}
+
+/// Drives `conn` until it ends, or until the stop signal or `idle`, then shuts it down
+/// gracefully (the requests in flight finish, no new one starts; HTTP/2 says `GOAWAY`) and
+/// drives it to its end.
+///
+/// The signal costs a poll one atomic load (the watch's version): the watch's future is polled
+/// once, which registers this task to be woken when the signal comes, and again only once it
+/// has come. (Polling it at every poll of the connection, as a `select!` does, cost a request
+/// about 250 instructions.)
 async fn until_stopped<C, O>(
     conn: C,
-    mut stop: watch::Receiver<Stop>,
+    stop: watch::Receiver<Stop>,
+    idle: impl Future<Output = ()>,
     graceful: impl FnOnce(std::pin::Pin<&mut C>),
 ) where
-    C: std::future::Future<Output = O>,
+    C: Future<Output = O>,
 {
     tokio::pin!(conn);
-    tokio::select! {
-        _ = conn.as_mut() => return,
-        _ = stop.wait_for(|s| *s != Stop::No) => {}
+    tokio::pin!(idle);
+    let mut watching = stop.clone();
+    let signalled = watching.changed();
+    tokio::pin!(signalled);
+    let mut registered = false;
+    let stopping = std::future::poll_fn(|cx| {
+        if conn.as_mut().poll(cx).is_ready() {
+            return std::task::Poll::Ready(false);
+        }
+        // An HTTP/2 connection without a stream for `IDLE` (HTTP/1.1's `idle` never ends:
+        // hyper's header timeout bounds an idle HTTP/1.1 connection).
+        if idle.as_mut().poll(cx).is_ready() {
+            return std::task::Poll::Ready(true);
+        }
+        if registered && !stop.has_changed().unwrap_or(true) {
+            return std::task::Poll::Pending;
+        }
+        registered = true;
+        // Every value sent after `No` stops (`Graceful`, `Now`); a sender gone stops too.
+        signalled.as_mut().poll(cx).map(|_| true)
+    })
+    .await;
+    if stopping {
+        graceful(conn.as_mut());
+        let _ = conn.await;
     }
-    graceful(conn.as_mut());
-    let _ = conn.await;
 }
 
 #[cfg(test)]
