@@ -157,7 +157,9 @@
 //! The same table can live in MariaDB/MySQL (`DatabaseAssigner::mysql`, feature `mysql`) or
 //! PostgreSQL (`DatabaseAssigner::postgres`, feature `postgres`), shared with Java nodes
 //! ([`DatabaseAssigner`]). From ZooKeeper, in Meituan Leaf's znodes and beside Leaf nodes:
-//! `ZooKeeperAssigner` (feature `zookeeper`). Without a database: [`FixedWorkerId`] from configuration, or
+//! `ZooKeeperAssigner` (feature `zookeeper`). From etcd or Redis, each id a key with a time to live:
+//! `EtcdAssigner` (feature `etcd`), `RedisAssigner` (feature `redis`). A source describes its flags
+//! for the binary as a [`SourceKind`]. Without a database: [`FixedWorkerId`] from configuration, or
 //! [`StatefulSetOrdinal`] from a Kubernetes pod name.
 //!
 //! ## Cargo features
@@ -168,9 +170,11 @@
 //! | `mysql` | with `cli` | `DatabaseAssigner::mysql`: worker ids from a MariaDB/MySQL table (the `mysql` crate, blocking, TLS by rustls) |
 //! | `postgres` | with `cli` | `DatabaseAssigner::postgres`: worker ids from a PostgreSQL table (`tokio-postgres` on a private runtime, TLS by rustls) |
 //! | `zookeeper` | with `cli` | `ZooKeeperAssigner`: worker ids from a ZooKeeper ensemble in Meituan Leaf's znodes, shared with Leaf nodes (kezhuw's `zookeeper-client` on a private runtime) |
+//! | `etcd` | with `cli` | `EtcdAssigner`: worker ids from an etcd cluster, each a key on an etcd lease (etcd's v3 API through tonic's client, stubs committed, on a private runtime, TLS by rustls) |
+//! | `redis` | with `cli` | `RedisAssigner`: worker ids from Redis or Sentinel, every claim confirmed on the replicas with `WAIT` (the `redis` crate, blocking, TLS by rustls) |
 //! | `metrics` | yes | [`MetricsReporter`], [`GeneratorMetrics`] (also a sink for [`CachedBuilder::record_stats`]), [`install_prometheus`] and [`install_prometheus_recorder`]: Prometheus series |
 //! | `tokio` | yes | [`CachedUidGenerator::next_id_async`] |
-//! | `cli` | yes | the `ringflake` binary (HTTP and gRPC service, `gen`, `parse`, `layout`, `workers`, `segments`) with every worker source: turns on `sqlite`, `mysql`, `postgres`, `zookeeper`, `segment`, `metrics`, `id-key`, `tokio` and `grpc`, and brings `clap`, `hyper` and tonic's server |
+//! | `cli` | yes | the `ringflake` binary (HTTP and gRPC service, `gen`, `parse`, `layout`, `workers`, `segments`) with every worker source: turns on `sqlite`, `mysql`, `postgres`, `zookeeper`, `etcd`, `redis`, `segment`, `metrics`, `id-key`, `tokio` and `grpc`, and brings `clap`, `hyper` and tonic's server |
 //! | `grpc` | with `cli` | `ringflake::grpc`: the messages and stubs of the service's `ringflake.v1` gRPC API (prost, tonic's codec; generated code committed, no `protoc` needed) |
 //! | `id-key` | with `cli` | [`IdCipher`]: public IDs through a keyed permutation (FF1 over AES-256, the `fpe` and `aes` crates), hiding order, volume, worker and time |
 //! | `segment` | with `cli` | `SegmentGenerator`: Meituan Leaf's segment mode, dense numbers per business tag from `leaf_alloc` (`SegmentTable::sqlite`, `mysql`, `postgres` with those features) |
@@ -312,13 +316,15 @@ pub use segment::{MAX_TAG_LEN, SegmentError};
 pub use text::{IdFormat, IdText, IdTextError};
 pub use worker::node::NodeInfo;
 pub use worker::rows::WorkerRow;
+// Empty without a source's feature.
+#[allow(unused_imports)]
+pub use worker::sources::*;
 #[cfg(feature = "sqlite")]
 pub use worker::sqlite::DEFAULT_SQLITE_PATH;
 pub use worker::table::DatabaseAssigner;
-#[cfg(feature = "zookeeper")]
-pub use worker::zookeeper::{ZooKeeperAssigner, ZooKeeperWorker};
 pub use worker::{
-    Assignment, DatabaseTime, FixedWorkerId, Lease, StatefulSetOrdinal, WorkerIdAssigner,
+    Assignment, Cell, DatabaseTime, FixedWorkerId, Lease, Listed, Listing, Placement, SharedFlag,
+    Source, SourceKind, SourceOption, SourceSettings, StatefulSetOrdinal, WorkerIdAssigner,
 };
 pub use zone::{MAX_TIME_ZONE_FILE_BYTES, system_time_zone, time_zone_from_tz};
 

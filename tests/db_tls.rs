@@ -471,7 +471,7 @@ fn db_ca_file_with_sqlite_is_refused() {
         assert!(!out.status.success(), "{command:?}: {stderr}");
         assert!(
             stderr.contains(
-                "--db-ca-file ca.pem is for TLS to a server: it needs --mysql or --postgres"
+                "--db-ca-file ca.pem is for TLS to a server: it needs --mysql, --postgres"
             ),
             "{command:?}: {stderr}"
         );

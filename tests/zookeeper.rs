@@ -700,11 +700,6 @@ fn ensemble_pids() -> Vec<u32> {
         .collect()
 }
 
-/// The worker id of an ID of the 37/1/25 layout.
-fn worker_of(id: u64) -> u64 {
-    (id >> 25) & 1
-}
-
 /// A node frozen (SIGSTOP) past its session timeout loses its id to another node, which starts
 /// above the frozen node's reach; thawed, it serves none of its ring's IDs once the keeper has
 /// looked (about a second), none of its IDs equals the other's, and it heals: once the other
@@ -714,85 +709,14 @@ fn worker_of(id: u64) -> u64 {
 fn a_node_frozen_past_its_session_timeout_is_fenced_and_heals() {
     let _turn = turn();
     let name = fresh_name("frozen");
-    // One worker bit: ids 0 and 1, both held, so that the frozen node's id is the only one free.
-    let layout = [
-        "--time-bits",
-        "37",
-        "--worker-bits",
-        "1",
-        "--seq-bits",
-        "25",
-        "--lease-window",
-        "2",
-    ];
-    let (da, db, dc) = (
-        tempfile::tempdir().unwrap(),
-        tempfile::tempdir().unwrap(),
-        tempfile::tempdir().unwrap(),
-    );
-    let mut a = serve_node(da.path(), &name, 19033, &layout);
-    let _c = serve_node(dc.path(), &name, 19034, &layout);
-    let a_addr = "127.0.0.1:19033".parse().unwrap();
-    let mut ca = common::Client::new(a_addr, Duration::from_secs(1));
-    let before = take(&mut ca, 100);
-    assert_eq!(worker_of(before[0]), 0);
-    common::signal(a.pid, "STOP");
-    let frozen = Instant::now();
-    // Another node gets the frozen node's id once its session has expired and its reach passed.
-    let mut b = serve_node(db.path(), &name, 19035, &layout);
-    let b_boot = frozen.elapsed();
-    let mut cb = common::Client::new("127.0.0.1:19035".parse().unwrap(), Duration::from_secs(1));
-    let mut from_b = take(&mut cb, 1000);
-    assert_eq!(worker_of(from_b[0]), 0, "B recycled the frozen node's id");
-    assert!(
-        b_boot >= Duration::from_secs(3),
-        "B took the id after {b_boot:?}, before A's session could expire"
-    );
-    common::signal(a.pid, "CONT");
-    let thawed = Instant::now();
-    let mut from_a = Vec::new();
-    let mut refused_at = None;
-    while thawed.elapsed() < Duration::from_secs(3) {
-        let got = take(&mut ca, 100);
-        if got.is_empty() && refused_at.is_none() {
-            refused_at = Some(thawed.elapsed());
-        }
-        from_a.extend(got);
-        from_b.extend(take(&mut cb, 100));
-    }
-    let refused_at = refused_at.expect("the thawed node kept serving");
-    assert!(
-        refused_at <= Duration::from_millis(2500),
-        "fenced {refused_at:?} after the thaw"
-    );
-    let first_b = *from_b.iter().min().unwrap();
-    assert!(
-        from_a.iter().all(|&id| worker_of(id) != 0 || id < first_b),
-        "the thawed node served its old id above the new holder's first ID"
-    );
-    // B stops (its lease released at its last second): A heals with the id and serves above B.
-    common::signal(b.pid, "TERM");
-    common::wait_until("B's exit", Duration::from_secs(20), || !b.running());
-    let last_b = *from_b.iter().max().unwrap();
-    let mut healed = Vec::new();
-    common::wait_until("A serving again", Duration::from_secs(30), || {
-        healed = take(&mut ca, 10);
-        !healed.is_empty()
-    });
-    assert_eq!(worker_of(healed[0]), 0);
-    assert!(healed[0] > last_b, "A healed below B's IDs");
-    let mut all: Vec<u64> = before
-        .into_iter()
-        .chain(from_a)
-        .chain(from_b)
-        .chain(healed)
-        .collect();
-    let n = all.len();
-    all.sort_unstable();
-    all.dedup();
-    assert_eq!(all.len(), n, "duplicate IDs");
-    assert!(a.running());
-    a.kill();
+    // A, C and B, in the order `held::frozen` starts them, each on a port (and address) of its
+    // own.
+    let next = std::sync::atomic::AtomicU16::new(19033);
+    let start = |dir: &std::path::Path| {
+        let port = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        serve_node(dir, &name, port, &common::held::FROZEN_LAYOUT)
+    };
+    common::held::frozen(&start, Duration::from_secs(4));
 }
 
 /// A node cut off from the ensemble (every server frozen) stops serving a third of its session

@@ -5,6 +5,8 @@
 //! Each test file that uses it declares `mod common;`; not every file uses every helper.
 #![allow(dead_code)]
 
+pub mod held;
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -118,7 +118,7 @@ pub struct LayoutArgs {
     pub tz: Option<String>,
 }
 
-/// Where worker ids come from: one of the databases, or a fixed id.
+/// Where worker ids come from: one of the worker tables, and the flags other sources share.
 #[derive(Debug, Clone, Args)]
 pub struct DbArgs {
     #[arg(long, env = "RINGFLAKE_DB", value_name = "PATH",
@@ -159,37 +159,14 @@ pub struct DbArgs {
     pub db_retry: Option<u64>,
 }
 
-/// Worker ids from ZooKeeper, in Meituan Leaf's znodes.
-#[derive(Debug, Clone, Args)]
-pub struct ZkArgs {
-    /// Worker ids from this ZooKeeper ensemble, HOST:PORT[,HOST:PORT...], in Meituan Leaf's
-    /// znodes (/snowflake/NAME/forever/IP:PORT-SEQUENCE, shared with Leaf nodes); needs
-    /// --zookeeper-name
-    #[arg(long, env = "RINGFLAKE_ZOOKEEPER", value_name = "HOSTS")]
-    pub zookeeper: Option<String>,
-    /// With --zookeeper: Leaf's leaf.name, the path /snowflake/NAME under which the ids are
-    #[arg(long, env = "RINGFLAKE_ZOOKEEPER_NAME", value_name = "NAME")]
-    pub zookeeper_name: Option<String>,
-    /// With --zookeeper: this node's IP:PORT as Leaf names it (a restart on the same one keeps
-    /// its worker id) [default: Leaf's ip (the first non-loopback IPv4 address) and, for serve,
-    /// --listen's port]
-    #[arg(long, env = "RINGFLAKE_ZOOKEEPER_ADDRESS", value_name = "IP:PORT")]
-    pub zookeeper_address: Option<String>,
-    #[arg(long, env = "RINGFLAKE_ZOOKEEPER_SESSION_TIMEOUT", value_name = "SECONDS",
-          value_parser = clap::value_parser!(u64).range(2..=600),
-          help = format!("With --zookeeper: the session timeout asked of the servers; a node that \
-                          has not heard from them for half of it stops serving until it does \
-                          [default: {}]", ringflake::ZooKeeperAssigner::DEFAULT_SESSION_TIMEOUT.as_secs()))]
-    pub zookeeper_session_timeout: Option<u64>,
-}
-
 /// A worker id source for a generator: the database flags, or --worker-id.
 #[derive(Debug, Clone, Args)]
 pub struct WorkerArgs {
     #[command(flatten)]
     pub db: DbArgs,
+    /// The other sources' flags (`--zookeeper`, ...: [`crate::sources::SOURCES`]).
     #[command(flatten)]
-    pub zk: ZkArgs,
+    pub sources: crate::sources::SourceArgs,
     /// Use this worker id, no database: no other process may use it at the same time
     #[arg(long, env = "RINGFLAKE_WORKER_ID", value_name = "N")]
     pub worker_id: Option<u64>,
@@ -698,7 +675,7 @@ pub struct WorkersArgs {
     #[command(flatten)]
     pub db: DbArgs,
     #[command(flatten)]
-    pub zk: ZkArgs,
+    pub sources: crate::sources::SourceArgs,
     #[command(flatten)]
     pub layout: LayoutArgs,
 }

@@ -22,6 +22,7 @@ mod parse;
 mod segment_args;
 mod segments;
 mod serve;
+mod sources;
 mod text;
 mod workers;
 

@@ -8,12 +8,16 @@
 //! worker id once it is lost for good, and releases it at shutdown.
 
 mod contract;
+#[cfg(any(feature = "zookeeper", feature = "etcd", feature = "redis"))]
+mod fence;
 
 use crate::lock::lock;
 use crate::{Clock, Error};
 pub use contract::Lease;
 use contract::REPEAT_WARNING_SECS;
 pub(crate) use contract::{DEFAULT_WINDOW_SECS, LOST_WRITE, extension_target};
+#[cfg(any(feature = "zookeeper", feature = "etcd", feature = "redis"))]
+pub(crate) use fence::cut_off;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

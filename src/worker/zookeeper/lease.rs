@@ -4,29 +4,11 @@
 
 use super::session::{Op, Shared};
 use super::znodes::{self, IdData, Origin};
-use crate::worker::lease::Lease;
+use crate::worker::lease::{Lease, cut_off};
 use crate::{Clock, Error, SystemClock};
 use std::sync::atomic::{AtomicI32, AtomicI64, Ordering};
 use std::time::Duration;
 use zookeeper_client as zk;
-
-/// The one rule of the fence: a node stops serving once the newest call the servers answered was
-/// sent a third of a session timeout ago or more.
-///
-/// The servers expire a session one session timeout after they last heard from it, and not
-/// before (a new leader gives every session a whole timeout again); they heard from this node
-/// no earlier than when it sent the newest call they answered. Its ephemeral znode, and with it
-/// the id, can therefore go to another node no sooner than `timeout` after that send. The client
-/// itself learns of the expiry only once it reconnects, which a node cut off from the ensemble
-/// cannot: it must stop on its own clock, with room left for the keeper's next look (it looks
-/// every tenth of the timeout, and a call takes at most another tenth: [`ZkLease::tick`]) and for
-/// the filler to drop the ring (a round, 250 ms). A third of the timeout leaves that room: stopped
-/// by `0.53 × timeout + 0.25 s` after the send at the latest (2.4 s of ZooKeeper's least timeout,
-/// 4 s; 5.6 s of the default 10 s), while a server that pauses for less than a third of the
-/// timeout (a collection, an election) stops nothing.
-pub(crate) fn cut_off(since_answered: Duration, session_timeout: Duration) -> bool {
-    since_answered >= session_timeout / 3
-}
 
 /// A worker id's lease in ZooKeeper.
 #[derive(Debug)]
@@ -246,27 +228,5 @@ impl Lease for ZkLease {
 
     fn describe(&self) -> String {
         format!("{} /snowflake/{}", self.session.describe(), self.name)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The boundary: serving up to just under a third of the session timeout, not at it.
-    #[test]
-    fn cut_off_at_a_third_of_the_session_timeout() {
-        let t = Duration::from_secs(9);
-        assert!(!cut_off(Duration::from_millis(2_999), t));
-        assert!(cut_off(Duration::from_secs(3), t));
-        // ZooKeeper's least timeout (2 ticks of 2 s): 1.33 s.
-        assert!(cut_off(
-            Duration::from_millis(1_334),
-            Duration::from_secs(4)
-        ));
-        assert!(!cut_off(
-            Duration::from_millis(1_333),
-            Duration::from_secs(4)
-        ));
     }
 }

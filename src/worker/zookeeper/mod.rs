@@ -13,6 +13,7 @@
 //! over what `view` reads of the znodes at one moment; `lease` keeps the id held, on `session`.
 
 mod claim;
+pub(crate) mod kind;
 mod lease;
 mod session;
 mod view;

@@ -7,6 +7,7 @@
 //! session, one session timeout after they last heard from it.
 
 use crate::Error;
+use crate::worker::runtime::Driven;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,9 +29,8 @@ fn nanos(at: Instant) -> u64 {
 pub(crate) struct Session {
     /// `None` only while dropped.
     client: Option<zk::Client>,
-    handle: tokio::runtime::Handle,
-    /// Ends the runtime's thread (and with it the session) when dropped.
-    _stop: tokio::sync::oneshot::Sender<()>,
+    /// Its runtime (dropped last: the session ends with it).
+    runtime: Driven,
     /// The ensemble, for messages.
     ensemble: String,
     /// When the newest call the servers answered was sent (nanoseconds since [`base`]); 0 never.
@@ -87,27 +87,10 @@ impl Session {
         within: Duration,
     ) -> Result<Session, Error> {
         let describe = format!("zookeeper {ensemble}");
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .map_err(|e| Error::Database {
-                database: describe.clone(),
-                message: format!("cannot start the ZooKeeper client's Tokio runtime: {e}"),
-                transient: false,
-                source: None,
-            })?;
-        let handle = runtime.handle().clone();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        std::thread::Builder::new()
-            .name("ringflake-zookeeper".into())
-            .spawn(move || {
-                // Runs the client's tasks (its pings and replies) until the session is dropped.
-                let _ = runtime.block_on(stopped);
-                runtime.shutdown_background();
-            })
-            .map_err(|e| Error::thread_spawn("ringflake-zookeeper", e))?;
+        let runtime = Driven::start("ringflake-zookeeper", &describe, false)?;
         let cluster = ensemble.to_string();
         let started = Instant::now();
-        let client = run(&handle, &describe, "connecting", within, async move {
+        let client = run(&runtime, &describe, "connecting", within, async move {
             zk::Client::connector()
                 .with_session_timeout(session_timeout)
                 .connect(&cluster)
@@ -116,8 +99,7 @@ impl Session {
         let timeout = client.session_timeout();
         Ok(Session {
             client: Some(client),
-            handle,
-            _stop: stop,
+            runtime,
             ensemble: ensemble.to_string(),
             answered_sent: AtomicU64::new(nanos(started)),
             timeout,
@@ -164,7 +146,7 @@ impl Session {
             return Ok(Err(zk::Error::ClientClosed));
         };
         let fut = call(client);
-        let answer = run_raw(&self.handle, &self.describe(), what, within, fut)?;
+        let answer = self.runtime.run(&self.describe(), what, within, fut)?;
         match &answer {
             Ok(_) => self.heard(sent),
             Err(e) if answered(e) => self.heard(sent),
@@ -262,35 +244,17 @@ pub(crate) fn to_error(describe: &str, what: &str, e: &zk::Error) -> Error {
     }
 }
 
-/// Runs `fut` on the session's runtime and waits for it from this thread, within `within`.
-fn run_raw<T: Send + 'static>(
-    handle: &tokio::runtime::Handle,
-    describe: &str,
-    what: &str,
-    within: Duration,
-    fut: impl Future<Output = T> + Send + 'static,
-) -> Result<T, Error> {
-    let (tx, rx) = std::sync::mpsc::sync_channel(1);
-    handle.spawn(async move {
-        let _ = tx.send(fut.await);
-    });
-    rx.recv_timeout(within).map_err(|_| Error::Database {
-        database: describe.to_string(),
-        message: format!("{what}: no answer within {:.1} s", within.as_secs_f64()),
-        transient: true,
-        source: None,
-    })
-}
-
-/// [`run_raw`] of a call whose own error is one too.
+/// [`Driven::run`] of a call whose own error is one too.
 fn run<T: Send + 'static>(
-    handle: &tokio::runtime::Handle,
+    runtime: &Driven,
     describe: &str,
     what: &str,
     within: Duration,
     fut: impl Future<Output = Result<T, zk::Error>> + Send + 'static,
 ) -> Result<T, Error> {
-    run_raw(handle, describe, what, within, fut)?.map_err(|e| to_error(describe, what, &e))
+    runtime
+        .run(describe, what, within, fut)?
+        .map_err(|e| to_error(describe, what, &e))
 }
 
 /// A znode's data and version.
@@ -316,8 +280,7 @@ impl Drop for Session {
         };
         let mut state = client.state_watcher();
         drop(client);
-        let _ = run_raw(
-            &self.handle,
+        let _ = self.runtime.run(
             &self.describe(),
             "closing the session",
             Duration::from_secs(1),

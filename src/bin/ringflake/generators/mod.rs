@@ -13,15 +13,15 @@ pub mod serve;
 pub mod spaces;
 
 use crate::args::{
-    DEFAULT_STATE_FILE, DbArgs, LayoutArgs, RingArgs, StateArgs, WorkerArgs, ZkArgs, given, pick,
-    sub,
+    DEFAULT_STATE_FILE, DbArgs, LayoutArgs, RingArgs, StateArgs, WorkerArgs, given, pick, sub,
 };
 use crate::serve::model::plan::Lead;
+use crate::sources::{SourceArgs, or_list, takers};
 use clap::ArgMatches;
 use ringflake::{
     CachedBuilder, CachedUidGenerator, DEFAULT_EPOCH_SECONDS, DEFAULT_MAX_LEAD,
-    DEFAULT_SQLITE_PATH, DatabaseAssigner, Layout, LeadPolicy, TimeZone, WorkerIdAssigner,
-    ZooKeeperAssigner, epoch_from_date,
+    DEFAULT_SQLITE_PATH, DatabaseAssigner, Layout, LeadPolicy, Placement, SharedFlag, SourceKind,
+    TimeZone, WorkerIdAssigner, epoch_from_date,
 };
 use spaces::{Guarded, Spaces};
 use std::path::{Path, PathBuf};
@@ -138,8 +138,8 @@ pub enum Source {
     /// `--worker-id-from-hostname`: the trailing `-N` of the host name.
     Hostname(HostOrdinal),
     Table(DatabaseAssigner),
-    /// `--zookeeper`: Leaf's znodes; `port_given` when `--zookeeper-address` named the port.
-    ZooKeeper(ZooKeeperAssigner, bool),
+    /// One of the other sources ([`crate::sources::SOURCES`]): `--zookeeper`, ...
+    Other(Box<dyn ringflake::Source>),
 }
 
 impl Source {
@@ -152,15 +152,34 @@ impl Source {
                 h.host, h.from
             ),
             Source::Table(a) => a.describe(),
-            Source::ZooKeeper(z, _) => z.describe(),
+            Source::Other(s) => s.describe(),
         }
     }
 
-    /// With `--zookeeper` and no `--zookeeper-address`: this node's port is `port` (serve's
-    /// `--listen`).
-    pub fn listening_on(self, port: u16) -> Source {
+    /// This node serves on `port` (serve's `--listen`): a source that names its nodes by
+    /// address takes it (ZooKeeper without `--zookeeper-address`).
+    pub fn listening_on(mut self, port: u16) -> Source {
+        if let Source::Other(s) = &mut self {
+            s.place(&Placement {
+                port: Some(port),
+                ..Placement::default()
+            });
+        }
+        self
+    }
+
+    /// The source of the generator `name` of `serve --config`, one of several in the process:
+    /// its table rows say whose they are (`NAME@host`), the other sources may note it.
+    pub fn named(self, name: &str) -> Source {
         match self {
-            Source::ZooKeeper(z, false) => Source::ZooKeeper(z.port(port), true),
+            Source::Table(t) => Source::Table(t.generator(name)),
+            Source::Other(mut s) => {
+                s.place(&Placement {
+                    generator: Some(name.to_string()),
+                    ..Placement::default()
+                });
+                Source::Other(s)
+            }
             other => other,
         }
     }
@@ -180,7 +199,7 @@ impl Source {
         match self {
             Source::Fixed(id) => Some(*id),
             Source::Hostname(h) => Some(h.worker_id),
-            Source::Table(_) | Source::ZooKeeper(..) => None,
+            Source::Table(_) | Source::Other(_) => None,
         }
     }
 }
@@ -262,15 +281,14 @@ fn ordinal(host: &str) -> Result<u64, String> {
 /// What the worker id source flags choose, for their error.
 const WORKER_SOURCE: &str = "worker id source";
 
-/// The worker id source flags, which exclude each other.
-const WORKER_SOURCES: &[&str] = &[
-    "db",
-    "mysql",
-    "postgres",
-    "zookeeper",
-    "worker_id",
-    "worker_id_from_hostname",
-];
+/// The worker id source flags, which exclude each other: the tables', the other sources'
+/// ([`crate::sources::SOURCES`]) and the fixed ids'.
+fn worker_sources() -> Vec<&'static str> {
+    let mut all = vec!["db", "mysql", "postgres"];
+    all.extend(SourceArgs::flags());
+    all.extend(["worker_id", "worker_id_from_hostname"]);
+    all
+}
 
 impl DbArgs {
     const NAMES: &'static [&'static str] = &["db", "mysql", "postgres"];
@@ -301,8 +319,9 @@ impl DbArgs {
             && !matches!(chosen, Some("mysql" | "postgres"))
         {
             return Err(format!(
-                "--db-ca-file {} is for TLS to a server: it needs --mysql or --postgres, not a SQLite file",
-                ca.display()
+                "--db-ca-file {} is for TLS to a server: it needs {}, not a SQLite file",
+                ca.display(),
+                or_list(&takers(SharedFlag::CaFile))
             ));
         }
         Ok(())
@@ -350,50 +369,6 @@ impl DbArgs {
     }
 }
 
-impl ZkArgs {
-    /// The assigner `--zookeeper` and its flags describe.
-    pub fn assigner(&self) -> Result<ZooKeeperAssigner, String> {
-        let hosts = self.zookeeper.as_deref().unwrap_or_default();
-        let Some(name) = self.zookeeper_name.as_deref() else {
-            return Err(format!(
-                "--zookeeper {hosts} needs --zookeeper-name (RINGFLAKE_ZOOKEEPER_NAME): Leaf's \
-                 leaf.name, the path /snowflake/NAME under which the ids are"
-            ));
-        };
-        let mut z = ZooKeeperAssigner::new(hosts, name).map_err(|e| e.to_string())?;
-        if let Some(address) = &self.zookeeper_address {
-            let (ip, port) = address
-                .rsplit_once(':')
-                .and_then(|(ip, port)| Some((ip, port.parse::<u16>().ok()?)))
-                .filter(|(ip, _)| !ip.is_empty())
-                .ok_or_else(|| {
-                    format!("--zookeeper-address {address:?}: expected IP:PORT, e.g. 10.1.2.3:8080")
-                })?;
-            z = z.address(ip, port);
-        }
-        if let Some(s) = self.zookeeper_session_timeout {
-            z = z.session_timeout(Duration::from_secs(s));
-        }
-        Ok(z)
-    }
-
-    /// The ZooKeeper flags other than `--zookeeper` need it.
-    pub fn only_with_zookeeper(&self) -> Result<(), String> {
-        let given = [
-            ("--zookeeper-name", self.zookeeper_name.is_some()),
-            ("--zookeeper-address", self.zookeeper_address.is_some()),
-            (
-                "--zookeeper-session-timeout",
-                self.zookeeper_session_timeout.is_some(),
-            ),
-        ];
-        match given.iter().find(|(_, g)| *g) {
-            Some((flag, _)) => Err(format!("{flag} needs --zookeeper")),
-            None => Ok(()),
-        }
-    }
-}
-
 impl WorkerArgs {
     /// The worker id source the flags choose: a fixed id, or a worker table that recycles its ids
     /// (the default) or, with `--no-recycle`, takes a new row at every boot.
@@ -418,24 +393,17 @@ impl WorkerArgs {
             }
             return Ok(Source::Fixed(self.worker_id.unwrap_or_default()));
         }
-        if chosen == Some("zookeeper") {
+        if let Some(kind) = chosen.and_then(SourceArgs::kind) {
             if self.no_recycle {
-                return Err(
-                    "--no-recycle is for a worker table: ZooKeeper ids always hold a \
-                            lease (their reach)"
-                        .into(),
-                );
+                return Err(format!(
+                    "--no-recycle is for a worker table: ids from --{} always hold a lease \
+                     (their reach)",
+                    kind.flag
+                ));
             }
-            let mut z = self.zk.assigner()?;
-            if let Some(s) = self.lease_window {
-                z = z.lease_window(Duration::from_secs(s));
-            }
-            if let Some(s) = self.db.db_retry {
-                z = z.retry_for(Duration::from_secs(s));
-            }
-            return Ok(Source::ZooKeeper(z, self.zk.zookeeper_address.is_some()));
+            return self.other(kind).map(Source::Other);
         }
-        self.zk.only_with_zookeeper()?;
+        self.sources.only_with_their_source(chosen)?;
         // Said explicitly either way, so that the command does not depend on the library's
         // default. A flag from the environment set to false says the opposite.
         let recycle = match recycling {
@@ -458,11 +426,54 @@ impl WorkerArgs {
 }
 
 impl WorkerArgs {
+    /// The source `kind` opened with its flags and the table flags it shares; a table flag it
+    /// does not take is an error naming the flags that do.
+    fn other(&self, kind: &SourceKind) -> Result<Box<dyn ringflake::Source>, String> {
+        let db = &self.db;
+        #[cfg(any(feature = "mysql", feature = "postgres"))]
+        let accept_async = db.accept_async_replication;
+        #[cfg(not(any(feature = "mysql", feature = "postgres")))]
+        let accept_async = false;
+        let shared = [
+            (SharedFlag::LeaseWindow, self.lease_window.is_some()),
+            (SharedFlag::Retry, db.db_retry.is_some()),
+            (SharedFlag::Timeout, db.db_timeout.is_some()),
+            (SharedFlag::CaFile, db.db_ca_file.is_some()),
+            (SharedFlag::AcceptAsyncReplication, accept_async),
+        ];
+        if let Some((flag, _)) = shared
+            .iter()
+            .find(|(flag, given)| *given && !kind.shared.contains(flag))
+        {
+            return Err(format!(
+                "{} is for {}, not --{}",
+                flag.flag(),
+                or_list(&takers(*flag)),
+                kind.flag
+            ));
+        }
+        if db.create_table {
+            return Err(format!(
+                "--create-table is for --mysql or --postgres, not --{}",
+                kind.flag
+            ));
+        }
+        let mut s = self.sources.settings(kind);
+        s.lease_window = self.lease_window.map(Duration::from_secs);
+        s.retry_for = db.db_retry.map(Duration::from_secs);
+        s.timeout = db.db_timeout.map(Duration::from_secs);
+        s.ca_file = db.db_ca_file.clone();
+        s.accept_async_replication = accept_async;
+        kind.open(&s).map_err(|e| e.to_string())
+    }
+}
+
+impl WorkerArgs {
     /// The worker id source flag given (`db`, `mysql`, `postgres`, `worker_id`,
     /// `worker_id_from_hostname`); `None`: none, the default SQLite file. A switch set to false
     /// from its environment variable chooses nothing.
     pub fn chosen(&self, matches: &ArgMatches) -> Result<Option<&'static str>, String> {
-        let chosen = pick(sub(matches), WORKER_SOURCES, WORKER_SOURCE)?;
+        let chosen = pick(sub(matches), &worker_sources(), WORKER_SOURCE)?;
         Ok(match chosen {
             Some("worker_id_from_hostname") if !self.worker_id_from_hostname => None,
             other => other,
@@ -582,7 +593,7 @@ pub fn builder(
         }
         Source::Hostname(h) => b.worker_id(h.worker_id),
         Source::Table(assigner) => from(b, assigner),
-        Source::ZooKeeper(assigner, _) => from(b, assigner),
+        Source::Other(source) => from(b, source.as_ref()),
     };
     if let Some((ring, lead)) = ring {
         b = ring.apply(b, lead);

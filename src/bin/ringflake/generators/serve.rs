@@ -265,8 +265,8 @@ impl Table {
         let source = match self.args.worker.source(&self.matches).map_err(at)? {
             // Rows of the other generators say whose they are (`NAME@host`); the default's stay
             // as without a config, so that its restarts follow its earlier rows.
-            Source::Table(t) if self.name != DEFAULT => Source::Table(t.generator(&self.name)),
-            other => other,
+            source if self.name != DEFAULT => source.named(&self.name),
+            source => source,
         };
         let lead = self.args.ring.lead(&self.matches).map_err(at)?;
         let mut state = self.args.state.path(&self.matches).map_err(at)?;

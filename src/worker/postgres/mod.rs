@@ -6,7 +6,10 @@
 //! Only what is PostgreSQL's own: the URL, the runtime, the driver calls, the error codes and the
 //! statements; connecting, reconnecting and messages are `server`'s. The calls block the calling
 //! thread; called from inside a Tokio runtime (a generator built in `async fn main`), they run
-//! on a short-lived helper thread instead of panicking.
+//! on a short-lived helper thread instead of panicking. The `key=value` form of the URL is split
+//! by `key_values`; the TLS verifiers are the workers' (`worker::tls`).
+
+mod key_values;
 
 use super::db_clock::DatabaseTime;
 use super::node::NodeInfo;
@@ -17,12 +20,9 @@ use super::server::{
     take_params, tls_problem,
 };
 use super::table::DatabaseAssigner;
+use super::tls::client_config;
 use crate::Error;
-use rustls::client::WebPkiServerVerifier;
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::{CryptoProvider, verify_tls12_signature, verify_tls13_signature};
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use key_values::{TLS_KEYS, take_key_values};
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
@@ -35,7 +35,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// The table definition: applied when creating the table is requested, and the file to apply by
 /// hand otherwise.
-pub(crate) const SCHEMA: &str = include_str!("../../schema/postgres.sql");
+pub(crate) const SCHEMA: &str = include_str!("../../../schema/postgres.sql");
 
 /// The advisory lock that serializes concurrent `CREATE TABLE IF NOT EXISTS` (which can
 /// otherwise fail with a duplicate key in the catalog): "ringflak" in ASCII.
@@ -66,205 +66,6 @@ impl Drop for Runtime {
         if let Some(rt) = self.0.take() {
             rt.shutdown_background();
         }
-    }
-}
-
-/// The URL parameters ringflake reads itself.
-const TLS_KEYS: &[&str] = &["sslmode", "sslrootcert"];
-
-/// The `key=value` connection string `s` without the keys in `keys` (case-insensitive), and
-/// those taken out. A string this cannot split (an unclosed quote) is left whole, for
-/// tokio-postgres to refuse with its own message.
-fn take_key_values(s: &str, keys: &[&str]) -> (String, Vec<(String, String)>) {
-    let mut pairs = Vec::new();
-    let mut chars = s.chars().peekable();
-    loop {
-        while chars.next_if(|c| c.is_whitespace()).is_some() {}
-        if chars.peek().is_none() {
-            break;
-        }
-        let mut key = String::new();
-        while let Some(c) = chars.next_if(|c| !c.is_whitespace() && *c != '=') {
-            key.push(c);
-        }
-        while chars.next_if(|c| c.is_whitespace()).is_some() {}
-        if chars.next() != Some('=') {
-            return (s.to_string(), Vec::new());
-        }
-        while chars.next_if(|c| c.is_whitespace()).is_some() {}
-        let mut value = String::new();
-        if chars.next_if_eq(&'\'').is_some() {
-            loop {
-                match chars.next() {
-                    Some('\'') => break,
-                    Some('\\') => match chars.next() {
-                        Some(c) => value.push(c),
-                        None => return (s.to_string(), Vec::new()),
-                    },
-                    Some(c) => value.push(c),
-                    None => return (s.to_string(), Vec::new()),
-                }
-            }
-        } else {
-            while let Some(c) = chars.next_if(|c| !c.is_whitespace()) {
-                if c == '\\' {
-                    match chars.next() {
-                        Some(c) => value.push(c),
-                        None => return (s.to_string(), Vec::new()),
-                    }
-                } else {
-                    value.push(c);
-                }
-            }
-        }
-        pairs.push((key, value));
-    }
-    let (taken, kept): (Vec<_>, Vec<_>) = pairs
-        .into_iter()
-        .partition(|(k, _)| keys.iter().any(|t| t.eq_ignore_ascii_case(k)));
-    let rest: Vec<String> = kept
-        .iter()
-        .map(|(k, v)| format!("{k}='{}'", v.replace('\\', "\\\\").replace('\'', "\\'")))
-        .collect();
-    (rest.join(" "), taken)
-}
-
-/// The rustls configuration for `tls`: the CA file's certificates (else the public web roots),
-/// the chain and the host name checked as the mode says.
-fn client_config(tls: &Tls) -> Result<ClientConfig, String> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS set-up: {e}"))?;
-    let verifier: Arc<dyn ServerCertVerifier> = if tls.verify_chain() {
-        let mut roots = RootCertStore::empty();
-        match &tls.ca {
-            Some(ca) => {
-                for cert in &ca.certs {
-                    roots.add(cert.clone()).map_err(|e| {
-                        format!(
-                            "the CA file {} holds a certificate rustls cannot use: {e}",
-                            ca.path.display()
-                        )
-                    })?;
-                }
-            }
-            None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
-        }
-        let webpki =
-            WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider))
-                .build()
-                .map_err(|e| format!("TLS set-up: {e}"))?;
-        if tls.verify_name() {
-            webpki
-        } else {
-            Arc::new(ChainOnly(webpki))
-        }
-    } else {
-        Arc::new(AnyCertificate(provider))
-    };
-    Ok(builder
-        .dangerous()
-        .with_custom_certificate_verifier(verifier)
-        .with_no_client_auth())
-}
-
-/// `verify-ca`: the chain checked, the host name not.
-#[derive(Debug)]
-struct ChainOnly(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for ChainOnly {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        use rustls::CertificateError as C;
-        // The chain is checked before the name: a name error means the chain is good.
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-        {
-            Err(rustls::Error::InvalidCertificate(
-                C::NotValidForName | C::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
-            other => other,
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
-}
-
-/// `prefer` and `require` without a CA file: encrypted, the certificate not checked (libpq's
-/// meaning of these modes); the handshake's signatures still are.
-#[derive(Debug)]
-struct AnyCertificate(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for AnyCertificate {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
     }
 }
 
@@ -972,64 +773,4 @@ impl DatabaseAssigner {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::worker::rows::TableSetup;
-
-    #[test]
-    fn urls_are_described_without_password() {
-        let t = PostgresTable::from_url("postgres://app:pa%3Ass@db:5433/ids")
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(t.describe(), "postgres://app@db:5433/ids");
-        let t = PostgresTable::from_url("host=db user=app password=kv9 dbname=ids")
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(t.describe(), "postgres://app@db:5432/ids");
-        let e = PostgresTable::from_url("postgres://app:pw7@db:notaport/ids")
-            .err()
-            .unwrap();
-        assert!(e.to_string().contains("invalid URL"), "{e}");
-        assert!(!e.to_string().contains("pw7"), "{e}");
-    }
-
-    #[test]
-    fn tls_modes_and_ca_files_come_from_either_url_form() {
-        let t = PostgresTable::from_url(
-            "postgres://app:pw@db/ids?sslmode=verify-ca&sslrootcert=/ca.pem",
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(t.tls().unwrap(), "sslmode=verify-ca with CA file /ca.pem");
-        let t = PostgresTable::from_url(
-            "host=db user=app password='p w' sslrootcert = '/my ca.pem' dbname=ids",
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(
-            t.tls().unwrap(),
-            "sslmode=verify-full with CA file /my ca.pem"
-        );
-        assert_eq!(t.describe(), "postgres://app@db:5432/ids");
-        let t = PostgresTable::from_url("postgres://app@db/ids").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(t.tls().unwrap(), "sslmode=prefer");
-        let e = PostgresTable::from_url("postgres://app:pw8@db/ids?sslmode=allow")
-            .err()
-            .unwrap();
-        assert!(
-            e.to_string().contains(
-                "sslmode=allow is not a TLS mode: expected one of disable, prefer, require, verify-ca, verify-full"
-            ),
-            "{e}"
-        );
-        assert!(!e.to_string().contains("pw8"), "{e}");
-    }
-
-    #[test]
-    fn key_values_split_with_quotes_and_escapes() {
-        let (rest, taken) =
-            take_key_values(r"host=db password='it\'s' sslmode=require a=b\ c", TLS_KEYS);
-        assert_eq!(rest, r"host='db' password='it\'s' a='b c'");
-        assert_eq!(taken, vec![("sslmode".to_string(), "require".to_string())]);
-        // Unclosed quote: left whole for tokio-postgres to refuse.
-        let (rest, taken) = take_key_values("host='db sslmode=require", TLS_KEYS);
-        assert_eq!(rest, "host='db sslmode=require");
-        assert!(taken.is_empty());
-    }
-}
+mod tests;
