@@ -83,6 +83,7 @@ const OTHER_VARIABLES: &[(&str, &str)] = &[
     ("RINGFLAKE_METRICS_ADDR", "examples/prometheus.rs"),
     ("RINGFLAKE_RUN_SECS", "examples/prometheus.rs"),
     ("RINGFLAKE_BLESS", "tests/grpc_codegen.rs"),
+    ("RINGFLAKE_BENCH_BASELINE", "benches/grpc.rs"),
     ("RINGFLAKE_POSTGRES_URL", "scripts/fleet.sh"),
     ("RINGFLAKE_PG_BIN", "tests/failover.rs"),
     ("RINGFLAKE_FAILOVER_PORT", "tests/failover.rs"),
