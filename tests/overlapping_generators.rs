@@ -94,6 +94,18 @@ fn the_same_generators_in_namespaces_of_their_own_start() {
             let ids = ids_for(serve.addr(), &route, Duration::from_millis(100));
             assert!(!ids.is_empty(), "{config} {route}: {}", serve.output());
         }
+        // /status and the page say which generator is a space of its own.
+        let status = common::get(serve.addr(), "/status").body;
+        assert!(
+            status.contains(&format!("\"name\":\"{name}\",\"namespace\":\"{name}\""))
+                && status.contains("\"name\":\"default\",\"namespace\":null"),
+            "{status}"
+        );
+        let page = common::get(serve.addr(), "/").body;
+        assert!(
+            page.contains(&format!("namespace {name}: not checked against the others")),
+            "{page}"
+        );
     }
 }
 

@@ -106,12 +106,13 @@ impl Resolved {
     fn into_plan(self, spaces: &Arc<Spaces>, index: usize) -> Plan {
         let spaces = Arc::clone(spaces);
         let described = self.source.describe();
-        let (name, tz, layout, lead, state) = (
+        let (name, tz, layout, lead, state, namespace) = (
             self.name.clone(),
             self.tz.clone(),
             self.layout,
             self.lead,
             self.state.clone(),
+            self.namespace.clone(),
         );
         Plan {
             name,
@@ -120,6 +121,7 @@ impl Resolved {
             source: described,
             lead,
             state,
+            namespace,
             boot: Box::new(move || {
                 let checked = builder(
                     self.layout,

@@ -267,6 +267,7 @@ fn boot_generators(
             source: plan.source,
             lead: plan.lead,
             state: plan.state,
+            namespace: plan.namespace,
             history: History::default(),
         });
     }

@@ -276,6 +276,14 @@ fn view(g: &Named) -> View {
             .map_or("none".into(), |p| p.display().to_string()),
         "ok",
     );
+    put(
+        "space",
+        g.namespace.as_ref().map_or_else(
+            || "shared: checked against the other generators'".into(),
+            |n| format!("namespace {n}: not checked against the others"),
+        ),
+        "ok",
+    );
     View {
         name: g.name.clone(),
         healthy: reason.is_none(),
@@ -436,6 +444,8 @@ fn service_line(generators: &Generators, now: i64) -> String {
 #[derive(Serialize)]
 struct GeneratorJson {
     name: String,
+    /// `--namespace`, if the generator declares an ID space of its own.
+    namespace: Option<String>,
     healthy: bool,
     reason: Option<String>,
     state: &'static str,
@@ -519,6 +529,7 @@ pub fn json(generators: &Generators, segments: super::segments::View, limits: &L
             let layout = g.app.layout;
             GeneratorJson {
                 name: v.name,
+                namespace: g.namespace.clone(),
                 healthy: v.healthy,
                 reason: v.reason,
                 state: v.health.state(),
@@ -606,7 +617,7 @@ fn html(s: &str) -> String {
 /// The rows of a card: label and key.
 /// The ring's fill level is shown by its bar, labelled, above the table; what expired untaken
 /// comes last, dimmed: idle capacity, not a fault.
-const ROWS: [(&str, &str); 13] = [
+const ROWS: [(&str, &str); 14] = [
     ("Health", "detail"),
     ("Worker id", "worker"),
     ("Worker source", "source"),
@@ -619,6 +630,7 @@ const ROWS: [(&str, &str); 13] = [
     ("Clock vs database", "clock"),
     ("Filler", "filler"),
     ("State file", "state"),
+    ("ID space", "space"),
     ("Idle capacity", "unused"),
 ];
 

@@ -103,6 +103,8 @@ pub struct Named {
     pub lead: Lead,
     /// Its state file, if any.
     pub state: Option<PathBuf>,
+    /// Its namespace, if it declares one: its IDs are not checked against the others'.
+    pub namespace: Option<String>,
     /// Its issue counts, sampled every second.
     pub history: History,
 }

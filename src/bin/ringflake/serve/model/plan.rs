@@ -45,6 +45,8 @@ pub struct Plan {
     pub lead: Lead,
     /// Its state file, if any.
     pub state: Option<PathBuf>,
+    /// Its namespace (`--namespace`, the `namespace` key): an ID space of its own, if declared.
+    pub namespace: Option<String>,
     /// Boots it.
     pub boot: Boot,
 }
