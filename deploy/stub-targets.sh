@@ -6,11 +6,17 @@
 # from Cargo.toml itself: a target added there needs no change here, and the layer stays valid
 # until Cargo.toml, Cargo.lock or this file change. Prints the files it made, one a line, for
 # the layer to remove once the dependencies are fetched. `.ci/run` runs it as the Dockerfile does.
+# Each member of the workspace (`members` in Cargo.toml: `.` and bindings/java/native) whose
+# manifest is there (the Dockerfile copies each) is stood in for the same way, under its folder:
+# Cargo reads every member's manifest.
 #
-#   sh deploy/stub-targets.sh [Cargo.toml]
+#   sh deploy/stub-targets.sh
 set -eu
-manifest=${1:-Cargo.toml}
-awk '
+# The members' folders, `.` alone without a workspace.
+members=$(sed -n 's/^members[ \t]*=[ \t]*\[\(.*\)\].*/\1/p' Cargo.toml | tr -d '",')
+for dir in ${members:-.}; do
+    [ -f "$dir/Cargo.toml" ] || continue
+    awk '
 function value(line) {
     sub(/^[^=]*=[ \t]*"/, "", line)
     sub(/".*$/, "", line)
@@ -43,15 +49,17 @@ END {
     flush()
     print "L " (lib != "" ? lib : "src/lib.rs")
 }
-' "$manifest" | while read -r first rest; do
-    case $first in
-    L) file=$rest; text='' ;;
-    *) file=$first; text='fn main() {}' ;;
-    esac
-    if [ -e "$file" ]; then
-        continue # a real file (a run in a checkout): never overwritten, never listed for removal
-    fi
-    mkdir -p "$(dirname "$file")"
-    printf '%s\n' "$text" >"$file"
-    printf '%s\n' "$file"
+' "$dir/Cargo.toml" | while read -r first rest; do
+        case $first in
+        L) file=$rest; text='' ;;
+        *) file=$first; text='fn main() {}' ;;
+        esac
+        [ "$dir" = . ] || file=$dir/$file
+        if [ -e "$file" ]; then
+            continue # a real file (a run in a checkout): never overwritten, never listed for removal
+        fi
+        mkdir -p "$(dirname "$file")"
+        printf '%s\n' "$text" >"$file"
+        printf '%s\n' "$file"
+    done
 done
