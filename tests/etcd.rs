@@ -224,7 +224,9 @@ fn a_fleet_under_kill_9_churn_and_leader_kills_hands_out_no_id_twice() {
         per_node.iter().all(|&n| n > 0),
         "a node served nothing: {per_node:?}"
     );
-    assert!(fleet.boots >= 8, "{} restarts", fleet.boots);
+    // Every node killed at least once (the churn goes on until it is, however slow the boots
+    // while a store is disturbed: 7 restarts in 25 s on a loaded machine, 16 on a quiet one).
+    assert!(fleet.boots >= 6, "{} restarts", fleet.boots);
     assert_eq!(fleet.disturbed, 2);
     // Every id listed once, within the layout.
     let listed = ringflake::EtcdAssigner::new(&endpoints())

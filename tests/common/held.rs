@@ -54,7 +54,8 @@ pub struct Fleet<R> {
 
 /// `nodes` nodes, each started by `start` in a directory of its own, under load from one client
 /// each; one of them killed with SIGKILL every 1.5 s and started again in its directory, for
-/// `secs` seconds, while `disturb` runs beside them (a leader killed, ...).
+/// `secs` seconds (and until every node has been killed once, however slow the boots), while
+/// `disturb` runs beside them (a leader killed, ...).
 pub fn fleet<R: Send>(
     nodes: usize,
     secs: u64,
@@ -95,7 +96,7 @@ pub fn fleet<R: Send>(
             .collect();
         let churn = s.spawn(|| {
             let (mut boots, mut slowest, mut n) = (0, Duration::ZERO, 0usize);
-            while began.elapsed() < Duration::from_secs(secs.saturating_sub(5)) {
+            while began.elapsed() < Duration::from_secs(secs.saturating_sub(5)) || n < nodes {
                 std::thread::sleep(Duration::from_millis(1500));
                 let slot = n % nodes;
                 n += 1;
