@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 /// Installs `metrics-exporter-prometheus` as the process's global `metrics` recorder and serves
 /// the Prometheus text format on `http://<addr>/metrics` (any path answers) from a thread of
 /// its own, with a single-threaded Tokio runtime. Call it once, at startup, before starting
-/// [`MetricsReporter`]s. The returned handle renders the same text, e.g. for logs or tests.
+/// [`MetricsReporter`](crate::MetricsReporter)s. The returned handle renders the same text, e.g. for logs or tests.
 ///
 /// Bind to `127.0.0.1` unless the scraper runs on another host; the endpoint has no
 /// authentication.

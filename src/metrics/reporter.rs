@@ -184,7 +184,7 @@ impl ReporterBuilder {
 /// `generator="<name>"`.
 ///
 /// The handles are registered once, at [`start`](ReporterBuilder::start), with the recorder
-/// current then: install the recorder (e.g. [`install_prometheus`]) before starting reporters.
+/// current then: install the recorder (e.g. [`install_prometheus`](crate::install_prometheus)) before starting reporters.
 /// The reporter holds the generator weakly: it does not keep it alive, and its thread ends when
 /// the generator is dropped (the series keep their last values). Dropping the reporter stops
 /// and joins its thread at once.

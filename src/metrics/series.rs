@@ -165,7 +165,7 @@ fn describe() {
 /// [`register`](Self::register) runs, and set from a [`Stats`] snapshot by
 /// [`record`](Self::record).
 ///
-/// A [`MetricsReporter`] owns one and records on an interval; use this type directly to record
+/// A [`MetricsReporter`](crate::MetricsReporter) owns one and records on an interval; use this type directly to record
 /// from a loop of your own.
 ///
 /// # Examples
