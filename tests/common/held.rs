@@ -40,6 +40,9 @@ pub const FLEET_LAYOUT: [&str; 6] = [
     "25",
 ];
 
+/// The fewest restarts a fleet makes: its churn goes on past its time until it has made them.
+pub const MIN_RESTARTS: usize = 8;
+
 /// What a fleet did.
 pub struct Fleet<R> {
     /// The IDs each slot's nodes handed out.
@@ -54,7 +57,7 @@ pub struct Fleet<R> {
 
 /// `nodes` nodes, each started by `start` in a directory of its own, under load from one client
 /// each; one of them killed with SIGKILL every 1.5 s and started again in its directory, for
-/// `secs` seconds (and until every node has been killed once, however slow the boots), while
+/// `secs` seconds (and until [`MIN_RESTARTS`] restarts, however slow the boots), while
 /// `disturb` runs beside them (a leader killed, ...).
 pub fn fleet<R: Send>(
     nodes: usize,
@@ -96,7 +99,8 @@ pub fn fleet<R: Send>(
             .collect();
         let churn = s.spawn(|| {
             let (mut boots, mut slowest, mut n) = (0, Duration::ZERO, 0usize);
-            while began.elapsed() < Duration::from_secs(secs.saturating_sub(5)) || n < nodes {
+            while began.elapsed() < Duration::from_secs(secs.saturating_sub(5)) || n < MIN_RESTARTS
+            {
                 std::thread::sleep(Duration::from_millis(1500));
                 let slot = n % nodes;
                 n += 1;
