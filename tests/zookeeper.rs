@@ -619,7 +619,9 @@ fn a_fleet_under_kill_9_churn_and_leader_failover_hands_out_no_id_twice() {
         let churn = s.spawn(|| {
             let (mut boots, mut slowest) = (0, Duration::ZERO);
             let mut n = 0usize;
-            while start.elapsed() < Duration::from_secs(SECS - 5) {
+            // Until the time is up and more addresses booted than the layout has ids (the
+            // recycling this test is for), however slow the boots during a leader kill.
+            while start.elapsed() < Duration::from_secs(SECS - 5) || boots + NODES <= 16 {
                 std::thread::sleep(Duration::from_millis(1500));
                 let (slot, round) = (n % NODES, n / NODES + 1);
                 n += 1;
