@@ -373,3 +373,16 @@ fn hostile_stores_get_clear_errors_and_no_id() {
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
 }
+
+/// A start refused after its claim releases the etcd key at once: nobody holds the id, which
+/// is free again without waiting out the TTL (see `held::a_refused_claim_is_given_back`).
+#[test]
+#[ignore = "needs the servers .ci/run starts (RINGFLAKE_ETCD_ENDPOINTS)"]
+fn a_start_refused_after_its_claim_gives_the_id_back_at_once() {
+    let _turn = turn();
+    let assigner = ringflake::EtcdAssigner::new(&endpoints())
+        .unwrap()
+        .prefix(&fresh_prefix("refused"))
+        .ttl(Duration::from_secs(60));
+    held::a_refused_claim_is_given_back(&assigner, &|| assigner.list().unwrap());
+}

@@ -362,3 +362,16 @@ fn hostile_stores_get_clear_errors_and_no_id() {
     );
     assert_eq!(cli(&primary, &["HGET", &hash, "3"]), "owner=billing");
 }
+
+/// A start refused after its claim releases the Redis key at once: nobody holds the id, which
+/// is free again without waiting out the TTL (see `held::a_refused_claim_is_given_back`).
+#[test]
+#[ignore = "needs the servers .ci/run starts (RINGFLAKE_REDIS_DIR)"]
+fn a_start_refused_after_its_claim_gives_the_id_back_at_once() {
+    let _turn = turn();
+    let assigner = ringflake::RedisAssigner::new(&standalone_url())
+        .unwrap()
+        .prefix(&fresh_prefix("refused"))
+        .ttl(Duration::from_secs(60));
+    held::a_refused_claim_is_given_back(&assigner, &|| assigner.list().unwrap());
+}

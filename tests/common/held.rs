@@ -293,3 +293,44 @@ pub fn gen_refused(dir: &Path, args: &[&str]) -> String {
     assert!(out.stdout.is_empty(), "{args:?} printed IDs");
     String::from_utf8_lossy(&out.stderr).to_string()
 }
+
+/// A start refused after its claim gives the claim back at once (`assigner` the source, `list`
+/// its ids): `above` sorts above the first ID of any id at the clock, though not above the
+/// furthest an id may reach within the lead cap, so the build claims an id and then refuses it.
+/// Afterwards nobody holds the id (free at once, not a TTL later), its reach says it was
+/// released at the clock (a recycled id starts above it), and the next build starts.
+pub fn a_refused_claim_is_given_back(
+    assigner: &dyn ringflake::WorkerIdAssigner,
+    list: &dyn Fn() -> Vec<ringflake::KvWorker>,
+) {
+    use ringflake::{CachedUidGenerator, Clock, Error, Layout, ManualClock, SystemClock};
+    let layout = Layout::new(34, 4, 25, ringflake::DEFAULT_EPOCH_SECONDS).unwrap();
+    let now = SystemClock.now_seconds();
+    let now_delta = (now - layout.epoch_seconds()) as u64;
+    let above = layout.compose(now_delta + 5, 0, 0).unwrap();
+    let err = CachedUidGenerator::builder(layout)
+        .worker_id_from(assigner)
+        .clock(ManualClock::from_seconds(now))
+        .above(above)
+        .build()
+        .map(|g| g.worker_id())
+        .unwrap_err();
+    assert!(matches!(err, Error::NotAbove { .. }), "{err}");
+    let listed = list();
+    assert_eq!(listed.len(), 1, "one id claimed: {listed:?}");
+    assert_eq!(
+        listed[0].holder, None,
+        "the refused claim is held: {listed:?}"
+    );
+    let reach = listed[0].reach.expect("the reach of the id given back");
+    assert!(
+        (now..=SystemClock.now_seconds()).contains(&reach),
+        "released at {reach}, not at the clock ({now}): {listed:?}"
+    );
+    let again = CachedUidGenerator::builder(layout)
+        .worker_id_from(assigner)
+        .build()
+        .unwrap();
+    again.next_id().unwrap();
+    assert_eq!(list().iter().filter(|w| w.holder.is_some()).count(), 1);
+}
