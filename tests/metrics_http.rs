@@ -720,3 +720,38 @@ fn generator_metrics_records_a_snapshot() {
     let text = recorder.handle().render();
     assert_eq!(get(&text, "ringflake_filler_up", "snap"), 0.0);
 }
+
+/// Every alert of examples/prometheus-alerts.yml is in docs/monitoring.md's table and has a
+/// unit test in examples/prometheus-alerts.test.yml, and the table lists no alert the file
+/// lacks (`.ci/run` loads the rules in Prometheus and runs the unit tests with `promtool`).
+#[test]
+fn the_alerts_table_and_the_unit_tests_name_every_rule() {
+    let rules = include_str!("../examples/prometheus-alerts.yml");
+    let tests = include_str!("../examples/prometheus-alerts.test.yml");
+    let monitoring = include_str!("../docs/monitoring.md");
+    let alerts: Vec<&str> = rules
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- alert: "))
+        .collect();
+    assert!(alerts.len() >= 14, "{alerts:?}");
+    for alert in &alerts {
+        assert!(
+            monitoring.contains(&format!("| `{alert}` |")),
+            "docs/monitoring.md's alerts table lacks {alert}"
+        );
+        assert!(
+            tests.contains(&format!("alertname: {alert}\n")),
+            "examples/prometheus-alerts.test.yml does not test {alert}"
+        );
+    }
+    let listed: Vec<&str> = monitoring
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `Ringflake"))
+        .filter_map(|l| l.split('`').next())
+        .collect();
+    assert_eq!(
+        listed.len(),
+        alerts.len(),
+        "docs/monitoring.md lists {listed:?}"
+    );
+}
