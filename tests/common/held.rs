@@ -304,7 +304,7 @@ pub fn a_refused_claim_is_given_back(
     list: &dyn Fn() -> Vec<ringflake::KvWorker>,
 ) {
     use ringflake::{CachedUidGenerator, Clock, Error, Layout, ManualClock, SystemClock};
-    let layout = Layout::new(34, 4, 25, ringflake::DEFAULT_EPOCH_SECONDS).unwrap();
+    let layout = Layout::default();
     let now = SystemClock.now_seconds();
     let now_delta = (now - layout.epoch_seconds()) as u64;
     let above = layout.compose(now_delta + 5, 0, 0).unwrap();
