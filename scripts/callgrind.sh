@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Instructions per ID of the take paths, counted by callgrind (valgrind) rather than timed: a
-# figure that does not move with the machine's load. Runs examples/callgrind.rs at two N for each
+# figure that does not move with the machine's load. Runs crates/ringflake/examples/callgrind.rs at two N for each
 # path (local: LocalTaker::next_id; take: CachedUidGenerator::next_id; fetch_add: the floor) and
 # prints (Ir(N2) - Ir(N1)) / (N2 - N1): the set-up (building the generator, the first fill of the
 # ring) cancels out, and making the IDs (the ring fills on the taking thread) is included.

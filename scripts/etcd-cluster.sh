@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A throw-away three-member etcd cluster on loopback, for tests/etcd.rs and .ci/run: Debian's
+# A throw-away three-member etcd cluster on loopback, for crates/ringflake-cli/tests/etcd.rs and .ci/run: Debian's
 # etcd-server (3.4) and etcd-client, each member started from the command line with its own data
 # directory under DIR. Member N (1..3) listens for clients on 127.0.0.1:(BASE+N) and for its
 # peers on 127.0.0.1:(BASE+10+N); BASE is RINGFLAKE_ETCD_BASE_PORT, 18500 by default.

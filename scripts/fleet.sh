@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A fleet on one PostgreSQL table (tests/fleet.rs): 300 generators, each with its own node name
+# A fleet on one PostgreSQL table (crates/ringflake-cli/tests/fleet.rs): 300 generators, each with its own node name
 # and connection, booting, serving, stopping and being killed at random for 5 minutes, with
 # 30 s leases so that worker ids are recycled all the time. Prints boot latency (p50/p99), the
 # database's row writes and transactions a second, the rows in the table, the lease extensions

@@ -5,15 +5,15 @@
 #
 # Usage: bash scripts/load.sh [SECONDS]      (default 10 per run, at most 300)
 #   RINGFLAKE_LOAD_BIN   the binary to test (default: cargo build --release, then that binary)
-#   RINGFLAKE_LOAD_FLOOR_BIN  the floor server, examples/http_floor.rs (default: built beside the
+#   RINGFLAKE_LOAD_FLOOR_BIN  the floor server, crates/ringflake-server/examples/http_floor.rs (default: built beside the
 #                        binary with cargo build --release --example http_floor)
 #   LOAD_RUNS            rounds of /id against the HTTP floor (default 3): /id and the floor are
 #                        loaded one after the other in each round, and the summary gives the median
 #                        of the rounds' ratios (/id ÷ HTTP floor), which holds on a busy machine
 #                        better than either figure alone; and the same ratio in server CPU time per
 #                        request, which a shared machine disturbs less than throughput
-#   RINGFLAKE_LOAD_GRPC_BIN  the gRPC load generator, examples/grpc_load.rs (default: built beside
-#                        the binary with cargo build --release --features client --example grpc_load)
+#   RINGFLAKE_LOAD_GRPC_BIN  the gRPC load generator, crates/ringflake-server/examples/grpc_load.rs (default: built beside
+#                        the binary with cargo build --release -p ringflake-server --example grpc_load)
 #   WRK_THREADS          wrk threads (default 2)
 #   WRK_CONNECTIONS      open connections (default 64)
 # What runs, in order: LOAD_RUNS rounds of [/id on the service, GET /id on the HTTP floor (the same
@@ -21,8 +21,8 @@
 # `/` without parsing it, about 130 instructions a request fewer), /api/segment/get/load-orders
 # (Leaf's segment mode: a business tag of leaf_alloc in the service's SQLite file)]; /id on a
 # second service speaking HTTPS (--tls-cert/--tls-key with the test certificates of
-# tests/data/tls; wrk keeps its connections, so this measures TLS records, not handshakes);
-# /ids?count=1000; gRPC on the same service (examples/grpc_load: unary Next from WRK_CONNECTIONS
+# crates/ringflake-cli/tests/data/tls; wrk keeps its connections, so this measures TLS records, not handshakes);
+# /ids?count=1000; gRPC on the same service (crates/ringflake-server/examples/grpc_load: unary Next from WRK_CONNECTIONS
 # concurrent calls on one HTTP/2 connection, then Streams of a million IDs into one client); then
 # the machine's floor, http_floor --raw (no HTTP library at all: one read and one write per
 # request). After each service run the generator's lead over the clock (lead_seconds, from
@@ -66,17 +66,17 @@ fi
 [[ -x "$bin" ]] || fail "no executable at $bin"
 floor_bin="${RINGFLAKE_LOAD_FLOOR_BIN:-}"
 if [[ -z "$floor_bin" ]]; then
-    cargo build --release --example http_floor
+    cargo build --release -p ringflake-server --example http_floor
     floor_bin="${CARGO_TARGET_DIR:-target}/release/examples/http_floor"
 fi
 [[ -x "$floor_bin" ]] || fail "no executable at $floor_bin"
 grpc_bin="${RINGFLAKE_LOAD_GRPC_BIN:-}"
 if [[ -z "$grpc_bin" ]]; then
-    cargo build --release --features client --example grpc_load
+    cargo build --release -p ringflake-server --example grpc_load
     grpc_bin="${CARGO_TARGET_DIR:-target}/release/examples/grpc_load"
 fi
 [[ -x "$grpc_bin" ]] || fail "no executable at $grpc_bin"
-tls_dir="tests/data/tls"
+tls_dir="crates/ringflake-cli/tests/data/tls"
 [[ -r "$tls_dir/server.pem" && -r "$tls_dir/server-key.pem" ]] || fail "no test certificate in $tls_dir"
 
 # What else keeps the machine busy, before this script adds its own load.
@@ -198,7 +198,7 @@ for round in $(seq "$runs"); do
     lead_now "$plain"
     echo "lead_seconds at the end of the /id run: $lead"
     echo
-    echo "== round $round/$runs: HTTP floor, GET /id on examples/http_floor (hyper answering a counter), ${duration} s"
+    echo "== round $round/$runs: HTTP floor, GET /id on crates/ringflake-server/examples/http_floor (hyper answering a counter), ${duration} s"
     load "http://$floor/id" "$floor_pid"
     r="$(ratio "$id_rps" "$rps")"
     ratios+=("$r")
@@ -248,7 +248,7 @@ stream_cpu="$(awk -v t=$((after - before)) -v us="$tick_us" -v n="$stream_ids" '
 lead_now "$plain"
 echo "lead_seconds at the end of the gRPC runs: $lead"
 echo
-echo "== machine floor: GET /id on examples/http_floor --raw (no HTTP library), ${duration} s"
+echo "== machine floor: GET /id on crates/ringflake-server/examples/http_floor --raw (no HTTP library), ${duration} s"
 load "http://$raw/id" "$raw_pid"
 raw_rps="$rps" raw_cpu="$cpu_us" raw_p50="$p50" raw_p99="$p99"
 

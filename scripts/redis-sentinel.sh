@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A throw-away Redis primary with one replica and three Sentinels on loopback, for
-# tests/redis.rs and .ci/run: Debian's redis-server and redis-sentinel (7.0), each started from a
+# crates/ringflake-cli/tests/redis.rs and .ci/run: Debian's redis-server and redis-sentinel (7.0), each started from a
 # configuration file of its own under DIR. With BASE = RINGFLAKE_REDIS_BASE_PORT (18520 by
 # default): the primary listens on BASE+1, the replica on BASE+2, Sentinel N (1..3) on BASE+10+N;
 # the Sentinels watch the primary as `ringflake` (quorum 2, down after 1 s). A standalone server

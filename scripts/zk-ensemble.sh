@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A throw-away three-node ZooKeeper ensemble on loopback, for tests/zookeeper.rs and .ci/run:
+# A throw-away three-node ZooKeeper ensemble on loopback, for crates/ringflake-cli/tests/zookeeper.rs and .ci/run:
 # Debian's zookeeper package (3.8, /usr/share/java/zookeeper.jar), each node started with java
 # directly from its own zoo.cfg and myid under DIR. Node N (1..3) listens for clients on
 # 127.0.0.1:(2180+N), for its quorum on 2887+N and for leader election on 3887+N.

@@ -3,7 +3,6 @@
 //! ([`pick`]). How the flags become a layout, a time zone, a worker id source and a generator is
 //! [`crate::generators`]' business; nothing here builds one.
 
-use crate::serve::model::limits;
 use clap::builder::TypedValueParser as _;
 use clap::{ArgMatches, Args, Parser, Subcommand, ValueEnum, parser::ValueSource};
 use ringflake::{
@@ -11,9 +10,9 @@ use ringflake::{
     DEFAULT_PADDING_FACTOR, DEFAULT_SQLITE_PATH, DatabaseAssigner, IdFormat, Layout, LeadPolicy,
     TimeZone, UID_GENERATOR_EPOCH_SECONDS,
 };
+use ringflake_server::model::limits;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Unique, time-ordered 64-bit IDs, bit-for-bit compatible with Baidu UidGenerator.
 ///
@@ -21,10 +20,20 @@ use std::time::Duration;
 /// RINGFLAKE_ prefix (--time-bits: RINGFLAKE_TIME_BITS). A flag on the command line wins over
 /// the variable.
 #[derive(Debug, Parser)]
-#[command(name = "ringflake", version = env!("RINGFLAKE_VERSION"), propagate_version = true)]
+#[command(name = "ringflake", version = version(), propagate_version = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// What `--version` prints after the name: the version, the commit and the library's features
+/// (`0.2.0 (commit 6dea384abcde, features: etcd, grpc, …)`).
+fn version() -> String {
+    use ringflake::build_info::{COMMIT, FEATURES, VERSION};
+    format!(
+        "{VERSION} (commit {COMMIT}, features: {})",
+        FEATURES.join(", ")
+    )
 }
 
 // Parsed once per run: the size of the largest variant (serve's flags) costs nothing.
@@ -34,7 +43,7 @@ pub enum Command {
     /// Serve IDs over HTTP and gRPC on one port (the help line lists the routes).
     #[command(about = format!(
         "Serve IDs over HTTP and gRPC (ringflake.v1.Ids, on the same port): {}",
-        crate::serve::model::routes::listing(", ")
+        ringflake_server::model::routes::listing(", ")
     ))]
     Serve(ServeArgs),
     /// Print N new IDs, one per line.
@@ -142,7 +151,6 @@ pub struct DbArgs {
     /// With --mysql or --postgres: use a worker id claim or lease extension as soon as the
     /// primary commits it, without waiting until every standby holds it. The risk: a failover to
     /// a standby that lacked it gives the same worker id to another node (duplicate IDs)
-    #[cfg(any(feature = "mysql", feature = "postgres"))]
     #[arg(long, env = "RINGFLAKE_ACCEPT_ASYNC_REPLICATION", value_parser = boolish())]
     pub accept_async_replication: bool,
     #[arg(long, env = "RINGFLAKE_DB_TIMEOUT", value_name = "SECONDS",
@@ -300,11 +308,8 @@ fn boolish() -> clap::builder::BoolishValueParser {
 /// The largest `--max-wait`: an hour.
 const MAX_WAIT_FLAG: u64 = 3600;
 
-/// How long a request for IDs waits unless `--max-wait` says otherwise: long enough for a queue
-/// of `max_wait x 2^seq_bits` IDs at the lead cap (16 clients asking for 5,000 IDs each of a
-/// 13-bit sequence, 8,192 a second, queue for 10 s), shorter than the 30 s or 60 s after which
-/// common HTTP clients and proxies give up.
-pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(15);
+/// How long a request for IDs waits unless `--max-wait` says otherwise: the service's default.
+pub use ringflake_server::DEFAULT_MAX_WAIT;
 
 /// The UTC date of a unix second, for the help text (`2025-01-01`).
 fn utc_date(seconds: i64) -> String {

@@ -66,5 +66,5 @@ fn write(bytes: &[u8]) -> Result<(), String> {
     stdout
         .write_all(bytes)
         .and_then(|()| stdout.flush())
-        .or_else(crate::text::stdout_error)
+        .or_else(ringflake_server::text::stdout_error)
 }

@@ -3,9 +3,9 @@
 
 use crate::args::GenArgs;
 use crate::generators;
-use crate::serve::model::plan::Lead;
-use crate::text::stdout_error;
 use ringflake::{IdFormat, LeadPolicy};
+use ringflake_server::model::plan::Lead;
+use ringflake_server::text::stdout_error;
 use std::io::{BufWriter, Write};
 
 /// The largest batch `gen` takes at once.
@@ -16,7 +16,7 @@ const BATCH: u64 = 4096;
 pub fn run(a: &GenArgs, matches: &clap::ArgMatches) -> Result<(), String> {
     let (_, layout) = a.layout.zone_and_layout()?;
     let format = IdFormat::from(a.format);
-    let key = crate::text::id_key(a.id_key_file.as_deref())?;
+    let key = ringflake_server::text::id_key(a.id_key_file.as_deref())?;
     let state = a.state.path(matches)?;
     let source = a.worker.source(matches)?.keeping(state.as_deref());
     let generator = generators::generator(layout, &source, None, state.as_deref(), None)?;
@@ -29,7 +29,7 @@ pub fn run(a: &GenArgs, matches: &clap::ArgMatches) -> Result<(), String> {
         };
         eprint!(
             "{}",
-            crate::serve::startup::state_line(None, generator.worker_id(), lead)
+            ringflake_server::startup::state_line(None, generator.worker_id(), lead)
         );
     }
     let stdout = std::io::stdout();

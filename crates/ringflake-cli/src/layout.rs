@@ -2,11 +2,11 @@
 //! read.
 
 use crate::args::PlanArgs;
-use crate::text::thousands;
 use ringflake::plan::{
     Assessment, Demand, epoch_above, minimum_widths, minimum_widths_above, propose, propose_above,
 };
 use ringflake::{DEFAULT_MAX_LEAD, Layout, TimeZone};
+use ringflake_server::text::thousands;
 use std::fmt::Write as _;
 
 /// A number of years for reading: one decimal below 100, whole years with separators above.
@@ -50,7 +50,7 @@ fn describe(out: &mut String, a: &Assessment, demand: &Demand, tz: &TimeZone, ep
             l.worker_bits(),
             l.seq_bits(),
             l.unit(),
-            crate::text::epoch_text(&l)
+            ringflake_server::text::epoch_text(&l)
         );
     } else {
         let _ = writeln!(

@@ -20,12 +20,7 @@ pub enum LogFormat {
     Json,
 }
 
-/// The target of the service's own events.
-pub const TARGET: &str = "ringflake";
-
-/// The access log's target, a line per request: off unless the filter names it
-/// (`--log info,ringflake::access=info`).
-pub const ACCESS_TARGET: &str = "ringflake::access";
+pub use ringflake_server::log::{ACCESS_TARGET, TARGET};
 
 /// The levels a bare directive may name (`EnvFilter` also takes them in capitals, and `0` to `5`).
 const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];

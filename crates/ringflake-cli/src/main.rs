@@ -21,9 +21,7 @@ mod log;
 mod parse;
 mod segment_args;
 mod segments;
-mod serve;
 mod sources;
-mod text;
 mod workers;
 
 use args::{Cli, Command};
@@ -48,7 +46,7 @@ fn main() -> ExitCode {
             // The service logs through its subscriber; its fatal error reaches standard error
             // whatever the filter (a JSON line with --log-format json).
             return match log::install(&directives, a.log_format).and_then(|()| {
-                serve::run(&generators::serve::config(a), || {
+                ringflake_server::run(&generators::serve::config(a), || {
                     let plans = generators::serve::plans(a, &matches)?;
                     Ok((plans, generators::segments::plan(a, &matches)?))
                 })

@@ -4,13 +4,13 @@
 //! read back with `--id-key-file`.
 
 use crate::args::ParseArgs;
-use crate::text::{parse_uid, stdout_error};
+use ringflake_server::text::{parse_uid, stdout_error};
 use std::io::Write;
 
 /// Prints one JSON line per good ID; bad IDs are reported and make the exit non-zero.
 pub fn run(a: &ParseArgs) -> Result<(), String> {
     let (tz, layout) = a.layout.zone_and_layout()?;
-    let key = crate::text::id_key(a.id_key_file.as_deref())?;
+    let key = ringflake_server::text::id_key(a.id_key_file.as_deref())?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut bad = 0;

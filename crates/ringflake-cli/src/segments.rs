@@ -70,7 +70,7 @@ fn list(table: &SegmentTable) -> Result<(), String> {
             Err(e) => format!("no: {e}"),
         };
         lines.push([
-            crate::text::echo(&r.biz_tag),
+            ringflake_server::text::echo(&r.biz_tag),
             r.max_id.to_string(),
             r.step.to_string(),
             served,
@@ -108,5 +108,5 @@ fn add(a: &NewTag, table: &SegmentTable) -> Result<(), String> {
         a.start,
         a.step
     )
-    .or_else(crate::text::stdout_error)
+    .or_else(ringflake_server::text::stdout_error)
 }

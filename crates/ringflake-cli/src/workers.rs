@@ -4,8 +4,8 @@
 
 use crate::args::WorkersArgs;
 use crate::sources::SourceArgs;
-use crate::text::stdout_error;
 use ringflake::Cell;
+use ringflake_server::text::stdout_error;
 use std::io::Write;
 
 /// Prints the rows in aligned columns, then how many there are against the layout's worker ids.

@@ -3,7 +3,7 @@
 //! planner, `workers`, ten `gen` processes on one SQLite file, the state file across runs, and
 //! `serve` on an ephemeral port: its start-up lines, every endpoint, every bad-input status, the
 //! lead cap's 400 and 503, and SIGTERM.
-#![cfg(all(feature = "cli", unix))]
+#![cfg(unix)]
 
 use ringflake::Layout;
 use std::collections::HashSet;
@@ -1328,7 +1328,6 @@ fn serve_keeps_the_lease_window_it_is_given() {
     );
 }
 
-#[cfg(feature = "mysql")]
 #[test]
 fn db_retry_bounds_the_wait_for_an_unreachable_server() {
     let dir = temp();
@@ -1770,7 +1769,6 @@ fn a_second_serve_on_the_same_port_fails() {
 /// `gen` twice and `workers` against a real server named by `var` (`.ci/run` starts throw-away
 /// ones). The tests that call it are `#[ignore]`d (`-- --include-ignored` runs them), and fail
 /// without the variable, naming it.
-#[cfg(any(feature = "mysql", feature = "postgres"))]
 fn gen_and_workers_on(flag: &str, var: &str) {
     let url = match std::env::var(var) {
         Ok(url) if !url.trim().is_empty() => url,
@@ -1839,14 +1837,12 @@ fn gen_and_workers_on(flag: &str, var: &str) {
     );
 }
 
-#[cfg(feature = "mysql")]
 #[test]
 #[ignore = "needs RINGFLAKE_MYSQL_URL (a MariaDB/MySQL server; .ci/run starts one)"]
 fn gen_and_workers_on_mysql() {
     gen_and_workers_on("--mysql", "RINGFLAKE_MYSQL_URL");
 }
 
-#[cfg(feature = "postgres")]
 #[test]
 #[ignore = "needs RINGFLAKE_POSTGRES_URL (a PostgreSQL server; .ci/run starts one)"]
 fn gen_and_workers_on_postgres() {
@@ -1966,7 +1962,7 @@ fn completions_man_pages_and_version() {
     let want = format!("ringflake {} (commit ", env!("CARGO_PKG_VERSION"));
     assert!(version.starts_with(&want), "{version}");
     assert!(
-        version.contains(", features: ") && version.contains("cli"),
+        version.contains(", features: ") && version.contains("etcd, grpc"),
         "{version}"
     );
     let commit: String = version[want.len()..]

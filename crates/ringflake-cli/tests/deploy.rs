@@ -28,7 +28,7 @@ fn literal_env(manifest: &str) -> Vec<(String, String)> {
 /// moved into a temporary directory and its addresses to free local ports.
 #[test]
 fn the_statefulset_settings_start_serve_as_its_pods() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = &Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let manifest =
         std::fs::read_to_string(root.join("deploy/kubernetes/statefulset.yaml")).unwrap();
     let env = literal_env(&manifest);
@@ -69,8 +69,8 @@ fn the_statefulset_settings_start_serve_as_its_pods() {
 }
 
 /// The repository's root.
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+fn root() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// The YAML documents of a file under `deploy/kubernetes/`.

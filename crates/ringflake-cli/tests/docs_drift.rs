@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 /// The repository root (the package root: the tests read the files `cargo publish` packages).
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// The subcommands whose flags the docs may name (`segments` has two of its own).
@@ -49,7 +49,7 @@ const FOREIGN_FLAGS: &[(&str, &str)] = &[
     ("--no-default-features", "cargo"),
     ("--path", "cargo install"),
     ("--release", "cargo"),
-    ("--raw", "examples/http_floor.rs"),
+    ("--raw", "crates/ringflake-server/examples/http_floor.rs"),
     ("--num-workers", "ferroid-tonic-server"),
     ("--latency", "wrk"),
     ("--tool", "valgrind"),
@@ -80,15 +80,33 @@ const FOREIGN_FLAGS: &[(&str, &str)] = &[
 /// `RINGFLAKE_*` variables the docs name that the binary does not read, with the file that does
 /// (a file the package holds: `scripts/` is not packaged).
 const OTHER_VARIABLES: &[(&str, &str)] = &[
-    ("RINGFLAKE_METRICS_ADDR", "examples/prometheus.rs"),
-    ("RINGFLAKE_RUN_SECS", "examples/prometheus.rs"),
-    ("RINGFLAKE_BLESS", "tests/grpc_codegen.rs"),
-    ("RINGFLAKE_BENCH_BASELINE", "benches/grpc.rs"),
+    (
+        "RINGFLAKE_METRICS_ADDR",
+        "crates/ringflake/examples/prometheus.rs",
+    ),
+    (
+        "RINGFLAKE_RUN_SECS",
+        "crates/ringflake/examples/prometheus.rs",
+    ),
+    ("RINGFLAKE_BLESS", "crates/ringflake/tests/grpc_codegen.rs"),
+    (
+        "RINGFLAKE_BENCH_BASELINE",
+        "crates/ringflake-cli/benches/grpc.rs",
+    ),
     ("RINGFLAKE_POSTGRES_URL", "scripts/fleet.sh"),
-    ("RINGFLAKE_PG_BIN", "tests/failover.rs"),
-    ("RINGFLAKE_FAILOVER_PORT", "tests/failover.rs"),
-    ("RINGFLAKE_MARIADBD", "tests/failover.rs"),
-    ("RINGFLAKE_MARIADB_FAILOVER_PORT", "tests/failover.rs"),
+    ("RINGFLAKE_PG_BIN", "crates/ringflake-cli/tests/failover.rs"),
+    (
+        "RINGFLAKE_FAILOVER_PORT",
+        "crates/ringflake-cli/tests/failover.rs",
+    ),
+    (
+        "RINGFLAKE_MARIADBD",
+        "crates/ringflake-cli/tests/failover.rs",
+    ),
+    (
+        "RINGFLAKE_MARIADB_FAILOVER_PORT",
+        "crates/ringflake-cli/tests/failover.rs",
+    ),
 ];
 
 /// One flag of a subcommand, as its `--help` shows it.
@@ -477,10 +495,11 @@ fn help_defaults_are_the_library_constants() {
     }
 }
 
-/// Every doc page's Rust blocks run as doc tests: each is included in `src/lib.rs`.
+/// Every doc page's Rust blocks run as doc tests: each is included in the library's
+/// `crates/ringflake/src/lib.rs`.
 #[test]
 fn every_doc_page_is_a_doctest() {
-    let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
+    let lib = std::fs::read_to_string(root().join("crates/ringflake/src/lib.rs")).unwrap();
     let mut pages = vec!["README.md".to_string()];
     for entry in std::fs::read_dir(root().join("docs")).unwrap() {
         let name = entry.unwrap().file_name().to_string_lossy().into_owned();
@@ -493,10 +512,10 @@ fn every_doc_page_is_a_doctest() {
         "docs/ has fewer pages than expected: {pages:?}"
     );
     for page in pages {
-        let include = format!("include_str!(\"../{page}\")");
+        let include = format!("include_str!(\"../../../{page}\")");
         assert!(
             lib.contains(&include),
-            "src/lib.rs does not compile {page}: add #[doc = {include}]"
+            "crates/ringflake/src/lib.rs does not compile {page}: add #[doc = {include}]"
         );
     }
 }
@@ -827,8 +846,9 @@ fn every_content_length_shown_is_its_bodys() {
 }
 
 /// The features of a `ringflake --version` transcript are those the binary prints that a
-/// default build has (`cargo install ringflake`: the closure of Cargo.toml's `default`), every
-/// one of them, in `--version`'s order.
+/// default build has (`cargo install ringflake-cli`: the library's features the command-line
+/// crate's manifest turns on, and in turn every feature each of those turns on), every one of
+/// them, in `--version`'s order.
 #[test]
 fn the_features_shown_are_the_default_builds() {
     let out = ringflake(&root()).arg("--version").output().unwrap();
@@ -847,7 +867,7 @@ fn the_features_shown_are_the_default_builds() {
         .into_iter()
         .filter(|f| defaults.contains(f))
         .collect();
-    assert!(expected.contains(&"cli".to_string()), "{version}");
+    assert!(expected.contains(&"sqlite".to_string()), "{version}");
     let mut shown = 0;
     for (file, text) in scanned_files()
         .into_iter()
@@ -873,10 +893,29 @@ fn the_features_shown_are_the_default_builds() {
     );
 }
 
-/// The features a default build has: Cargo.toml's `default` and, in turn, every feature each one
-/// turns on (not `dep:` nor `crate/feature` entries).
+/// The library's features a default build of the binary has: those `ringflake-cli`'s manifest
+/// turns on in its `[dependencies]`, and in turn every feature each one turns on (not `dep:` nor
+/// `crate/feature` entries).
 fn default_features() -> BTreeSet<String> {
-    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let cli = std::fs::read_to_string(root().join("crates/ringflake-cli/Cargo.toml")).unwrap();
+    let dependencies = cli
+        .split("\n[dependencies]\n")
+        .nth(1)
+        .expect("[dependencies]");
+    let line = dependencies
+        .lines()
+        .find(|l| l.starts_with("ringflake = "))
+        .expect("ringflake in ringflake-cli's [dependencies]");
+    let wanted: Vec<&str> = line
+        .split("features = [")
+        .nth(1)
+        .and_then(|rest| rest.split(']').next())
+        .expect("ringflake's features")
+        .split(',')
+        .map(|f| f.trim().trim_matches('"'))
+        .filter(|f| !f.is_empty())
+        .collect();
+    let manifest = std::fs::read_to_string(root().join("crates/ringflake/Cargo.toml")).unwrap();
     let section = manifest
         .split("\n[features]\n")
         .nth(1)
@@ -897,7 +936,7 @@ fn default_features() -> BTreeSet<String> {
         })
         .collect();
     let mut seen = BTreeSet::new();
-    let mut todo = table["default"].clone();
+    let mut todo = wanted;
     while let Some(f) = todo.pop() {
         if seen.insert(f.to_string()) {
             todo.extend(table.get(f).into_iter().flatten().copied());

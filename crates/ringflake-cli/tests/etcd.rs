@@ -27,7 +27,10 @@ fn endpoints() -> String {
 fn cluster(args: &[&str]) -> String {
     let dir = std::env::var("RINGFLAKE_ETCD_DIR")
         .expect("RINGFLAKE_ETCD_DIR: the cluster's directory (.ci/run starts one)");
-    let script = format!("{}/scripts/etcd-cluster.sh", env!("CARGO_MANIFEST_DIR"));
+    let script = format!(
+        "{}/../../scripts/etcd-cluster.sh",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let mut cmd = Command::new("bash");
     cmd.arg(script).arg(args[0]).arg(dir).args(&args[1..]);
     let out = common::output_within(cmd, Duration::from_secs(90));

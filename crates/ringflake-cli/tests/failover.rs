@@ -625,9 +625,11 @@ fn a_claim_on_a_new_table_that_the_standby_lacks_is_never_served() {
 fn a_full_table_of_expired_rows_recycled_across_a_failover_serves_no_id_twice() {
     let _one = lock(&PAIR);
     let pair = Pair::start();
-    let schema =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/postgres.sql"))
-            .expect("schema/postgres.sql");
+    let schema = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../ringflake/schema/postgres.sql"
+    ))
+    .expect("schema/postgres.sql");
     pair.sql(pair.primary(), &schema);
     pair.sql(
         pair.primary(),
@@ -716,7 +718,7 @@ fn a_segment_range_the_standby_lacks_is_never_served() {
     let pair = Pair::start();
     let schema = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/schema/leaf_alloc.postgres.sql"
+        "/../ringflake/schema/leaf_alloc.postgres.sql"
     ))
     .expect("schema/leaf_alloc.postgres.sql");
     pair.sql(pair.primary(), &schema);

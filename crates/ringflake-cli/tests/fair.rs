@@ -4,7 +4,7 @@
 //!
 //! Every test runs in its own temporary directory, talks to 127.0.0.1 only and bounds every
 //! wait; children are killed when a test fails.
-#![cfg(all(feature = "cli", unix))]
+#![cfg(unix)]
 
 mod common;
 

@@ -14,7 +14,6 @@
 //! `RF_FLEET_RATE` (IDs a second per generator: 500), `RF_FLEET_LIFE` (longest run of one boot,
 //! s: 20; at least `RF_FLEET_SECS`: no churn, every generator up for the whole run),
 //! `RF_FLEET_SEED`.
-#![cfg(feature = "postgres")]
 
 mod common;
 

@@ -1,7 +1,6 @@
 //! gRPC and HTTP/2 on `ringflake serve`'s one port, against the real binary: a third-party client
 //! (Python's grpcio) calling every RPC, health and reflection included, in plain text and over
 //! TLS; the HTTP routes over HTTP/2; `Stream`'s flow control with a client that stops reading.
-#![cfg(all(feature = "cli", feature = "client"))]
 
 mod common;
 

@@ -4,7 +4,7 @@
 //! `/healthz` stays 200), `lease at risk` (extensions fail, the lease still holds) and
 //! `unavailable` (the lease lost, with the reason). (A worker id reserved ahead of the clock, the
 //! other reason issue 22 adds, needs a faked clock: `tests/time.rs`.)
-#![cfg(all(feature = "cli", unix))]
+#![cfg(unix)]
 
 mod common;
 

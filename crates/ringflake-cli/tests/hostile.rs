@@ -7,7 +7,7 @@
 //!
 //! Every test runs in its own temporary directory (where `ringflake.db` and `ringflake.state`
 //! land), talks to 127.0.0.1 only, bounds every wait, and kills its children when it fails.
-#![cfg(all(feature = "cli", unix))]
+#![cfg(unix)]
 
 mod common;
 
@@ -730,7 +730,6 @@ fn clock_steps_under_libfaketime() {
 /// clock stepped to 8 s behind (beyond `max_lag`, 1 s, within the bound of 10 s): it
 /// serves again, with a WARN event. Its clock right again: an INFO event, the skew about 0. Its
 /// clock then a minute ahead: it stops serving again at the next reading.
-#[cfg(feature = "postgres")]
 #[test]
 #[ignore = "needs libfaketime and RINGFLAKE_POSTGRES_URL (a throw-away PostgreSQL): bash .ci/run \
             provides both"]

@@ -8,7 +8,7 @@
 //!
 //! The HTTP/2 clients that misbehave are written frame by frame on a plain socket (what a
 //! well-behaved library would not do); the others are the `h2` crate's client.
-#![cfg(all(feature = "cli", target_os = "linux"))]
+#![cfg(target_os = "linux")]
 
 mod common;
 

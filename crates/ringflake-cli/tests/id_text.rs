@@ -2,7 +2,7 @@
 //! public IDs through `--id-key-file` read back with their key and only with it, the service's
 //! `format=` on `/id`, `/ids` and `/parse`, its public IDs, and gRPC's `Parse` of a text; the key
 //! never shows in an error, a log line or `/status`.
-#![cfg(all(feature = "cli", unix))]
+#![cfg(unix)]
 
 mod common;
 
@@ -383,7 +383,6 @@ fn the_service_hands_out_public_ids() {
     );
 }
 
-#[cfg(feature = "client")]
 #[test]
 fn grpc_parse_reads_texts() {
     use ringflake::grpc::ParseRequest;

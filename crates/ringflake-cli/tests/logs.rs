@@ -13,7 +13,7 @@
 //! with `--include-ignored`. The filler's panic is reachable only through the library (a
 //! `StatsSink` of the application's that panics): that test captures the library's events with
 //! a subscriber of its own.
-#![cfg(all(feature = "cli", unix))]
+#![cfg(unix)]
 
 mod common;
 
@@ -583,7 +583,6 @@ fn a_filler_panic_is_an_error_with_its_message() {
 /// the driver's connection error; the server back: INFO lease regained; the row taken over by
 /// another node: ERROR, then the generator heals under a new worker id, and a stop releases that
 /// one, never the lost one.
-#[cfg(feature = "postgres")]
 #[test]
 #[ignore = "needs RINGFLAKE_POSTGRES_URL (a throw-away PostgreSQL: bash .ci/run starts one)"]
 fn postgres_outage_and_takeover_are_logged() {

@@ -2,7 +2,7 @@
 //! leaf` across restarts on one worker table and state file, Leaf's decode route, and a
 //! prefetching client of a millisecond service (its `max_lag` in the service's ticks).
 
-#![cfg(all(feature = "cli", unix))]
+#![cfg(unix)]
 
 mod common;
 
@@ -159,7 +159,6 @@ fn binary_makes_sonyflake_ids() {
 
 /// A prefetching client of a millisecond service takes the service's tick from its layout: IDs
 /// it holds are dropped once 1 s (1,000 ticks) behind the clock, not 1,000 s.
-#[cfg(feature = "client")]
 #[test]
 fn remote_client_of_a_millisecond_service() {
     let dir = tempfile::tempdir().unwrap();

@@ -23,7 +23,10 @@ fn turn() -> std::sync::MutexGuard<'static, ()> {
 fn servers(args: &[&str]) -> String {
     let dir = std::env::var("RINGFLAKE_REDIS_DIR")
         .expect("RINGFLAKE_REDIS_DIR: the servers' directory (.ci/run starts them)");
-    let script = format!("{}/scripts/redis-sentinel.sh", env!("CARGO_MANIFEST_DIR"));
+    let script = format!(
+        "{}/../../scripts/redis-sentinel.sh",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let mut cmd = Command::new("bash");
     cmd.arg(script).arg(args[0]).arg(dir).args(&args[1..]);
     let out = common::output_within(cmd, Duration::from_secs(90));

@@ -2,7 +2,6 @@
 //! `kill -9` of the service (a typed error once the buffer is empty) and its restart (served
 //! again, by itself), with every ID any client received distinct; TLS, tokens and refusals; its
 //! metrics series.
-#![cfg(all(feature = "cli", feature = "client"))]
 
 mod common;
 

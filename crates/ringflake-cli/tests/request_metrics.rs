@@ -2,7 +2,7 @@
 //! route, method and status and gRPC calls by method and code, each with a latency histogram, beside the
 //! `process_*` series; the access log (target `ringflake::access`) writes a line per request
 //! once the filter names it, and none otherwise.
-#![cfg(all(feature = "cli", feature = "client", unix))]
+#![cfg(unix)]
 
 mod common;
 

@@ -9,7 +9,6 @@
 //! `leaf_alloc`, `ringflake_segment_hold` and `WORKER_NODE` there: point them at a throw-away
 //! database only. They are `#[ignore]`d (run with `-- --include-ignored`) and fail, naming the
 //! variable, when it is unset.
-#![cfg(all(feature = "segment", feature = "mysql", feature = "postgres"))]
 
 mod common;
 

@@ -2,7 +2,6 @@
 //! the batch, errors naming the tag, tags added and deleted while serving, restarts (SIGTERM and
 //! SIGKILL) that resume the ranges held, the hidden volume, the gRPC methods, `/status`,
 //! `/metrics` and the `segments` command.
-#![cfg(all(feature = "cli", feature = "client"))]
 
 mod common;
 

@@ -14,11 +14,9 @@
 //! (`unreachable_host_names_host_and_cause` needs no server and always runs.)
 //!
 //! Tests of one server share its table, so they run one at a time (a lock per server).
-#![cfg(any(feature = "mysql", feature = "postgres"))]
 
 mod common;
 
-#[cfg(feature = "postgres")]
 use common::postgres_client;
 use common::{server_url, split_params};
 
@@ -83,7 +81,6 @@ trait Server {
 }
 
 /// The tests' own MariaDB connection, with TLS verified against the URL's `ssl-ca` if it has one.
-#[cfg(feature = "mysql")]
 fn mysql_conn(url: &str) -> mysql::Conn {
     let (rest, tls) = split_params(url, &["ssl-mode", "ssl-ca"]);
     let mut opts = mysql::OptsBuilder::from_opts(mysql::Opts::from_url(&rest).unwrap());
@@ -97,15 +94,11 @@ fn mysql_conn(url: &str) -> mysql::Conn {
     mysql::Conn::new(opts).unwrap()
 }
 
-#[cfg(feature = "mysql")]
 static MYSQL_LOCK: Mutex<()> = Mutex::new(());
-#[cfg(feature = "postgres")]
 static POSTGRES_LOCK: Mutex<()> = Mutex::new(());
 
-#[cfg(feature = "mysql")]
 struct Mysql;
 
-#[cfg(feature = "mysql")]
 impl Server for Mysql {
     const VAR: &'static str = "RINGFLAKE_MYSQL_URL";
     const SCHEMA_FILE: &'static str = "schema/mysql.sql";
@@ -187,10 +180,8 @@ PRIMARY KEY(ID)
     }
 }
 
-#[cfg(feature = "postgres")]
 struct Postgres;
 
-#[cfg(feature = "postgres")]
 impl Server for Postgres {
     const VAR: &'static str = "RINGFLAKE_POSTGRES_URL";
     const SCHEMA_FILE: &'static str = "schema/postgres.sql";
@@ -1005,7 +996,6 @@ fn outage_found_by_the_clock_read<S: Server>() {
 
 macro_rules! server_tests {
     ($feature:literal, $module:ident, $server:ty, $needs:literal, $unreachable:literal) => {
-        #[cfg(feature = $feature)]
         mod $module {
             use super::*;
 

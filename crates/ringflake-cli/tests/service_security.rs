@@ -3,7 +3,7 @@
 //! the throw-away certificates of `tests/data/tls`, made once by its `make.sh`), `/metrics` on its
 //! own listener (`--metrics-listen`), and the strict grammar of the ID routes (counts, IDs, query
 //! parameters, bounded and escaped echoes of bad values, request heads too large).
-#![cfg(all(feature = "cli", unix))]
+#![cfg(unix)]
 
 mod common;
 

@@ -5,7 +5,7 @@
 //! a take after the clock jumped while the filler did not run drops what is stale. On the real
 //! binary: a run under a clock a day ahead does not take the next run down (libfaketime, ignored
 //! unless asked for: `.ci/run` runs them), and no stale ID after the process was frozen.
-#![cfg(all(feature = "cli", unix))]
+#![cfg(unix)]
 
 mod common;
 

@@ -6,7 +6,6 @@
 //! tests kill and restart its nodes), and a Python with kazoo in `RINGFLAKE_LEAF_PYTHON` (Leaf's
 //! holder, `tests/python/leaf_holder.py`). Each test works under a `leaf.name` of its own; they
 //! take turns (one lock), as some of them stop the ensemble's nodes.
-#![cfg(feature = "zookeeper")]
 
 mod common;
 
@@ -481,7 +480,10 @@ const LEAD_MS: i64 = 10_000;
 fn ensemble_ctl(args: &[&str]) -> String {
     let dir = std::env::var("RINGFLAKE_ZK_DIR")
         .expect("RINGFLAKE_ZK_DIR: the ensemble's directory (.ci/run starts one)");
-    let script = format!("{}/scripts/zk-ensemble.sh", env!("CARGO_MANIFEST_DIR"));
+    let script = format!(
+        "{}/../../scripts/zk-ensemble.sh",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let mut cmd = Command::new("bash");
     cmd.arg(script).arg(args[0]).arg(dir).args(&args[1..]);
     let out = common::output_within(cmd, Duration::from_secs(90));

@@ -16,10 +16,8 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::Duration;
 
-/// The binary's text helpers, `json_ids` among them, compiled here as they are in the binary.
-#[allow(dead_code)]
-#[path = "../src/bin/ringflake/text.rs"]
-mod text;
+/// The service's text helpers, `json_ids` among them.
+use ringflake_server::text;
 
 /// The IDs as serde writes them: a sequence of strings, each formatted by `Display`.
 struct AsStrings<'a>(&'a [u64]);

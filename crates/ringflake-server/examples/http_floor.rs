@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 // The service's own socket and HTTP/1 set-up.
-#[path = "../src/bin/ringflake/serve/server/listen.rs"]
+#[path = "../src/server/listen.rs"]
 mod listen;
 
 async fn serve(listener: tokio::net::TcpListener, counter: Arc<AtomicU64>, raw: bool) {

@@ -167,25 +167,33 @@
 //! | feature | default | what it brings |
 //! |---|---|---|
 //! | `sqlite` | yes | [`DatabaseAssigner::sqlite`] and [`DEFAULT_SQLITE_PATH`]: worker ids from a SQLite file (`rusqlite` with SQLite bundled, compiled from C) |
-//! | `mysql` | with `cli` | `DatabaseAssigner::mysql`: worker ids from a MariaDB/MySQL table (the `mysql` crate, blocking, TLS by rustls) |
-//! | `postgres` | with `cli` | `DatabaseAssigner::postgres`: worker ids from a PostgreSQL table (`tokio-postgres` on a private runtime, TLS by rustls) |
-//! | `zookeeper` | with `cli` | `ZooKeeperAssigner`: worker ids from a ZooKeeper ensemble in Meituan Leaf's znodes, shared with Leaf nodes (kezhuw's `zookeeper-client` on a private runtime) |
-//! | `etcd` | with `cli` | `EtcdAssigner`: worker ids from an etcd cluster, each a key on an etcd lease (etcd's v3 API through tonic's client, stubs committed, on a private runtime, TLS by rustls) |
-//! | `redis` | with `cli` | `RedisAssigner`: worker ids from Redis or Sentinel, every claim confirmed on the replicas with `WAIT` (the `redis` crate, blocking, TLS by rustls) |
-//! | `metrics` | yes | [`MetricsReporter`], [`GeneratorMetrics`] (also a sink for [`CachedBuilder::record_stats`]), [`install_prometheus`] and [`install_prometheus_recorder`]: Prometheus series |
-//! | `tokio` | yes | [`CachedUidGenerator::next_id_async`] |
-//! | `cli` | yes | the `ringflake` binary (HTTP and gRPC service, `gen`, `parse`, `layout`, `workers`, `segments`) with every worker source: turns on `sqlite`, `mysql`, `postgres`, `zookeeper`, `etcd`, `redis`, `segment`, `metrics`, `id-key`, `tokio` and `grpc`, and brings `clap`, `hyper` and tonic's server |
-//! | `grpc` | with `cli` | `ringflake::grpc`: the messages and stubs of the service's `ringflake.v1` gRPC API (prost, tonic's codec; generated code committed, no `protoc` needed) |
-//! | `id-key` | with `cli` | [`IdCipher`]: public IDs through a keyed permutation (FF1 over AES-256, the `fpe` and `aes` crates), hiding order, volume, worker and time |
-//! | `segment` | with `cli` | `SegmentGenerator`: Meituan Leaf's segment mode, dense numbers per business tag from `leaf_alloc` (`SegmentTable::sqlite`, `mysql`, `postgres` with those features) |
+//! | `mysql` | no | `DatabaseAssigner::mysql`: worker ids from a MariaDB/MySQL table (the `mysql` crate, blocking, TLS by rustls) |
+//! | `postgres` | no | `DatabaseAssigner::postgres`: worker ids from a PostgreSQL table (`tokio-postgres` on a private runtime, TLS by rustls) |
+//! | `zookeeper` | no | `ZooKeeperAssigner`: worker ids from a ZooKeeper ensemble in Meituan Leaf's znodes, shared with Leaf nodes (kezhuw's `zookeeper-client` on a private runtime) |
+//! | `etcd` | no | `EtcdAssigner`: worker ids from an etcd cluster, each a key on an etcd lease (etcd's v3 API through tonic's client, stubs committed, on a private runtime, TLS by rustls) |
+//! | `redis` | no | `RedisAssigner`: worker ids from Redis or Sentinel, every claim confirmed on the replicas with `WAIT` (the `redis` crate, blocking, TLS by rustls) |
+//! | `all-sources` | no | every worker id source above |
+//! | `metrics` | no | [`MetricsReporter`], [`GeneratorMetrics`] (also a sink for [`CachedBuilder::record_stats`]), [`install_prometheus`] and [`install_prometheus_recorder`]: Prometheus series |
+//! | `tokio` | no | [`CachedUidGenerator::next_id_async`] and `next_ids_async`: await the filler instead of spinning |
+//! | `grpc` | no | `ringflake::grpc`: the messages and stubs of the service's `ringflake.v1` gRPC API (prost, tonic's codec; generated code committed, no `protoc` needed) |
 //! | `client` | no | `RemoteGenerator`: IDs from a `ringflake serve` over gRPC, prefetched into a local lock-free buffer (tonic's client, rustls with ring for TLS) |
+//! | `id-key` | no | [`IdCipher`]: public IDs through a keyed permutation (FF1 over AES-256, the `fpe` and `aes` crates), hiding order, volume, worker and time |
+//! | `segment` | no | `SegmentGenerator`: Meituan Leaf's segment mode, dense numbers per business tag from `leaf_alloc` (`SegmentTable::sqlite`, `mysql`, `postgres` with those features) |
 //!
-//! The default features are the binary's, database clients included, so that `cargo install
-//! ringflake` has every worker source. A library leaves them out and names what it uses, e.g.
-//! `ringflake = { version = "0.2", default-features = false, features = ["sqlite", "tokio"] }`
-//! (or `cargo add ringflake --no-default-features --features sqlite,tokio`). With no feature at
-//! all the crate still has both generators, [`Layout`], [`plan`]
-//! and the assigners that need no database.
+//! The default is what a program embedding the ring needs: the generators, the layouts and worker
+//! ids from a SQLite file, about 25 crates in all. Add what you use:
+//! `cargo add ringflake --features tokio,metrics`, or
+//! `ringflake = { version = "0.2", features = ["postgres", "tokio"] }`. With no feature at all
+//! (`default-features = false`) the crate still has both generators, [`Layout`], [`plan`] and the
+//! assigners that need no database ([`FixedWorkerId`], [`StatefulSetOrdinal`]).
+//!
+//! The service and the command line are crates of their own, so that none of this crate's users
+//! builds them: [`ringflake-server`] (the HTTP and gRPC service as a library, started in-process
+//! from a builder) and [`ringflake-cli`] (`cargo install ringflake-cli`: the `ringflake` binary,
+//! with every worker source).
+//!
+//! [`ringflake-server`]: https://docs.rs/ringflake-server
+//! [`ringflake-cli`]: https://crates.io/crates/ringflake-cli
 //!
 //! ## What ringflake fixes in UidGenerator
 //!
@@ -195,7 +203,7 @@
 //! generator treats time](CachedUidGenerator#clock-behaviour) and [Java
 //! compatibility](Layout#java-compatibility).
 //!
-//! ## Monitoring (feature `metrics`, on by default)
+//! ## Monitoring (feature `metrics`)
 //!
 //! A [`MetricsReporter`] samples a generator's [`Stats`] every second from its own thread and
 //! sets Prometheus series (`ringflake_ring_available`, `ringflake_time_lead_seconds`, ...) through
@@ -229,9 +237,9 @@
 //! bits ([`plan::Assessment`]); the `ringflake layout` command prints the same. [`Layout`]
 //! compares the well-known layouts.
 //!
-//! ## The `ringflake` command (feature `cli`, on by default)
+//! ## The `ringflake` command (crate `ringflake-cli`)
 //!
-//! A thin binary over this library: `ringflake serve` is an HTTP and gRPC ID service (`/id`,
+//! A thin binary over this library and `ringflake-server`: `ringflake serve` is an HTTP and gRPC ID service (`/id`,
 //! `/ids?count=N`, `/parse/{id}`, `/metrics`, `/healthz`; `ringflake.v1.IdService` with health
 //! and reflection on the same port), `gen` and `parse` print IDs and
 //! `parseUID` JSON for scripts and Java migrators, `layout` plans a layout, `workers` lists the
@@ -255,6 +263,7 @@
 #![forbid(unsafe_code)]
 
 mod boot;
+pub mod build_info;
 mod cached;
 mod clock;
 mod default;
@@ -328,39 +337,43 @@ pub use worker::{
 };
 pub use zone::{MAX_TIME_ZONE_FILE_BYTES, system_time_zone, time_zone_from_tz};
 
-/// The Rust blocks of the README and of `docs/*.md` are compiled and run as doc tests: each page is
+/// The Rust blocks of the READMEs (the repository's and this crate's) and of `docs/*.md` are
+/// compiled and run as doc tests: each page is
 /// the documentation of a hidden item, compiled only by `cargo test` (rustdoc's `doctest` cfg)
 /// with the features its blocks need. `tests/docs_drift.rs` checks that every page under `docs/` is
 /// listed here.
 #[cfg(doctest)]
 mod doc_pages {
     #[cfg(feature = "sqlite")]
-    #[doc = include_str!("../README.md")]
+    #[doc = include_str!("../../../README.md")]
     pub struct Readme;
-    #[doc = include_str!("../docs/benchmarks.md")]
+    #[cfg(feature = "sqlite")]
+    #[doc = include_str!("../README.md")]
+    pub struct CrateReadme;
+    #[doc = include_str!("../../../docs/benchmarks.md")]
     pub struct Benchmarks;
     #[cfg(feature = "client")]
-    #[doc = include_str!("../docs/grpc.md")]
+    #[doc = include_str!("../../../docs/grpc.md")]
     pub struct Grpc;
-    #[doc = include_str!("../docs/health.md")]
+    #[doc = include_str!("../../../docs/health.md")]
     pub struct Health;
-    #[doc = include_str!("../docs/ids-in-urls.md")]
+    #[doc = include_str!("../../../docs/ids-in-urls.md")]
     pub struct IdsInUrls;
-    #[doc = include_str!("../docs/migrating.md")]
+    #[doc = include_str!("../../../docs/migrating.md")]
     pub struct Migrating;
     #[cfg(feature = "metrics")]
-    #[doc = include_str!("../docs/monitoring.md")]
+    #[doc = include_str!("../../../docs/monitoring.md")]
     pub struct Monitoring;
-    #[doc = include_str!("../docs/production.md")]
+    #[doc = include_str!("../../../docs/production.md")]
     pub struct Production;
     #[cfg(all(feature = "segment", feature = "sqlite"))]
-    #[doc = include_str!("../docs/segments.md")]
+    #[doc = include_str!("../../../docs/segments.md")]
     pub struct Segments;
-    #[doc = include_str!("../docs/service.md")]
+    #[doc = include_str!("../../../docs/service.md")]
     pub struct Service;
-    #[doc = include_str!("../docs/time.md")]
+    #[doc = include_str!("../../../docs/time.md")]
     pub struct Time;
     #[cfg(feature = "sqlite")]
-    #[doc = include_str!("../docs/workers.md")]
+    #[doc = include_str!("../../../docs/workers.md")]
     pub struct Workers;
 }

@@ -514,7 +514,7 @@ fn exporter_tracks_generators_over_http() {
 
     // The series tables of docs/monitoring.md and of MetricsReporter's documentation list every
     // series; they, the README, the dashboard and the alert rules name only real ones.
-    let monitoring = include_str!("../docs/monitoring.md");
+    let monitoring = include_str!("../../../docs/monitoring.md");
     let reporter = include_str!("../src/metrics/reporter.rs");
     for (name, _) in SERIES {
         for (file, text) in [
@@ -537,15 +537,15 @@ fn exporter_tracks_generators_over_http() {
         );
     }
     for (file, text) in [
-        ("README.md", include_str!("../README.md")),
+        ("README.md", include_str!("../../../README.md")),
         ("docs/monitoring.md", monitoring),
         (
             "examples/grafana-dashboard.json",
-            include_str!("../examples/grafana-dashboard.json"),
+            include_str!("../../../examples/grafana-dashboard.json"),
         ),
         (
             "examples/prometheus-alerts.yml",
-            include_str!("../examples/prometheus-alerts.yml"),
+            include_str!("../../../examples/prometheus-alerts.yml"),
         ),
     ] {
         for token in text
@@ -726,9 +726,9 @@ fn generator_metrics_records_a_snapshot() {
 /// lacks (`.ci/run` loads the rules in Prometheus and runs the unit tests with `promtool`).
 #[test]
 fn the_alerts_table_and_the_unit_tests_name_every_rule() {
-    let rules = include_str!("../examples/prometheus-alerts.yml");
-    let tests = include_str!("../examples/prometheus-alerts.test.yml");
-    let monitoring = include_str!("../docs/monitoring.md");
+    let rules = include_str!("../../../examples/prometheus-alerts.yml");
+    let tests = include_str!("../../../examples/prometheus-alerts.test.yml");
+    let monitoring = include_str!("../../../docs/monitoring.md");
     let alerts: Vec<&str> = rules
         .lines()
         .filter_map(|l| l.trim().strip_prefix("- alert: "))

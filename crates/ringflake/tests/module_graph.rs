@@ -1,7 +1,7 @@
 //! The files under `src/` import one another one way: no file reaches itself through the paths
 //! it names (`use crate::…`, `use super::…`, `crate::x::y(…)` in code or in a macro's tokens, a
-//! child module named in code), directly or through other files; and the binary's service
-//! (`src/bin/ringflake/serve/`) never reaches its flags (`args.rs`).
+//! child module named in code), directly or through other files, in each crate of the workspace;
+//! and the crates' manifests point one way (command line → service → library).
 //!
 //! How a path becomes an edge: each crate (`src/lib.rs`, `src/bin/*/main.rs`) is walked from its
 //! root through its `mod x;` declarations, which say which file holds which module; a path is
@@ -407,24 +407,41 @@ fn show(circle: &[PathBuf], src: &Path) -> String {
     text.join(" -> ")
 }
 
+/// The workspace's crates whose sources are checked: this one, and its siblings when they are
+/// beside it (a checkout; a packaged crate has itself alone).
+fn crate_sources() -> Vec<PathBuf> {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut dirs = vec![here.join("src")];
+    for sibling in ["ringflake-server", "ringflake-cli"] {
+        let src = here.join("..").join(sibling).join("src");
+        if src.is_dir() {
+            dirs.push(src);
+        }
+    }
+    dirs
+}
+
 #[test]
 fn no_file_under_src_imports_itself_back() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let edges = edges(&src);
-    let circles = circles(&edges);
-    assert!(
-        circles.is_empty(),
-        "files under src/ import each other in a circle:\n{}",
-        circles
-            .iter()
-            .map(|c| show(c, &src))
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
+    for src in crate_sources() {
+        let edges = edges(&src);
+        let circles = circles(&edges);
+        assert!(
+            circles.is_empty(),
+            "files under {} import each other in a circle:\n{}",
+            src.display(),
+            circles
+                .iter()
+                .map(|c| show(c, &src))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
 }
 
 /// The files `from` reaches through its imports, directly or through other files, with the file
 /// it reached each through (to show the way).
+#[allow(dead_code)]
 fn reached<'e>(
     edges: &'e BTreeMap<PathBuf, BTreeSet<PathBuf>>,
     from: &'e PathBuf,
@@ -442,36 +459,65 @@ fn reached<'e>(
     back
 }
 
-/// The binary's rooms flow one way: the flags (`args.rs`) → turning them into generators
-/// (`generators/`) → the service (`serve/`: its model, handlers, server). The service gets plain
-/// values and never reads a flag: no file under `serve/` reaches `args.rs`, not even through
-/// another file.
+/// The crates' arrows point one way: the command line (`ringflake-cli`: flags, printing) → the
+/// service (`ringflake-server`) → the library (`ringflake`). The service gets plain values and
+/// never reads a flag: its manifest names neither the command-line crate nor clap, and the
+/// library's names neither of the others nor anything of a server (hyper, tonic's server, the
+/// service's TLS) or of a command line.
 #[test]
-fn the_service_never_imports_the_flags() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let bin = src.join("bin/ringflake");
-    let flags = bin.join("args.rs");
-    let edges = edges(&src);
-    assert!(edges.contains_key(&flags), "no {}", flags.display());
-    let mut found = Vec::new();
-    for from in edges.keys().filter(|f| f.starts_with(bin.join("serve"))) {
-        let back = reached(&edges, from);
-        if back.contains_key(&flags) {
-            let mut way = vec![flags.clone()];
-            let mut at = &flags;
-            while at != from {
-                at = back[at];
-                way.push(at.clone());
-            }
-            way.reverse();
-            let name = |p: &PathBuf| p.strip_prefix(&src).unwrap_or(p).display().to_string();
-            found.push(way.iter().map(name).collect::<Vec<_>>().join(" -> "));
-        }
+fn the_crates_depend_one_way() {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let server = here.join("../ringflake-server/Cargo.toml");
+    if !server.is_file() {
+        return; // a packaged crate: its siblings are not beside it
     }
+    let dependencies = |manifest: &Path| -> Vec<String> {
+        let text = std::fs::read_to_string(manifest).expect("manifest");
+        let mut names = Vec::new();
+        let mut section = String::new();
+        for line in text.lines().map(str::trim) {
+            if line.starts_with('[') {
+                section = line.to_string();
+            } else if section.ends_with("dependencies]") && !section.contains("dev-") {
+                if let Some((name, _)) = line.split_once(" = ").or_else(|| line.split_once('.')) {
+                    if !name.starts_with('#') && !name.is_empty() {
+                        names.push(name.trim().to_string());
+                    }
+                }
+            }
+        }
+        names
+    };
+    let library = dependencies(&here.join("Cargo.toml"));
+    let service = dependencies(&server);
     assert!(
-        found.is_empty(),
-        "the service imports the flags (move what it needs into serve/model, or have \
-         generators/ hand it over as a plain value):\n{}",
-        found.join("\n")
+        library.contains(&"crossbeam-utils".to_string()),
+        "{library:?}"
     );
+    assert!(service.contains(&"ringflake".to_string()), "{service:?}");
+    for banned in [
+        "ringflake-server",
+        "ringflake-cli",
+        "clap",
+        "hyper",
+        "tokio-rustls",
+        "tracing-subscriber",
+    ] {
+        assert!(
+            !library.iter().any(|d| d == banned),
+            "the library depends on {banned}"
+        );
+    }
+    for banned in [
+        "ringflake-cli",
+        "clap",
+        "clap_complete",
+        "clap_mangen",
+        "tracing-subscriber",
+    ] {
+        assert!(
+            !service.iter().any(|d| d == banned),
+            "the service depends on {banned}"
+        );
+    }
 }

@@ -15,7 +15,6 @@ pub mod spaces;
 use crate::args::{
     DEFAULT_STATE_FILE, DbArgs, LayoutArgs, RingArgs, StateArgs, WorkerArgs, given, pick, sub,
 };
-use crate::serve::model::plan::Lead;
 use crate::sources::{SourceArgs, or_list, takers};
 use clap::ArgMatches;
 use ringflake::{
@@ -23,6 +22,7 @@ use ringflake::{
     DEFAULT_SQLITE_PATH, DatabaseAssigner, Layout, LeadPolicy, Placement, SharedFlag, SourceKind,
     TimeZone, WorkerIdAssigner, epoch_from_date,
 };
+use ringflake_server::model::plan::Lead;
 use spaces::{Guarded, Spaces};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -300,10 +300,7 @@ impl DbArgs {
         if let Some(ca) = &self.db_ca_file {
             table = table.ca_file(ca);
         }
-        #[cfg(any(feature = "mysql", feature = "postgres"))]
-        {
-            table = table.accept_async_replication(self.accept_async_replication);
-        }
+        table = table.accept_async_replication(self.accept_async_replication);
         if let Some(s) = self.db_timeout {
             table = table.timeout(Duration::from_secs(s));
         }
@@ -430,10 +427,7 @@ impl WorkerArgs {
     /// does not take is an error naming the flags that do.
     fn other(&self, kind: &SourceKind) -> Result<Box<dyn ringflake::Source>, String> {
         let db = &self.db;
-        #[cfg(any(feature = "mysql", feature = "postgres"))]
         let accept_async = db.accept_async_replication;
-        #[cfg(not(any(feature = "mysql", feature = "postgres")))]
-        let accept_async = false;
         let shared = [
             (SharedFlag::LeaseWindow, self.lease_window.is_some()),
             (SharedFlag::Retry, db.db_retry.is_some()),

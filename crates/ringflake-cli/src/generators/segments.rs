@@ -3,9 +3,9 @@
 //! generator's worker database.
 
 use crate::args::{ServeArgs, given, sub};
-use crate::serve::model::segments::{Hidden, Plan, Source};
 use clap::ArgMatches;
 use ringflake::{DEFAULT_SEGMENT_MAX_WAIT, DEFAULT_SEGMENT_REFRESH, DEFAULT_SQLITE_PATH};
+use ringflake_server::model::segments::{Hidden, Plan, Source};
 use std::path::PathBuf;
 use std::time::Duration;
 

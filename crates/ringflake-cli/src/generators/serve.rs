@@ -21,10 +21,10 @@
 use super::spaces::{Member, Spaces};
 use super::{Source, builder};
 use crate::args::{DEFAULT_MAX_WAIT, DEFAULT_STATE_FILE, GeneratorArgs, RingArgs, ServeArgs};
-use crate::serve::Config;
-use crate::serve::model::plan::{Build, DEFAULT, Lead, Plan};
 use clap::ArgMatches;
 use ringflake::{DEFAULT_SQLITE_PATH, Layout, TimeZone};
+use ringflake_server::Config;
+use ringflake_server::model::plan::{Build, DEFAULT, Lead, Plan};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

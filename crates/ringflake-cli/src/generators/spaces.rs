@@ -104,7 +104,7 @@ pub fn layout_text(layout: &Layout) -> String {
         layout.time_bits(),
         layout.worker_bits(),
         layout.seq_bits(),
-        crate::text::epoch_text(layout)
+        ringflake_server::text::epoch_text(layout)
     );
     if layout.unit() != TimeUnit::Seconds {
         text.push_str(&format!(" in {} ticks", layout.unit()));

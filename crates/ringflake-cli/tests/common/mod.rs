@@ -502,7 +502,6 @@ pub fn signal(pid: u32, name: &str) {
 /// The error of a database boot that must fail at once (not retried: retrying cannot mend it),
 /// as its Display text; its Display and Debug are both checked to be free of every one of
 /// `secrets` (passwords).
-#[cfg(any(feature = "mysql", feature = "postgres"))]
 pub fn fails_at_once(assigner: ringflake::DatabaseAssigner, secrets: &[&str]) -> String {
     use ringflake::WorkerIdAssigner as _;
     let assigner = assigner.retry_for(Duration::from_secs(20));
@@ -615,7 +614,6 @@ pub fn server_url(var: &str, table: &str) -> String {
 
 /// The tests' own PostgreSQL client, with TLS verified against the URL's `sslrootcert` if it has
 /// one.
-#[cfg(feature = "postgres")]
 pub fn postgres_client(url: &str) -> postgres::Client {
     let (rest, tls) = split_params(url, &["sslmode", "sslrootcert"]);
     let mut config: postgres::Config = rest.parse().unwrap();
@@ -804,7 +802,6 @@ pub fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// A tonic channel to `addr` in plain text (h2c).
-#[cfg(feature = "client")]
 pub async fn grpc_channel(addr: SocketAddr) -> tonic::transport::Channel {
     tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
         .unwrap()

@@ -10,23 +10,23 @@
 //! only, as the ID and parse routes), the counts' limits, and a take bounded by `--max-wait`
 //! ([`App::max_wait`]). Errors are status codes whose messages read as the HTTP ones do. Every
 //! service decodes requests of at most
-//! [`GRPC_MAX_REQUEST_BYTES`](crate::serve::model::limits::GRPC_MAX_REQUEST_BYTES): a larger
+//! [`GRPC_MAX_REQUEST_BYTES`](crate::model::limits::GRPC_MAX_REQUEST_BYTES): a larger
 //! one is refused from its length prefix, before it is read.
 //!
 //! `Stream` takes a chunk from the generator only when the previous one has been handed to
 //! hyper, which asks for the next only when HTTP/2 flow control lets it send: a client that reads
 //! slowly holds the server to its windows (a few hundred KiB), whatever count it asked for.
-//! `Batch` and `Stream` of more than [`LARGE_IDS`](crate::serve::model::limits::LARGE_IDS) IDs
+//! `Batch` and `Stream` of more than [`LARGE_IDS`](crate::model::limits::LARGE_IDS) IDs
 //! are large answers ([`super::large`]): each waits for its turn, and is abandoned when its client
 //! stops reading. With `--id-key-file`, `Next`, `Batch` and `Stream` are refused
 //! (`FAILED_PRECONDITION`): the service hands out public IDs only, and their plain IDs could
 //! equal one of them.
 
 use super::large::Large;
-use crate::serve::model::app::App;
-use crate::serve::model::auth::Denied;
-use crate::serve::model::limits::{GRPC_MAX_REQUEST_BYTES, Turn};
-use crate::serve::model::routes::{Exposure, MAX_COUNT};
+use crate::model::app::App;
+use crate::model::auth::Denied;
+use crate::model::limits::{GRPC_MAX_REQUEST_BYTES, Turn};
+use crate::model::routes::{Exposure, MAX_COUNT};
 use hyper::body::Incoming;
 use hyper::{Request, Response};
 use ringflake::Error;
@@ -349,7 +349,7 @@ fn too_many(app: &App, what: &str, count: u64, max: u64) -> Status {
     Status::invalid_argument(format!(
         "{what} {count} is more than the generator can take at once: at most {max} IDs \
          ({}); ask for fewer",
-        crate::serve::handlers::cap_terms(&app.layout, lead)
+        crate::handlers::cap_terms(&app.layout, lead)
     ))
 }
 

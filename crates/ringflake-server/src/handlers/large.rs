@@ -1,6 +1,6 @@
 //! Large answers (more than [`LARGE_IDS`] IDs: `/ids`, gRPC `Batch` and `Stream`, the segment
 //! mode's `?count=N` and `SegmentBatch`), as the
-//! [limits](crate::serve::model::limits) bound them: each holds a turn of
+//! [limits](crate::model::limits) bound them: each holds a turn of
 //! `--max-large-answers` while it is written, is written a piece at a time as its client reads
 //! ([`IdsJson`] for `/ids`; tonic writes gRPC messages as they come), and is abandoned when it
 //! makes no progress for [`STALL`] ([`Large`]).

@@ -583,9 +583,9 @@ fn metrics(app: &App) -> Reply {
                 s.metrics.record(&g.stats());
             }
             let mut body = handle.render();
-            crate::serve::model::requests::render(&mut body);
+            crate::model::requests::render(&mut body);
             app.limits.render(&mut body);
-            crate::serve::model::process::render(&mut body);
+            crate::model::process::render(&mut body);
             respond(StatusCode::OK, PROMETHEUS, body)
         }
         None => error(
@@ -670,7 +670,7 @@ fn healthz(app: &App) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serve::model::routes::ROUTES;
+    use crate::model::routes::ROUTES;
 
     /// The route of `endpoint`.
     fn of(endpoint: Endpoint) -> &'static Route {

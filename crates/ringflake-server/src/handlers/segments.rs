@@ -14,9 +14,9 @@
 //! could not start, 500 for a row at fault (a step of 0, `max_id` at its end). Tags with
 //! `--hide-volume` hand out their numbers through the ID key's permutation on every route.
 
-use crate::serve::model::app::App;
-use crate::serve::model::routes::{MAX_COUNT, Route};
-use crate::serve::model::segments::Segments;
+use crate::model::app::App;
+use crate::model::routes::{MAX_COUNT, Route};
+use crate::model::segments::Segments;
 use hyper::StatusCode;
 use ringflake::{Error, SegmentError, SegmentGenerator};
 use serde::Serialize;

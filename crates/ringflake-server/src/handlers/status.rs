@@ -2,7 +2,7 @@
 //! library judges, `serving`, `idle`, `held at the lead cap`, `lease at risk` or `unavailable`,
 //! and what it means), the worker id, the ring's fill level, lead and lag, the unused IDs (expired
 //! apart from discarded), the IDs issued per second over the last [`SAMPLES`] seconds (a chart from
-//! the samples of the [sampler](crate::serve::model::sampler), kept in memory, bounded), the time bits left and the date
+//! the samples of the [sampler](crate::model::sampler), kept in memory, bounded), the time bits left and the date
 //! they run out, the lease and the filler.
 //!
 //! The page is one self-contained file ([`PAGE`], no external script, font or style sheet). The
@@ -11,11 +11,11 @@
 //! Every value shown is formatted here, once: `/status` carries each generator's numbers and,
 //! under `text`, the same values as the page shows them; the script only copies them.
 
-use crate::serve::model::app::{Generators, Named};
-use crate::serve::model::history::SAMPLES;
-use crate::serve::model::limits::{self, Limits};
-use crate::serve::model::plan::Lead;
-use crate::serve::model::sampler::{EVERY, unix_ms};
+use crate::model::app::{Generators, Named};
+use crate::model::history::SAMPLES;
+use crate::model::limits::{self, Limits};
+use crate::model::plan::Lead;
+use crate::model::sampler::{EVERY, unix_ms};
 use crate::text::{epoch_text, thousands, to_json};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -410,7 +410,7 @@ fn limits_json(l: &Limits) -> LimitsJson {
         stall_seconds: limits::STALL.as_secs(),
         max_streams_per_connection: limits::MAX_STREAMS,
         idle_seconds: limits::IDLE.as_secs(),
-        max_count: crate::serve::model::routes::MAX_COUNT,
+        max_count: crate::model::routes::MAX_COUNT,
         grpc_max_request_bytes: limits::GRPC_MAX_REQUEST_BYTES,
         text: limits_text(l),
     }

@@ -275,7 +275,7 @@ mod tests {
     /// file and line; a reload with one keeps the tokens in use.
     #[test]
     fn placeholder_tokens_are_refused() {
-        let secret = include_str!("../../../../../deploy/kubernetes/secret.yaml");
+        let secret = include_str!("../../../../deploy/kubernetes/secret.yaml");
         // The line after `tokens: |`.
         let shipped = secret
             .lines()

@@ -12,12 +12,19 @@ const TICKS_PER_SECOND: f64 = 100.0;
 /// The process's figures.
 #[derive(Debug, Default, PartialEq)]
 pub struct Process {
+    /// User and system CPU time, in seconds (`process_cpu_seconds_total`).
     pub cpu_seconds: f64,
+    /// Resident memory, in bytes (`process_resident_memory_bytes`).
     pub resident_bytes: u64,
+    /// Virtual memory, in bytes (`process_virtual_memory_bytes`).
     pub virtual_bytes: u64,
+    /// Open file descriptors (`process_open_fds`).
     pub open_fds: u64,
+    /// The soft limit on open file descriptors, if known (`process_max_fds`).
     pub max_fds: Option<u64>,
+    /// Threads (`process_threads`).
     pub threads: u64,
+    /// When the process started, in seconds since the Unix epoch (`process_start_time_seconds`).
     pub start_time_seconds: f64,
 }
 

@@ -22,6 +22,7 @@ pub enum Source {
 /// The segment generator to boot, as plain values.
 #[derive(Debug, Clone)]
 pub struct Plan {
+    /// Where `leaf_alloc` is.
     pub source: Source,
     /// `--db-ca-file`.
     pub ca_file: Option<PathBuf>,
@@ -66,8 +67,11 @@ pub struct Segments {
     /// The generator, or why there is none (the table could not be read or created): the route
     /// answers 503 with it, and the rest of the service runs.
     pub generator: Result<SegmentGenerator, String>,
+    /// How the numbers' volume is hidden (`--hide-volume`).
     pub hidden: Hidden,
+    /// The key of the public IDs (`--id-key-file`), if any.
     pub key: Option<Arc<IdCipher>>,
+    /// The segment mode's series, their handles registered once.
     pub metrics: SegmentMetrics,
     /// Where `leaf_alloc` is, described.
     pub table: String,

@@ -5,7 +5,7 @@
 //! evaluated.
 
 use crate::log::ACCESS_TARGET;
-use crate::serve::model::requests;
+use crate::model::requests;
 use std::net::SocketAddr;
 use std::time::Instant;
 

@@ -1,5 +1,5 @@
 //! The idle timeout of an HTTP/2 connection: closed (gracefully: a `GOAWAY`, then the end) once
-//! it has had no open stream for [`IDLE`](crate::serve::model::limits::IDLE), as an HTTP/1.1
+//! it has had no open stream for [`IDLE`](crate::model::limits::IDLE), as an HTTP/1.1
 //! connection that sends no request's headers within the same time is. hyper's HTTP/2 server
 //! has no such timeout (its keep-alive pings only find peers that stopped answering), so the
 //! service counts a connection's streams itself: a stream opens when its request reaches the

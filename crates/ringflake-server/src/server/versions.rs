@@ -140,7 +140,7 @@ impl<I: AsyncWrite + Unpin> AsyncWrite for Rewind<I> {
 /// request headers of at most [`MAX_HEADER_LIST`], and a ping
 /// every 30 s on a connection (closed if unanswered for 20 s: a peer that stopped reading its
 /// socket). A connection with no open stream is closed by the service after
-/// [`IDLE`](crate::serve::model::limits::IDLE) ([`super::idle`]).
+/// [`IDLE`](crate::model::limits::IDLE) ([`super::idle`]).
 pub fn http2() -> hyper::server::conn::http2::Builder<TokioExecutor> {
     let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
     builder

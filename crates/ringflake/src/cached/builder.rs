@@ -243,6 +243,42 @@ impl CachedBuilder {
         self
     }
 
+    /// The layout this builder makes IDs in (as given to [`CachedUidGenerator::builder`]).
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let b = CachedUidGenerator::builder(Layout::default()).worker_id(1);
+    /// assert_eq!(b.layout(), &Layout::default());
+    /// ```
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The lead cap the generator will have and its policy at the cap (`None`: unbounded), as
+    /// [`max_lead`](Self::max_lead) or [`unbounded_lead`](Self::unbounded_lead) set it.
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, DEFAULT_MAX_LEAD, Layout, LeadPolicy};
+    /// let b = CachedUidGenerator::builder(Layout::default());
+    /// assert_eq!(b.lead(), Some((DEFAULT_MAX_LEAD, LeadPolicy::Wait)));
+    /// assert_eq!(b.unbounded_lead().lead(), None);
+    /// ```
+    pub fn lead(&self) -> Option<(Duration, LeadPolicy)> {
+        self.max_lead
+    }
+
+    /// The state file the generator will record its reach in, if any
+    /// ([`state_file`](Self::state_file)).
+    ///
+    /// ```
+    /// use ringflake::{CachedUidGenerator, Layout};
+    /// let b = CachedUidGenerator::builder(Layout::default()).state_file("ids.state");
+    /// assert_eq!(b.state_path(), Some(std::path::Path::new("ids.state")));
+    /// ```
+    pub fn state_path(&self) -> Option<&std::path::Path> {
+        self.state_file.as_deref()
+    }
+
     /// Lets the filler borrow as far ahead of the clock as demand takes it, as Java's
     /// `CachedUidGenerator` does: only for parity with Java. Flat out, a generator then borrows
     /// thousands of seconds per second and uses up the layout's lifetime that fast; restarts

@@ -33,12 +33,7 @@ const LEASE_FENCED: &str = "ringflake_lease_fenced";
 const CLOCK_SKEW: &str = "ringflake_clock_skew_seconds";
 const BUILD_INFO: &str = "ringflake_build_info";
 
-/// The crate's version, for `ringflake_build_info`.
-pub(crate) const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// The commit the crate was built from (12 hex digits), `unknown` without git history (a
-/// `docker build`, whose context leaves `.git` out): `build.rs` finds it.
-pub(crate) const COMMIT: &str = env!("RINGFLAKE_COMMIT");
+use crate::build_info::{COMMIT, VERSION};
 
 /// Sends every series' type, unit and `# HELP` text to the current recorder. Idempotent.
 ///

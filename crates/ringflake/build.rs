@@ -1,7 +1,5 @@
-//! Sets `RINGFLAKE_VERSION`, what `ringflake --version` prints: the crate's version, the commit it
-//! was built from and the features it was built with (`0.2.0 (commit 6dea384abcde, features:
-//! cli, grpc, …)`); and `RINGFLAKE_COMMIT`, the commit alone (the `commit` label of
-//! `ringflake_build_info`).
+//! Sets `RINGFLAKE_COMMIT`, the commit the crate was built from ([`ringflake::build_info::COMMIT`]:
+//! the `commit` label of `ringflake_build_info`, and what `ringflake --version` prints).
 //!
 //! The commit comes from `.cargo_vcs_info.json` in a package from crates.io (Cargo writes it
 //! when it packages a clean checkout), else from `git` when the crate's directory is the top of
@@ -16,21 +14,6 @@ fn main() {
     let commit = packaged_commit(dir)
         .or_else(|| git_commit(dir))
         .unwrap_or_else(|| "unknown".to_string());
-    let mut features: Vec<String> = std::env::vars()
-        .filter_map(|(k, _)| k.strip_prefix("CARGO_FEATURE_").map(str::to_string))
-        .map(|f| f.to_ascii_lowercase().replace('_', "-"))
-        .filter(|f| f != "default")
-        .collect();
-    features.sort();
-    let version = std::env::var("CARGO_PKG_VERSION").unwrap_or_default();
-    println!(
-        "cargo:rustc-env=RINGFLAKE_VERSION={version} (commit {commit}, features: {})",
-        if features.is_empty() {
-            "none".to_string()
-        } else {
-            features.join(", ")
-        }
-    );
     println!("cargo:rustc-env=RINGFLAKE_COMMIT={commit}");
     println!("cargo:rerun-if-changed=build.rs");
     // Only files that exist: Cargo runs a build script again at every build while a file it
@@ -53,8 +36,9 @@ fn packaged_commit(dir: &Path) -> Option<String> {
     (sha.len() >= 12).then(|| sha[..12].to_string())
 }
 
-/// `git rev-parse` of HEAD, if `dir` is the top of a git checkout (not a crate vendored into
-/// someone else's repository), first 12 hex digits; asks Cargo to run this again when HEAD moves.
+/// `git rev-parse` of HEAD, if `dir` is `crates/ringflake` of a git checkout of this workspace
+/// (not a crate vendored into someone else's repository), first 12 hex digits; asks Cargo to run
+/// this again when HEAD moves.
 fn git_commit(dir: &Path) -> Option<String> {
     let git = |args: &[&str]| {
         let out = Command::new("git")
@@ -67,7 +51,8 @@ fn git_commit(dir: &Path) -> Option<String> {
             .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
     };
     let top = git(&["rev-parse", "--show-toplevel"])?;
-    if Path::new(&top).canonicalize().ok()? != dir.canonicalize().ok()? {
+    let ours = Path::new(&top).join("crates").join("ringflake");
+    if ours.canonicalize().ok()? != dir.canonicalize().ok()? {
         return None;
     }
     for path in ["HEAD", "logs/HEAD"] {
