@@ -6,7 +6,7 @@
 # from Cargo.toml itself: a target added there needs no change here, and the layer stays valid
 # until Cargo.toml, Cargo.lock or this file change. Prints the files it made, one a line, for
 # the layer to remove once the dependencies are fetched. `.ci/run` runs it as the Dockerfile does.
-# Each member of the workspace (`members` in Cargo.toml: `.` and bindings/java/native) whose
+# Each member of the workspace (`members` in Cargo.toml: the crates under crates/ and bindings/) whose
 # manifest is there (the Dockerfile copies each) is stood in for the same way, under its folder:
 # Cargo reads every member's manifest.
 #

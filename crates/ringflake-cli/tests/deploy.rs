@@ -299,34 +299,39 @@ fn serve_notifies_systemd() {
     serve.kill();
 }
 
-/// `deploy/stub-targets.sh` (the Dockerfile's dependency layer) stands in for every target
-/// Cargo.toml declares, at Cargo's default path for its kind, read here by other code than the
-/// script's; it lists each file it made, and never overwrites a real one. `.ci/run` runs the
+/// `deploy/stub-targets.sh` (the Dockerfile's dependency layer) stands in for every target each
+/// member's Cargo.toml declares: in a folder holding only the workspace's manifests (as the
+/// Dockerfile's layer does), Cargo reads the whole workspace after the script ran
+/// (`cargo metadata --offline --no-deps` refuses a manifest whose declared target is missing), the
+/// script lists each file it made, and it never overwrites a real one. `.ci/run` runs the
 /// Dockerfile's build stage with it up to the compile.
 #[cfg(unix)]
 #[test]
 fn the_stub_step_stands_in_for_every_declared_target() {
     let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
-    let mut expected = vec!["src/lib.rs".to_string()];
-    let mut kind = None;
-    for line in manifest.lines().map(str::trim) {
-        if line.starts_with('[') {
-            kind = match line {
-                "[[bin]]" => Some("src/bin"),
-                "[[example]]" => Some("examples"),
-                "[[bench]]" => Some("benches"),
-                "[[test]]" => Some("tests"),
-                _ => None,
-            };
-        } else if let (Some(dir), Some(name)) = (kind, line.strip_prefix("name = ")) {
-            expected.push(format!("{dir}/{}.rs", name.trim_matches('"')));
-        }
-    }
-    assert!(expected.len() > 8, "{expected:?}");
+    let members: Vec<String> = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("members = ["))
+        .expect("a one-line members list")
+        .trim_end_matches(']')
+        .split(',')
+        .map(|m| m.trim().trim_matches('"').to_string())
+        .filter(|m| !m.is_empty())
+        .collect();
+    assert!(members.len() >= 4, "{members:?}");
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("Cargo.toml"), &manifest).unwrap();
-    std::fs::create_dir_all(dir.path().join("examples")).unwrap();
-    std::fs::write(dir.path().join("examples/prometheus.rs"), "// real\n").unwrap();
+    for member in &members {
+        std::fs::create_dir_all(dir.path().join(member)).unwrap();
+        std::fs::copy(
+            root().join(member).join("Cargo.toml"),
+            dir.path().join(member).join("Cargo.toml"),
+        )
+        .unwrap();
+    }
+    let real = "crates/ringflake/examples/prometheus.rs";
+    std::fs::create_dir_all(dir.path().join("crates/ringflake/examples")).unwrap();
+    std::fs::write(dir.path().join(real), "// real\n").unwrap();
     let out = std::process::Command::new("sh")
         .arg(root().join("deploy/stub-targets.sh"))
         .current_dir(dir.path())
@@ -342,16 +347,26 @@ fn the_stub_step_stands_in_for_every_declared_target() {
         .lines()
         .map(str::to_string)
         .collect();
-    for file in &expected {
-        assert!(dir.path().join(file).is_file(), "no stand-in for {file}");
-        assert_eq!(
-            listed.contains(file),
-            file != "examples/prometheus.rs",
-            "{file} in {listed:?}"
-        );
+    assert!(
+        listed.contains(&"crates/ringflake-cli/src/main.rs".to_string()),
+        "{listed:?}"
+    );
+    assert!(!listed.contains(&real.to_string()), "{listed:?}");
+    for file in &listed {
+        assert!(dir.path().join(file).is_file(), "{file} listed, not made");
     }
-    let real = std::fs::read_to_string(dir.path().join("examples/prometheus.rs")).unwrap();
-    assert_eq!(real, "// real\n", "a real file was overwritten");
+    let metadata = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--offline", "--no-deps", "--format-version", "1"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        metadata.status.success(),
+        "Cargo cannot read the stubbed workspace: {}",
+        String::from_utf8_lossy(&metadata.stderr)
+    );
+    let text = std::fs::read_to_string(dir.path().join(real)).unwrap();
+    assert_eq!(text, "// real\n", "a real file was overwritten");
 }
 
 /// The section of docs/production.md under `## {title}`, up to the next `## `.

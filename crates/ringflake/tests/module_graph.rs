@@ -478,12 +478,13 @@ fn the_crates_depend_one_way() {
         for line in text.lines().map(str::trim) {
             if line.starts_with('[') {
                 section = line.to_string();
-            } else if section.ends_with("dependencies]") && !section.contains("dev-") {
-                if let Some((name, _)) = line.split_once(" = ").or_else(|| line.split_once('.')) {
-                    if !name.starts_with('#') && !name.is_empty() {
-                        names.push(name.trim().to_string());
-                    }
-                }
+            } else if section.ends_with("dependencies]")
+                && !section.contains("dev-")
+                && let Some((name, _)) = line.split_once(" = ").or_else(|| line.split_once('.'))
+                && !name.starts_with('#')
+                && !name.is_empty()
+            {
+                names.push(name.trim().to_string());
             }
         }
         names
