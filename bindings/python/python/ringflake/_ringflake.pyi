@@ -3,6 +3,23 @@
 import os
 from typing import Any, Dict, List, Optional, Tuple, Union
 
+from typing_extensions import disjoint_base
+
+__all__ = [
+    "Error",
+    "InvalidArgument",
+    "WorkerIdError",
+    "ForkError",
+    "ClosedError",
+    "Generator",
+    "_layout",
+    "_parse",
+    "_parse_uid",
+    "PRESET_NAMES",
+    "DEFAULT_STATE_FILE",
+    "DEFAULT_DATABASE",
+]
+
 _LayoutTuple = Tuple[int, int, int, int, int, bool, Optional[str], int, int]
 _NativeLayout = Tuple[int, int, int, int, int, bool]
 
@@ -27,6 +44,7 @@ class ForkError(Error):
 class ClosedError(Error):
     """The generator is closed."""
 
+@disjoint_base
 class Generator:
     """A source of unique, time-ordered 64-bit IDs."""
 
