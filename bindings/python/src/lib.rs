@@ -50,6 +50,9 @@ struct Live {
     /// The fork generation it was built in; another one means this process is a forked child
     /// holding a copy of its parent's generator.
     generation: u64,
+    /// Set when its Python object is closed or dropped: threads' takers of it are dropped at
+    /// their thread's next slow-path take ([`takers::with`]), so that it does not live on.
+    retired: AtomicBool,
 }
 
 impl Live {
@@ -57,6 +60,7 @@ impl Live {
         Ok(Live {
             generator: spec.build().map_err(errors::from_lib)?,
             generation: fork::generation(),
+            retired: AtomicBool::new(false),
         })
     }
 
@@ -104,9 +108,13 @@ pub struct Generator {
 
 impl Drop for Generator {
     fn drop(&mut self) {
-        if let Some(live) = self.live.swap(None)
-            && !live.is_ours()
-        {
+        let Some(live) = self.live.swap(None) else {
+            return;
+        };
+        if live.is_ours() {
+            live.retired.store(true, Ordering::Release);
+            takers::forget(self.owner);
+        } else {
             abandon(live);
         }
     }
@@ -350,6 +358,7 @@ impl Generator {
                 abandon(live);
                 return Ok(());
             }
+            live.retired.store(true, Ordering::Release);
             py.detach(|| {
                 let start = Instant::now();
                 let mut live = live;

@@ -16,6 +16,7 @@ use ringflake::LocalTaker;
 use std::cell::RefCell;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 /// One thread's taker of one generator.
 struct Entry {
@@ -74,8 +75,10 @@ thread_local! {
     static TAKERS: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The fast path: an ID from this thread's taker for `owner`, if it has one ready now (it then
-/// never claims, so never waits). `None`: take the slow path.
+/// The fast path: an ID from this thread's taker for `owner`, if it has one ready now. `None`:
+/// take the slow path. A ready block that has gone stale (light load: the clock moved more than
+/// `max_lag` past it) is replaced by the taker on the spot, a claim from a ring the filler keeps
+/// filled at light load.
 #[inline]
 pub fn ready(owner: u64) -> Option<u64> {
     let generation = fork::generation();
@@ -94,14 +97,16 @@ pub fn ready(owner: u64) -> Option<u64> {
 }
 
 /// Runs `f` with this thread's taker of `live` for `owner` (made if it has none), after
-/// dropping this thread's entries that are stale: of `owner` but another generator (closed, or
-/// built again after fork), or inherited through `fork()`.
+/// dropping this thread's entries that are stale: of `owner` but another generator (built again
+/// after fork), of a generator closed or dropped, or inherited through `fork()`.
 pub fn with<T>(owner: u64, live: &Arc<Live>, f: impl FnOnce(&mut LocalTaker<'static>) -> T) -> T {
     TAKERS.with(|t| {
         let mut t = t.borrow_mut();
         let generation = fork::generation();
         t.retain(|e| {
-            e.generation == generation && (e.owner != owner || Arc::ptr_eq(&e.live, live))
+            e.generation == generation
+                && !e.live.retired.load(Ordering::Acquire)
+                && (e.owner != owner || Arc::ptr_eq(&e.live, live))
         });
         let i = match t.iter().position(|e| e.owner == owner) {
             Some(i) => i,

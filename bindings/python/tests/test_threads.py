@@ -92,3 +92,44 @@ def test_single_takes_wait_without_the_gil_too() -> None:
         assert all(a < b for a, b in zip(ids, ids[1:]))
         assert waited > 0.8, waited
         assert seen > 100, (seen, waited)
+
+
+def _fillers() -> int:
+    import os
+
+    n = 0
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/comm") as f:
+                n += f.read().startswith("ringflake-fill")
+        except OSError:
+            pass
+    return n
+
+
+def test_a_dropped_generator_stops_its_filler() -> None:
+    import gc
+
+    before = _fillers()
+    for k in range(5):
+        gen = ringflake.Generator(worker_id=k, state_file=False)
+        gen.next_id()
+        gen.next_ids(10)
+        del gen
+        gc.collect()
+    assert _fillers() == before
+    # A thread that took from a closed generator lets it go at its next take.
+    a = ringflake.Generator(worker_id=1, state_file=False)
+    b = ringflake.Generator(worker_id=2, state_file=False)
+    got: List[int] = []
+
+    def take_both() -> None:
+        got.append(a.next_id())
+        got.append(b.next_id())
+
+    t = threading.Thread(target=take_both)
+    t.start()
+    t.join()
+    a.close()
+    b.close()
+    assert _fillers() == before
