@@ -118,7 +118,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         peer_rates = [(name, median_rate(lambda f=f: rate(f, s), r)) for name, f in peers()]  # type: ignore[misc]
         rows += peer_rates
 
-    print(f"python {sys.version.split()[0]}, ringflake {ringflake.__name__}, "
+    from importlib.metadata import version
+
+    print(f"python {sys.version.split()[0]}, ringflake {version('ringflake')}, "
           f"{r} rounds of {s} s, median")
     print(f"{'contestant':<44}{'IDs/s':>14}{'x floor':>10}{'next_id() x it':>16}")
     for name, v in rows:
