@@ -7,13 +7,13 @@
 //! library, which holds every rule; every entry catches panics (none reaches Python) and turns
 //! the library's typed errors into exceptions under `ringflake.Error` ([`errors`]).
 //!
-//! A take ([`Generator::next_id`]) holds the GIL only while it does not wait: it asks the ring
-//! for an ID that is ready now (`try_next_id`: a few atomic operations and a vDSO clock read,
-//! no lock, no allocation, no system call, no log line), and only when none is ready releases the
-//! GIL (`py.detach`) and waits for the filler. [`Generator::next_ids`] releases it for the whole
-//! batch. After `fork()` the child never hands out its parent's IDs ([`fork`]): a generator
-//! whose worker id came from a table takes a new worker id from the table at the child's first
-//! take; one with a fixed worker id raises `ForkError`.
+//! A take ([`Generator::next_id`]) comes from the calling thread's own block of IDs ([`takers`]:
+//! the library's `LocalTaker`, no lock, no allocation, no system call, no log line per ID) and
+//! holds the GIL only while that block has IDs ready; claiming a new block (which may wait for the
+//! filler, or for the clock at the lead cap) runs with the GIL released (`py.detach`), and so does
+//! all of [`Generator::next_ids`]. After `fork()` the child never hands out its parent's IDs
+//! ([`fork`]): a generator whose worker id came from a table takes a new worker id from the table
+//! at the child's first take; one with a fixed worker id raises `ForkError`.
 #![deny(missing_docs)]
 
 pub mod errors;
@@ -269,12 +269,12 @@ impl Generator {
     /// for the filler without it. Raises ClosedError after close(), ForkError in a forked child
     /// of a generator with a fixed worker id.
     fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
-        if !self.closed.load(Ordering::Relaxed)
-            && let Some(id) = takers::ready(self.owner)
-        {
-            return Ok(id);
-        }
         guarded(|| {
+            if !self.closed.load(Ordering::Relaxed)
+                && let Some(id) = takers::ready(self.owner)
+            {
+                return Ok(id);
+            }
             let live = self.current(py)?;
             let owner = self.owner;
             py.detach(|| takers::with(owner, &live, |t| t.next_id()))
@@ -536,16 +536,20 @@ fn _layout(
     })
 }
 
+/// `id` as the library takes it: 0 to 2^63 - 1.
+fn checked_id(id: i128) -> PyResult<u64> {
+    u64::try_from(id)
+        .ok()
+        .filter(|&i| i <= i64::MAX as u64)
+        .ok_or_else(|| errors::invalid("id", id, "0 to 2^63 - 1 (a positive 64-bit ID)"))
+}
+
 /// Parses `id` under a layout tuple's first six values: (id, unix_millis, worker_id, sequence).
 #[pyfunction]
 fn _parse(layout: (u32, u32, u32, i64, u64, bool), id: i128) -> PyResult<(u64, i64, u64, u64)> {
     guarded(|| {
         let l = layout_of(layout)?;
-        let id = u64::try_from(id)
-            .ok()
-            .filter(|&i| i <= i64::MAX as u64)
-            .ok_or_else(|| errors::invalid("id", id, "0 to 2^63 - 1 (a positive 64-bit ID)"))?;
-        let p = l.parse(id).map_err(errors::from_lib)?;
+        let p = l.parse(checked_id(id)?).map_err(errors::from_lib)?;
         Ok((p.id, p.unix_millis, p.worker_id, p.sequence))
     })
 }
@@ -560,9 +564,8 @@ fn _parse_uid(
     tz: Option<String>,
 ) -> PyResult<String> {
     guarded(|| {
-        let (_, _, _, _) = _parse(layout, id)?;
         let l = layout_of(layout)?;
-        let p = l.parse(id as u64).map_err(errors::from_lib)?;
+        let p = l.parse(checked_id(id)?).map_err(errors::from_lib)?;
         let zone = match tz {
             Some(name) => TimeZone::get(&name)
                 .map_err(|e| errors::invalid("tz", format!("{name:?}"), &e.to_string()))?,
