@@ -10,6 +10,10 @@
 # Optional: RINGFLAKE_MYSQL_URL, RINGFLAKE_POSTGRES_URL (their tests skip without them);
 # RINGFLAKE_PY_PROFILE=release to build an optimised wheel (default: the dev profile, which
 # reuses the Rust tests' debug build of the dependencies).
+#
+# Measured on the project's 2-core machine with other builds running (load average 9): 241 s
+# with an empty CARGO_TARGET_DIR (maturin's build 216 s of it: every dependency compiled), 48 s
+# with the dependencies already built (maturin 22 s, pytest 9 s, the venv and tools 12 s).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -15,7 +15,6 @@ raises ForkError for a fixed worker_id): it never hands out its parent's IDs.
 from __future__ import annotations
 
 import datetime as _dt
-import os as _os
 from typing import Any, NamedTuple, Optional, Tuple, Union
 
 from . import _ringflake
@@ -190,5 +189,3 @@ class Generator(_ringflake.Generator):
         """The generator's counters and health now."""
         return Stats(**self._stats())
 
-
-del _os
