@@ -32,6 +32,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+/// The most IDs one `next_ids` call hands out (80 MB of IDs, about 400 MB as Python ints): a
+/// larger count is refused with its limit rather than left to the allocator.
+const MAX_IDS: usize = 10_000_000;
+
 /// How long `close()` waits for takes under way to return the generator before it leaves the
 /// release to the last of them.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
@@ -282,11 +286,14 @@ impl Generator {
         })
     }
 
-    /// Takes n IDs at once: a list of ints, strictly increasing, with the GIL released while
-    /// they are taken.
+    /// Takes n IDs at once (0 to 10,000,000): a list of ints, strictly increasing, with the GIL
+    /// released while they are taken.
     fn next_ids<'py>(&self, py: Python<'py>, n: i64) -> PyResult<Bound<'py, PyList>> {
         guarded(|| {
-            let n = usize::try_from(n).map_err(|_| errors::invalid("n", n, "0 or more"))?;
+            let n = usize::try_from(n)
+                .ok()
+                .filter(|&n| n <= MAX_IDS)
+                .ok_or_else(|| errors::invalid("n", n, "0 to 10,000,000 IDs per call"))?;
             let live = self.current(py)?;
             let ids = py
                 .detach(|| self.take_many(&live, n))

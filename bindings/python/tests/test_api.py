@@ -198,6 +198,8 @@ def test_bad_ids_and_counts() -> None:
         with pytest.raises(ringflake.InvalidArgument, match="n = -3"):
             gen.next_ids(-3)
         assert gen.next_ids(0) == []
+        with pytest.raises(ringflake.InvalidArgument, match="n = 10000001: expected 0 to 10,000,000"):
+            gen.next_ids(10_000_001)
         with pytest.raises(TypeError):
             gen.next_id(1)  # type: ignore[call-arg]
     with pytest.raises(TypeError):

@@ -66,7 +66,7 @@ class Generator:
     def next_id(self) -> int:
         """Takes the next ID."""
     def next_ids(self, n: int) -> List[int]:
-        """Takes n IDs at once, strictly increasing."""
+        """Takes n IDs at once (0 to 10,000,000), strictly increasing."""
     @property
     def worker_id(self) -> int:
         """The worker id this generator serves with now."""
