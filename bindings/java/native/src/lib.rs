@@ -13,6 +13,7 @@
 //! Generators live in a registry of this copy of the library, addressed by a handle (index + 1,
 //! never reused, so a handle of a closed generator never reaches another one). One generator per
 //! worker id per process, across copies of this library: [`guard`].
+#![deny(missing_docs)]
 
 pub mod failure;
 pub mod guard;
