@@ -53,7 +53,7 @@ strip --strip-debug -o "$build/native/$native/$lib" "$target_dir/$out_profile/$l
 cp "$build/native/$native/$lib" "$build/classes/$native/$lib"
 
 echo "==> javac (release 17), jar"
-mapfile -t main_sources < <(find src/main/java -name '*.java' | sort)
+mapfile -t main_sources < <(find ringflake-java/src/main/java -name '*.java' | sort)
 javac --release 17 -Xlint:all -Werror -d "$build/classes" "${main_sources[@]}"
 jar="$build/ringflake-$version.jar"
 jar --create --file "$jar" -C "$build/classes" .
@@ -62,7 +62,7 @@ echo "built $jar ($(du -h "$jar" | cut -f1))"
 if ((run_tests || run_bench)); then
     junit="${JUNIT_CONSOLE:-/usr/share/java/junit-platform-console-standalone.jar}"
     [[ -f "$junit" ]] || { echo "build.sh: no JUnit console launcher at $junit (apt-get install junit5)" >&2; exit 1; }
-    mapfile -t test_sources < <(find src/test/java -name '*.java' | sort)
+    mapfile -t test_sources < <(find ringflake-java/src/test/java -name '*.java' | sort)
     javac --release 17 -Xlint:all,-try -Werror -cp "$jar:$junit" -d "$build/test-classes" "${test_sources[@]}"
 fi
 if ((run_tests)); then

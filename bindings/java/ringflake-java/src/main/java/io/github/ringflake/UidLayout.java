@@ -36,6 +36,7 @@ public final class UidLayout {
      * @throws RingflakeException of kind {@code InvalidBitWidths} or {@code EpochInFuture}
      */
     public static UidLayout seconds(int timeBits, int workerBits, int seqBits, long epochSeconds) {
+        NativeLoader.load();
         return new UidLayout(Native.seconds(timeBits, workerBits, seqBits, epochSeconds));
     }
 
@@ -48,6 +49,7 @@ public final class UidLayout {
      * @throws RingflakeException of kind {@code UnknownLayout}
      */
     public static UidLayout preset(String name) {
+        NativeLoader.load();
         return new UidLayout(Native.preset(name));
     }
 

@@ -5,6 +5,8 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -38,6 +40,42 @@ final class NativeLoader {
         return o + "-" + a;
     }
 
+    /** Every platform a release may carry, in the jar's naming. */
+    private static final List<String> KNOWN = List.of(
+            "linux-x86_64", "linux-aarch64", "macos-x86_64", "macos-aarch64", "windows-x86_64");
+
+    /**
+     * The platforms this jar carries a native library for: those of {@link #KNOWN} whose library
+     * file is among its resources (the manifest's {@code Ringflake-Native-Platforms} says the same).
+     */
+    static List<String> carried() {
+        List<String> out = new ArrayList<>();
+        for (String p : KNOWN) {
+            String file = System.mapLibraryName("ringflake_jni");
+            if (p.startsWith("macos")) {
+                file = "libringflake_jni.dylib";
+            } else if (p.startsWith("windows")) {
+                file = "ringflake_jni.dll";
+            } else if (p.startsWith("linux")) {
+                file = "libringflake_jni.so";
+            }
+            if (NativeLoader.class.getResource("/io/github/ringflake/native/" + p + "/" + file) != null) {
+                out.add(p);
+            }
+        }
+        return out;
+    }
+
+    /** The message of the exception thrown on a platform the jar does not carry. */
+    static String unsupported(String platform, String resource, List<String> carried) {
+        return "ringflake: this jar carries no native library for " + platform + " (no " + resource
+                + "); it carries " + (carried.isEmpty() ? "none" : String.join(", ", carried))
+                + ". Build the library from source on this platform (cargo build -p ringflake-jni"
+                + " --release, in the ringflake repository) and name it with -D" + PATH_PROPERTY
+                + "=/path/to/" + fileName() + ", or put it in the jar: bindings/java/README.md,"
+                + " \"Other platforms\"";
+    }
+
     /** The library's file name on this system: {@code libringflake_jni.so}, … */
     static String fileName() {
         return System.mapLibraryName("ringflake_jni");
@@ -62,10 +100,8 @@ final class NativeLoader {
         String resource = "/io/github/ringflake/native/" + platform() + "/" + fileName();
         try (InputStream in = NativeLoader.class.getResourceAsStream(resource)) {
             if (in == null) {
-                throw new RingflakeException("NativeLibrary",
-                        "this jar carries no native library for " + platform() + " (no " + resource
-                                + "): build one (bindings/java/README.md, \"Other platforms\") and"
-                                + " name it with -D" + PATH_PROPERTY + "=/path/to/" + fileName());
+                throw new RingflakeException("UnsupportedPlatform",
+                        unsupported(platform(), resource, carried()));
             }
             Path file = Files.createTempFile("ringflake-jni-", "-" + fileName());
             file.toFile().deleteOnExit();

@@ -97,6 +97,8 @@ public final class RingflakeUidGenerator implements AutoCloseable {
 
     private final long handle;
     private final long workerId;
+    /** The worker id last read from the native side (a heal may change it). */
+    private volatile long lastWorkerId;
     private final UidLayout layout;
     private final ThreadLocal<Buffer> buffers = ThreadLocal.withInitial(Buffer::new);
     private volatile boolean closed;
@@ -106,6 +108,7 @@ public final class RingflakeUidGenerator implements AutoCloseable {
     private RingflakeUidGenerator(long handle, boolean shutdownHook) {
         this.handle = handle;
         this.workerId = Native.workerId(handle);
+        this.lastWorkerId = workerId;
         this.layout = new UidLayout(Native.layout(handle));
         // Closes the native generator if this object is collected unclosed (never with a hook:
         // the hook keeps it reachable). Holds only the handle, never this object.
@@ -235,12 +238,26 @@ public final class RingflakeUidGenerator implements AutoCloseable {
     }
 
     /**
-     * The worker id this generator runs with.
+     * The worker id this generator runs with: the one it started with, or, after its lease was
+     * lost for good and it healed onto a new worker id from its source, the new one (the process
+     * guard moves with it). After {@link #close()}, the last one seen.
      *
      * @return the worker id
      */
     public long workerId() {
-        return workerId;
+        if (closed) {
+            return lastWorkerId;
+        }
+        try {
+            long id = Native.workerId(handle);
+            lastWorkerId = id;
+            return id;
+        } catch (RingflakeException e) {
+            if ("Closed".equals(e.kind())) {
+                return lastWorkerId;
+            }
+            throw e;
+        }
     }
 
     /**
@@ -290,7 +307,7 @@ public final class RingflakeUidGenerator implements AutoCloseable {
         try {
             close();
         } catch (RuntimeException e) {
-            System.err.println("ringflake: closing generator of worker id " + workerId + " failed: " + e);
+            System.err.println("ringflake: closing generator of worker id " + lastWorkerId + " failed: " + e);
         }
     }
 
@@ -300,7 +317,7 @@ public final class RingflakeUidGenerator implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "RingflakeUidGenerator[workerId=" + workerId + ", " + layout + (closed ? ", closed" : "") + "]";
+        return "RingflakeUidGenerator[workerId=" + lastWorkerId + ", " + layout + (closed ? ", closed" : "") + "]";
     }
 
     /** What the filler does when it reaches the lead cap and the ring runs dry. */
@@ -464,6 +481,18 @@ public final class RingflakeUidGenerator implements AutoCloseable {
         }
 
         /**
+         * How long a database source's lease on the worker id runs before it must be extended
+         * (ringflake's default unless set): a node that stops extending loses its row after
+         * this long, and a generator whose row was taken over heals onto a new one.
+         *
+         * @param window 1 second or more
+         * @return this builder
+         */
+        public Builder leaseWindow(Duration window) {
+            return set("leaseWindowSeconds", Objects.requireNonNull(window, "leaseWindow").getSeconds());
+        }
+
+        /**
          * The CA (PEM file) the database server's certificate is verified against (makes
          * verification of the host name the default).
          *
@@ -595,6 +624,7 @@ public final class RingflakeUidGenerator implements AutoCloseable {
          *     process, an unreachable worker source
          */
         public RingflakeUidGenerator build() {
+            NativeLoader.load(); // an unsupported platform: a RingflakeException, not an ExceptionInInitializerError
             long handle = Native.open(settings.toArray(new String[0]));
             try {
                 return new RingflakeUidGenerator(handle, shutdownHook);
