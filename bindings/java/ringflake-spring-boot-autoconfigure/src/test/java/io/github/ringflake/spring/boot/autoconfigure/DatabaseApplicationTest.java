@@ -21,6 +21,7 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -97,6 +98,7 @@ class DatabaseApplicationTest {
     /** MariaDB (RINGFLAKE_MYSQL_URL). */
     @Nested
     @SpringBootTest(classes = App.class)
+    @DirtiesContext // closed after the class: its generator holds its worker id in this JVM
     class MariaDb extends Checks {
         @BeforeAll
         static void server() {
@@ -112,6 +114,7 @@ class DatabaseApplicationTest {
     /** PostgreSQL (RINGFLAKE_POSTGRES_URL). */
     @Nested
     @SpringBootTest(classes = App.class)
+    @DirtiesContext // closed after the class: its generator holds its worker id in this JVM
     class Postgres extends Checks {
         @BeforeAll
         static void server() {
