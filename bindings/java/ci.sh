@@ -37,7 +37,7 @@ sub() {
 command -v javac >/dev/null && command -v jar >/dev/null || fail "no JDK (javac, jar): apt-get install openjdk-17-jdk-headless"
 command -v mvn >/dev/null || fail "no Maven: apt-get install maven"
 javac -version
-mvn -v | head -n 1
+mvn -v 2>&1 | sed -n 1p
 
 work="$(mktemp -d /tmp/ringflake-java-ci.XXXXXX)"
 m2="${RINGFLAKE_M2:-$work/m2}"
@@ -67,17 +67,24 @@ sub "mvn verify (local repository $m2)" mvn -B -ntp -Dstyle.color=never -Dmaven.
     -Dringflake.native.dir="$native" -Dringflake.native.platforms="$platform" \
     -Dringflake.bin="$CARGO_TARGET_DIR/debug/ringflake" -Dringflake.repo="$repo" verify
 
+# One entry of a jar, printed (no unzip needed). grep below never uses -q on a pipe: under
+# pipefail an early exit would fail the writer with SIGPIPE.
+jar_entry() {
+    local dir
+    dir="$(mktemp -d "$work/entry.XXXXXX")"
+    (cd "$dir" && jar xf "$OLDPWD/$1" "$2") && cat "$dir/$2"
+}
 check_jars() {
     local v jar
     v="$(sed -n 's:^  <version>\(.*\)</version>:\1:p' pom.xml | head -n 1)"
     jar="ringflake-java/target/ringflake-java-$v.jar"
-    jar tf "$jar" | grep -qx "io/github/ringflake/native/$platform/$lib" || fail "$jar carries no native library for $platform"
-    unzip -p "$jar" META-INF/MANIFEST.MF | grep -q "^Ringflake-Native-Platforms: $platform" ||
+    jar tf "$jar" | grep -x "io/github/ringflake/native/$platform/$lib" >/dev/null || fail "$jar carries no native library for $platform"
+    jar_entry "$jar" META-INF/MANIFEST.MF | grep "^Ringflake-Native-Platforms: $platform" >/dev/null ||
         fail "$jar's manifest does not name $platform"
     local ac="ringflake-spring-boot-autoconfigure/target/ringflake-spring-boot-autoconfigure-$v.jar"
-    jar tf "$ac" | grep -qx 'META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports' ||
+    jar tf "$ac" | grep -x 'META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports' >/dev/null ||
         fail "$ac has no AutoConfiguration.imports"
-    unzip -p "$ac" META-INF/spring-configuration-metadata.json | grep -q '"ringflake.layout.time-bits"' ||
+    jar_entry "$ac" META-INF/spring-configuration-metadata.json | grep '"ringflake.layout.time-bits"' >/dev/null ||
         fail "$ac has no generated configuration metadata"
     for m in ringflake-java ringflake-spring-boot-autoconfigure ringflake-uidgenerator-bridge; do
         for kind in sources javadoc; do
