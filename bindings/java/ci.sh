@@ -92,7 +92,7 @@ check_jars() {
         done
     done
     # Surefire says nothing when it finds no JUnit 5 provider: count what ran, per module.
-    for m in ringflake-java:20 ringflake-spring-boot-autoconfigure:10 ringflake-uidgenerator-bridge:3; do
+    for m in ringflake-java:20 ringflake-spring-boot-autoconfigure:10 ringflake-uidgenerator-bridge:4; do
         local n
         n="$(cat "${m%%:*}"/target/surefire-reports/TEST-*.xml 2>/dev/null |
             sed -n 's/.*<testsuite [^>]*tests="\([0-9]*\)".*/\1/p' | awk '{ n += $1 } END { print n + 0 }')"
