@@ -123,7 +123,7 @@ measure)
     fi
     one defaults ringflake --path "$lib"
     one bare ringflake --path "$lib" --no-default-features
-    one async ringflake --path "$lib" --features tokio,metrics
+    one asynchronous ringflake --path "$lib" --features tokio,metrics
     one postgres ringflake --path "$lib" --features postgres
     one ferroid ferroid
     one uuid uuid --features v7

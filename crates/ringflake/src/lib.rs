@@ -181,7 +181,7 @@
 //! | `segment` | no | `SegmentGenerator`: Meituan Leaf's segment mode, dense numbers per business tag from `leaf_alloc` (`SegmentTable::sqlite`, `mysql`, `postgres` with those features) |
 //!
 //! The default is what a program embedding the ring needs: the generators, the layouts and worker
-//! ids from a SQLite file, about 25 crates in all. Add what you use:
+//! ids from a SQLite file, 22 crates besides this one. Add what you use:
 //! `cargo add ringflake --features tokio,metrics`, or
 //! `ringflake = { version = "0.2", features = ["postgres", "tokio"] }`. With no feature at all
 //! (`default-features = false`) the crate still has both generators, [`Layout`], [`plan`] and the

@@ -25,13 +25,14 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 )
 from grpc_tools import protoc
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The ringflake-cli crate (tests/python/ is under it); the proto is the library crate's.
+CLI_CRATE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TIMEOUT = 20
 
 
 def compile_proto(out):
     """ringflake_pb2 and ringflake_pb2_grpc, compiled from the repository's proto into `out`."""
-    proto_dir = os.path.join(ROOT, "proto")
+    proto_dir = os.path.join(CLI_CRATE, "..", "ringflake", "proto")
     include = os.path.join(os.path.dirname(protoc.__file__), "_proto")
     rc = protoc.main(
         [
