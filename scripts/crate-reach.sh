@@ -31,10 +31,11 @@ fail() {
 work="$(mktemp -d /tmp/ringflake-reach.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 
-# new_project NAME: a fresh binary project, not inside any workspace.
+# new_project NAME: a fresh binary project `reach-NAME`, not inside any workspace (the prefix: a
+# project may not share its name with a crate it adds).
 new_project() {
-    cargo new --quiet --vcs none --name "$1" "$work/$1" >/dev/null
-    echo "$work/$1"
+    cargo new --quiet --vcs none "$work/reach-$1" >/dev/null
+    echo "$work/reach-$1"
 }
 
 # crates DIR: the distinct crates DIR's normal dependency graph pulls in: the project itself and
