@@ -138,11 +138,18 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> (Reply, Option<usize>
 
 /// The answer to a request that needs no wait, with its route as [`handle`] says it: every route
 /// but a take that finds no ID ready and a batch. `None`: [`handle`] it. The service answers
-/// most requests this way, with no future to keep between polls.
-pub fn answer_now(app: &App, req: &Request<Incoming>) -> Option<(Reply, Option<usize>)> {
+/// most requests this way, with no future to keep between polls. The request's body is not read
+/// (the routes take only GETs and HEADs), so any body type does.
+pub fn answer_now<B>(app: &App, req: &Request<B>) -> Option<(Reply, Option<usize>)> {
     let found = route(req.uri().path(), app.exposure);
     let index = found.map(|(i, _, _)| i);
-    decide(app, req, found).ok().map(|reply| (reply, index))
+    match decide(app, req, found) {
+        Ok(reply) => Some((reply, index)),
+        Err(take) => {
+            take.set_aside();
+            None
+        }
+    }
 }
 
 /// A take an answer waits for, its request checked: one ID, or a batch of `n`, from `app`.
@@ -160,6 +167,14 @@ enum Take<'a> {
         n: usize,
         format: IdFormat,
     },
+    /// One number of the segment mode's `tag`, claimed from this thread's cached handle, to
+    /// wait for.
+    SegmentWait {
+        app: &'a App,
+        route: &'static Route,
+        tag: &'a str,
+        pending: ringflake::PendingNumber,
+    },
     /// Numbers of the segment mode's `tag` (`count`: `?count=N`; with `take` false, HEAD's
     /// checks alone).
     Segment {
@@ -172,6 +187,18 @@ enum Take<'a> {
 }
 
 impl Take<'_> {
+    /// Gives up this take for [`handle`] to make again: a segment number it claimed is set
+    /// aside for the next request of its tag on this thread ([`segments::set_aside`]); the
+    /// other takes have taken nothing yet.
+    fn set_aside(self) {
+        if let Take::SegmentWait {
+            app, tag, pending, ..
+        } = self
+        {
+            segments::set_aside(app, tag, pending);
+        }
+    }
+
     /// Takes, waiting for the IDs at most [`App::max_wait`], and answers.
     async fn run(self) -> Reply {
         match self {
@@ -186,6 +213,12 @@ impl Take<'_> {
                 None => unavailable(app, None),
             },
             Take::Batch { app, n, format } => batch(app, n, format).await,
+            Take::SegmentWait {
+                app,
+                route,
+                tag,
+                pending,
+            } => segment_reply(segments::wait(app, route, tag, pending).await),
             Take::Segment {
                 app,
                 route,
@@ -199,9 +232,9 @@ impl Take<'_> {
 
 /// The answer to `req`, whose route is `found` ([`route`]), if it needs no wait; else the take
 /// it waits for.
-fn decide<'a>(
+fn decide<'a, B>(
     app: &'a App,
-    req: &'a Request<Incoming>,
+    req: &'a Request<B>,
     found: Option<(usize, &'static Route, &'a str)>,
 ) -> Result<Reply, Take<'a>> {
     let path = req.uri().path();
@@ -301,6 +334,23 @@ fn decide<'a>(
                 },
                 false => None,
             };
+            // One number of a tag this thread has served, the common case: answered now, with
+            // no future, the tag matched as the path's `&str`.
+            if take && count.is_none() && !param.is_empty() {
+                match segments::now(app, param) {
+                    Some(segments::Now::Number(n)) => return Ok(number_reply(n)),
+                    Some(segments::Now::Answer(answer)) => return Ok(segment_reply(answer)),
+                    Some(segments::Now::Wait(pending)) => {
+                        return Err(Take::SegmentWait {
+                            app,
+                            route,
+                            tag: param,
+                            pending,
+                        });
+                    }
+                    None => {}
+                }
+            }
             return Err(Take::Segment {
                 app,
                 route,
@@ -536,6 +586,18 @@ async fn segment(app: &App, route: &Route, tag: &str, count: Option<usize>, take
         }
     }
     segment_reply(segments::get(app, route, tag, count, take).await)
+}
+
+/// Leaf's answer of one number: the bare digits, no newline, written into a buffer on the stack
+/// and copied once into the body.
+fn number_reply(n: i64) -> Reply {
+    let mut digits = itoa::Buffer::new();
+    let text = digits.format(n);
+    respond(
+        StatusCode::OK,
+        TEXT,
+        Bytes::copy_from_slice(text.as_bytes()),
+    )
 }
 
 /// A segment mode's answer as the HTTP reply.

@@ -54,6 +54,10 @@ pub fn query<'q>(route: &Route, query: Option<&'q str>) -> Result<Vec<(&'q str, 
     let Some(known) = route.endpoint.parameters() else {
         return Ok(Vec::new());
     };
+    // No query, as most requests for IDs come: nothing to read.
+    if query.is_none_or(str::is_empty) {
+        return Ok(Vec::new());
+    }
     let mut pairs: Vec<(&str, &str)> = Vec::new();
     for pair in query.into_iter().flat_map(|q| q.split('&')) {
         if pair.is_empty() {
