@@ -23,7 +23,7 @@
 #   RINGFLAKE_COUNT_FLOOR_BIN    crates/ringflake-server/examples/http_floor (default: built with cargo)
 #   RINGFLAKE_COUNT_CLIENT_BIN   crates/ringflake-server/examples/count_routes (default: built with cargo)
 #   COUNT_REQUESTS               measured requests per route (default 3000; /ids?count=1000 gets a
-#                                tenth of them, Stream streams 100 IDs per request)
+#                                tenth of them, Stream streams 1,000 IDs per request)
 #   COUNT_WARMUP                 warm-up requests per route (default 200)
 #   COUNT_TOLERANCE              --check's allowance, percent below the recorded ratio (default 3)
 #   COUNT_DOC                    where --check reads the recorded ratios (default docs/benchmarks.md)
@@ -84,6 +84,7 @@ trap cleanup EXIT
 start() {
     local name="$1"
     shift
+    : >"$work/$name.out"
     valgrind --tool=callgrind --callgrind-out-file="$work/$name.cg" --dump-instr=no \
         "$@" >"$work/$name.out" 2>"$work/$name.err" &
     started=$!
@@ -147,7 +148,7 @@ count "/id" serve "$pid" "$plain" /id "$n" "$n" "$warmup"
 count "/ids?count=1000" serve "$pid" "$plain" "/ids?count=1000" "$ids_requests" $((ids_requests * 1000)) "$warmup"
 count "/api/segment/get/{tag}" serve "$pid" "$plain" "/api/segment/get/$tag" "$n" "$n" "$warmup"
 count "gRPC Next" serve "$pid" "$plain" grpc:next "$n" "$n" "$warmup"
-count "gRPC Stream" serve "$pid" "$plain" grpc:stream $((n * 100)) $((n * 100)) $((warmup * 100))
+count "gRPC Stream" serve "$pid" "$plain" grpc:stream $((n * 1000)) $((n * 1000)) $((warmup * 100))
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null || true
 
