@@ -116,11 +116,15 @@ measure)
     lib="$repo/crates/ringflake"
     echo "| added | crates | cold debug build | cold release build |"
     echo "|---|---|---|---|"
+    # RINGFLAKE_REACH_BASELINE: the folder of an earlier ringflake crate, measured first the same
+    # way (docs/benchmarks.md: the single crate before the workspace, its defaults the binary's).
+    if [[ -n "${RINGFLAKE_REACH_BASELINE:-}" ]]; then
+        one baseline ringflake --path "$RINGFLAKE_REACH_BASELINE"
+    fi
     one defaults ringflake --path "$lib"
     one bare ringflake --path "$lib" --no-default-features
     one async ringflake --path "$lib" --features tokio,metrics
     one postgres ringflake --path "$lib" --features postgres
-    one all ringflake --path "$lib" --features all-sources,tokio,metrics,segment,id-key,client
     one ferroid ferroid
     one uuid uuid --features v7
     ;;

@@ -262,7 +262,7 @@ fn the_dockerfile_and_the_unit_signal_health() {
     // A cache mount over the registry would hide the layer that `cargo fetch` filled; the build
     // proves that the layer holds every crate it needs (--frozen: nothing downloaded).
     assert!(!docker.contains("target=/usr/local/cargo"), "{docker}");
-    assert!(docker.contains("cargo build --release --frozen --bin ringflake"));
+    assert!(docker.contains("cargo build --release --frozen -p ringflake-cli --bin ringflake"));
     assert!(docker.contains("HEALTHCHECK ") && docker.contains("GET /healthz"));
     let unit = std::fs::read_to_string(root().join("deploy/systemd/ringflake.service")).unwrap();
     let lines: Vec<&str> = unit.lines().collect();
@@ -356,7 +356,13 @@ fn the_stub_step_stands_in_for_every_declared_target() {
         assert!(dir.path().join(file).is_file(), "{file} listed, not made");
     }
     let metadata = std::process::Command::new(env!("CARGO"))
-        .args(["metadata", "--offline", "--no-deps", "--format-version", "1"])
+        .args([
+            "metadata",
+            "--offline",
+            "--no-deps",
+            "--format-version",
+            "1",
+        ])
         .current_dir(dir.path())
         .output()
         .unwrap();

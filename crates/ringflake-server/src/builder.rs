@@ -4,7 +4,7 @@
 //! [`run`](crate::run) and the plans its flags make); this is the path for a program that
 //! configures it in code.
 
-use crate::Config;
+use crate::life::{Config, run};
 use crate::model::limits::{DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_LARGE_ANSWERS};
 use crate::model::plan::{DEFAULT, Lead, Plan};
 use ringflake::{CachedBuilder, TimeZone};
@@ -198,7 +198,7 @@ impl Service {
                 None,
             ))
         };
-        crate::run(&self.config, plans).map_err(ServiceError)
+        run(&self.config, plans).map_err(ServiceError)
     }
 }
 

@@ -366,6 +366,8 @@ mod doc_pages {
     pub struct Monitoring;
     #[doc = include_str!("../../../docs/production.md")]
     pub struct Production;
+    #[doc = include_str!("../../../docs/python.md")]
+    pub struct Python;
     #[cfg(all(feature = "segment", feature = "sqlite"))]
     #[doc = include_str!("../../../docs/segments.md")]
     pub struct Segments;

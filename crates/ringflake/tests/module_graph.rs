@@ -480,11 +480,11 @@ fn the_crates_depend_one_way() {
                 section = line.to_string();
             } else if section.ends_with("dependencies]")
                 && !section.contains("dev-")
-                && let Some((name, _)) = line.split_once(" = ").or_else(|| line.split_once('.'))
-                && !name.starts_with('#')
+                && !line.starts_with('#')
+                && let Some(name) = line.split([' ', '.', '=']).next()
                 && !name.is_empty()
             {
-                names.push(name.trim().to_string());
+                names.push(name.to_string());
             }
         }
         names

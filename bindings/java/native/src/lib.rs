@@ -13,6 +13,7 @@
 //! Generators live in a registry of this copy of the library, addressed by a handle (index + 1,
 //! never reused, so a handle of a closed generator never reaches another one). One generator per
 //! worker id per process, across copies of this library: [`guard`].
+#![deny(missing_docs)]
 
 pub mod failure;
 pub mod guard;
@@ -28,16 +29,49 @@ use ringflake::{
 };
 use settings::{Settings, Source};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 /// The largest block one [`fill`](Java_io_github_ringflake_Native_fill) takes from the ring per
 /// call of `next_ids` (the crate's chunk).
 pub const CHUNK: usize = 1024;
 
-/// A live generator and the guard on its worker id.
+/// A live generator and the guard on its worker id: the worker id the guard holds, and the guard.
+/// A generator that heals onto a new worker id (its lease lost for good) moves the guard to it
+/// ([`Live::follow`]).
 struct Live {
     generator: CachedUidGenerator,
-    _guard: WorkerGuard,
+    /// The worker id the guard holds (read without the lock).
+    held: AtomicU64,
+    guard: Mutex<WorkerGuard>,
+}
+
+impl Live {
+    /// Moves the process guard to the generator's worker id if a heal changed it: the new id is
+    /// taken before the old one is let go. Called after each take from the ring (so an ID of the
+    /// new worker id reaches Java only once the guard holds that id) and by the entries that
+    /// report the worker id; one atomic load when nothing changed.
+    ///
+    /// # Errors
+    ///
+    /// `WorkerAssignment` if another generator of this process holds the new worker id: the
+    /// IDs just taken are not handed out, and every later take fails the same way, since two
+    /// generators with one worker id would hand out the same IDs.
+    fn follow(&self) -> Result<u64, Failure> {
+        let now = self.generator.worker_id();
+        if self.held.load(Ordering::Acquire) == now {
+            return Ok(now);
+        }
+        let mut guard = self.guard.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.held.load(Ordering::Acquire) != now {
+            *guard = WorkerGuard::take(now).map_err(|f| Failure {
+                kind: f.kind,
+                message: format!("after a heal onto worker id {now}: {}", f.message),
+            })?;
+            self.held.store(now, Ordering::Release);
+        }
+        Ok(now)
+    }
 }
 
 /// One registry slot: the generator until `close`, then nothing. Takes share the read lock (once
@@ -117,8 +151,12 @@ fn build(s: Settings) -> Result<Live, Failure> {
     if let Some(above) = s.above {
         b = b.above(above);
     }
+    let window = |a: DatabaseAssigner| match s.lease_window {
+        Some(w) => a.lease_window(w),
+        None => a,
+    };
     let server = |a: DatabaseAssigner| {
-        let a = a.create_table(s.create_table);
+        let a = window(a).create_table(s.create_table);
         match &s.ca_file {
             Some(ca) => a.ca_file(ca),
             None => a,
@@ -137,7 +175,7 @@ fn build(s: Settings) -> Result<Live, Failure> {
         }
         Source::Sqlite(path) => (
             None,
-            b.worker_id_from(&DatabaseAssigner::sqlite(path)?.create_table(true)),
+            b.worker_id_from(&window(DatabaseAssigner::sqlite(path)?).create_table(true)),
         ),
         Source::Mysql(url) => (
             None,
@@ -171,9 +209,11 @@ fn build(s: Settings) -> Result<Live, Failure> {
             }
         },
     };
+    let worker_id = generator.worker_id();
     Ok(Live {
         generator,
-        _guard: guard,
+        held: AtomicU64::new(worker_id),
+        guard: Mutex::new(guard),
     })
 }
 
@@ -266,6 +306,7 @@ fn fill(
     while done < length {
         let n = (length - done).min(chunk);
         live.generator.next_ids(&mut ids[..n])?;
+        live.follow()?;
         for (j, id) in java.iter_mut().zip(&ids[..n]) {
             // IDs are below 2^63: the same value as a Java long.
             *j = *id as i64;
@@ -283,7 +324,15 @@ pub extern "system" fn Java_io_github_ringflake_Native_workerId<'l>(
     _class: JClass<'l>,
     handle: jlong,
 ) -> jlong {
-    entry(&mut env, -1, |_| Ok(slot(handle)?.worker_id as jlong))
+    entry(&mut env, -1, |_| {
+        let slot = slot(handle)?;
+        let live = slot.live.read().unwrap_or_else(PoisonError::into_inner);
+        match live.as_ref() {
+            // The current one: a heal may have moved it.
+            Some(l) => Ok(l.follow()? as jlong),
+            None => Ok(slot.worker_id as jlong),
+        }
+    })
 }
 
 /// A layout as the Java side keeps it (`UidLayout`): `{timeBits, workerBits, seqBits,
@@ -446,7 +495,10 @@ pub extern "system" fn Java_io_github_ringflake_Native_stats<'l>(
     handle: jlong,
 ) -> jlongArray {
     entry(&mut env, std::ptr::null_mut(), |env| {
-        let s = with_live(handle, |live, _| Ok(live.generator.stats()))?;
+        let s = with_live(handle, |live, _| {
+            live.follow()?;
+            Ok(live.generator.stats())
+        })?;
         let n = |v: u64| v as i64;
         longs(
             env,

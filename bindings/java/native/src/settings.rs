@@ -50,12 +50,14 @@ pub struct Settings {
     pub create_table: bool,
     /// `caFile`: the CA of a TLS database server.
     pub ca_file: Option<PathBuf>,
+    /// `leaseWindowSeconds`: a database source's lease window (the crate's default unless set).
+    pub lease_window: Option<Duration>,
 }
 
 /// The keys [`Settings::parse`] knows, for its error message.
 const KNOWN: &str = "preset, bits, epochSeconds, workerId, sqlite, mysql, postgres, zookeeper, \
                      zookeeperName, zookeeperPort, stateFile, maxLeadMillis, leadPolicy, above, \
-                     boostPower, paddingFactor, createTable, caFile";
+                     boostPower, paddingFactor, createTable, caFile, leaseWindowSeconds";
 
 fn invalid(name: &'static str, value: &str, allowed: &str) -> Failure {
     Failure::config(format!(
@@ -95,6 +97,7 @@ impl Settings {
             padding_factor: None,
             create_table: false,
             ca_file: None,
+            lease_window: None,
         };
         let mut lead_millis: Option<i64> = None;
         let mut policy = LeadPolicy::Wait;
@@ -144,6 +147,13 @@ impl Settings {
                 "paddingFactor" => s.padding_factor = Some(number("paddingFactor", v, "0 to 100")?),
                 "createTable" => s.create_table = number("createTable", v, "true or false")?,
                 "caFile" => s.ca_file = Some(PathBuf::from(v)),
+                "leaseWindowSeconds" => {
+                    let secs: u64 = number("leaseWindowSeconds", v, "1 or more seconds")?;
+                    if secs == 0 {
+                        return Err(invalid("leaseWindowSeconds", v, "1 or more seconds"));
+                    }
+                    s.lease_window = Some(Duration::from_secs(secs));
+                }
                 other => {
                     return Err(Failure::config(format!(
                         "unknown setting {other:?}: expected one of {KNOWN}"
