@@ -168,6 +168,10 @@ fn id_routes_allocate_no_more_than_the_floor() {
     let floor = per_request(n, || floor(&counter));
     let id_allocations = per_request(n, || answered(&app, &id));
     let segment_allocations = per_request(n, || answered(&app, &number));
+    eprintln!(
+        "allocations a request: floor {floor}, /id {id_allocations}, \
+         /api/segment/get {segment_allocations}"
+    );
     assert!(
         floor >= 1,
         "the floor allocates its digits and its header map"
