@@ -38,6 +38,9 @@ const SUBCOMMANDS: [&str; 7] = [
 /// Flags of other tools that the docs name, with the tool: anything else spelled `--flag` must be
 /// one of the binary's. Keep this list short; a flag of the binary never belongs here.
 const FOREIGN_FLAGS: &[(&str, &str)] = &[
+    ("--zero", "callgrind_control"),
+    ("--dump", "callgrind_control"),
+    ("--check", "scripts/count-routes.sh"),
     ("--all-features", "cargo"),
     ("--locked", "cargo"),
     ("--frozen", "cargo"),

@@ -69,3 +69,12 @@ pub struct ReadmeDoctests;
 
 pub use builder::{DEFAULT_MAX_WAIT, DEFAULT_SHUTDOWN_TIMEOUT, Service, ServiceError};
 pub use life::{Config, run};
+
+/// What the server calls for a request once hyper has parsed it, reachable for the tests that
+/// count what a request costs without a socket (`tests/route_allocations.rs`): not a stable
+/// API.
+#[doc(hidden)]
+pub mod probe {
+    pub use crate::handlers::segments::{Answer as SegmentAnswer, Now, get as segment_get, now};
+    pub use crate::handlers::{Answer, Reply, answer_now};
+}

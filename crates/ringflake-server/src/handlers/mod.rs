@@ -138,11 +138,18 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> (Reply, Option<usize>
 
 /// The answer to a request that needs no wait, with its route as [`handle`] says it: every route
 /// but a take that finds no ID ready and a batch. `None`: [`handle`] it. The service answers
-/// most requests this way, with no future to keep between polls.
-pub fn answer_now(app: &App, req: &Request<Incoming>) -> Option<(Reply, Option<usize>)> {
+/// most requests this way, with no future to keep between polls. The request's body is not read
+/// (the routes take only GETs and HEADs), so any body type does.
+pub fn answer_now<B>(app: &App, req: &Request<B>) -> Option<(Reply, Option<usize>)> {
     let found = route(req.uri().path(), app.exposure);
     let index = found.map(|(i, _, _)| i);
-    decide(app, req, found).ok().map(|reply| (reply, index))
+    match decide(app, req, found) {
+        Ok(reply) => Some((reply, index)),
+        Err(take) => {
+            take.set_aside();
+            None
+        }
+    }
 }
 
 /// A take an answer waits for, its request checked: one ID, or a batch of `n`, from `app`.
@@ -160,6 +167,14 @@ enum Take<'a> {
         n: usize,
         format: IdFormat,
     },
+    /// One number of the segment mode's `tag`, claimed from this thread's cached handle, to
+    /// wait for.
+    SegmentWait {
+        app: &'a App,
+        route: &'static Route,
+        tag: &'a str,
+        pending: ringflake::PendingNumber,
+    },
     /// Numbers of the segment mode's `tag` (`count`: `?count=N`; with `take` false, HEAD's
     /// checks alone).
     Segment {
@@ -172,6 +187,18 @@ enum Take<'a> {
 }
 
 impl Take<'_> {
+    /// Gives up this take for [`handle`] to make again: a segment number it claimed is set
+    /// aside for the next request of its tag on this thread ([`segments::set_aside`]); the
+    /// other takes have taken nothing yet.
+    fn set_aside(self) {
+        if let Take::SegmentWait {
+            app, tag, pending, ..
+        } = self
+        {
+            segments::set_aside(app, tag, pending);
+        }
+    }
+
     /// Takes, waiting for the IDs at most [`App::max_wait`], and answers.
     async fn run(self) -> Reply {
         match self {
@@ -186,6 +213,12 @@ impl Take<'_> {
                 None => unavailable(app, None),
             },
             Take::Batch { app, n, format } => batch(app, n, format).await,
+            Take::SegmentWait {
+                app,
+                route,
+                tag,
+                pending,
+            } => segment_reply(segments::wait(app, route, tag, pending).await),
             Take::Segment {
                 app,
                 route,
@@ -199,9 +232,9 @@ impl Take<'_> {
 
 /// The answer to `req`, whose route is `found` ([`route`]), if it needs no wait; else the take
 /// it waits for.
-fn decide<'a>(
+fn decide<'a, B>(
     app: &'a App,
-    req: &'a Request<Incoming>,
+    req: &'a Request<B>,
     found: Option<(usize, &'static Route, &'a str)>,
 ) -> Result<Reply, Take<'a>> {
     let path = req.uri().path();
@@ -301,6 +334,23 @@ fn decide<'a>(
                 },
                 false => None,
             };
+            // One number of a tag this thread has served, the common case: answered now, with
+            // no future, the tag matched as the path's `&str`.
+            if take && count.is_none() && !param.is_empty() {
+                match segments::now(app, param) {
+                    Some(segments::Now::Number(n)) => return Ok(number_reply(n)),
+                    Some(segments::Now::Answer(answer)) => return Ok(segment_reply(answer)),
+                    Some(segments::Now::Wait(pending)) => {
+                        return Err(Take::SegmentWait {
+                            app,
+                            route,
+                            tag: param,
+                            pending,
+                        });
+                    }
+                    None => {}
+                }
+            }
             return Err(Take::Segment {
                 app,
                 route,
@@ -538,6 +588,18 @@ async fn segment(app: &App, route: &Route, tag: &str, count: Option<usize>, take
     segment_reply(segments::get(app, route, tag, count, take).await)
 }
 
+/// Leaf's answer of one number: the bare digits, no newline, written into a buffer on the stack
+/// and copied once into the body.
+fn number_reply(n: i64) -> Reply {
+    let mut digits = itoa::Buffer::new();
+    let text = digits.format(n);
+    respond(
+        StatusCode::OK,
+        TEXT,
+        Bytes::copy_from_slice(text.as_bytes()),
+    )
+}
+
 /// A segment mode's answer as the HTTP reply.
 fn segment_reply(answer: segments::Answer) -> Reply {
     let kind = if answer.json { JSON } else { TEXT };
@@ -663,120 +725,6 @@ fn healthz(app: &App) -> Reply {
                 issued: s.issued,
             });
             respond(StatusCode::OK, JSON, body)
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::routes::ROUTES;
-
-    /// The route of `endpoint`.
-    fn of(endpoint: Endpoint) -> &'static Route {
-        ROUTES
-            .iter()
-            .find(|r| r.endpoint == endpoint)
-            .expect("route")
-    }
-
-    /// `count` as `/ids` reads it from a query string.
-    fn count_of(q: Option<&str>) -> Result<usize, String> {
-        let ids = of(Endpoint::Ids);
-        count(ids, &query(ids, q)?)
-    }
-
-    #[test]
-    fn counts() {
-        assert_eq!(count_of(Some("count=5")), Ok(5));
-        assert_eq!(count_of(Some("count=100000")), Ok(100_000));
-        assert_eq!(count_of(Some("&count=7&")), Ok(7));
-        for (query, error) in [
-            (
-                None,
-                "missing query parameter count: use /ids?count=N with N in 1..=100000",
-            ),
-            (Some("count=0"), "count 0 out of range"),
-            (Some("count=100001"), "out of range"),
-            (Some("count=99999999999999999999999"), "out of range"),
-            (
-                Some("count=ten"),
-                r#"count "ten" is not a number: expected digits only"#,
-            ),
-            (Some("count="), r#"count "" is not a number"#),
-            (Some("count"), r#"count "" is not a number"#),
-            (Some("count=+5"), r#"count "+5" is not a number"#),
-            (Some("count=-5"), r#"count "-5" is not a number"#),
-            (Some("count=%35"), r#"count "%35" is not a number"#),
-            (Some("count=010"), r#"count "010" has a leading zero"#),
-            (
-                Some("count=10&count=20"),
-                "query parameter count given 2 times: give it once",
-            ),
-            (Some("count=1&count=2&count"), "count given 3 times"),
-            (
-                Some("x=1&count=5"),
-                r#"unknown query parameter "x": use /ids?count=N"#,
-            ),
-        ] {
-            let message = count_of(query).unwrap_err();
-            assert!(message.contains(error), "{query:?}: {message}");
-        }
-        let long = format!("count={}", "1".repeat(10_000));
-        let message = count_of(Some(&long)).unwrap_err();
-        assert!(message.contains("…(10000 bytes) out of range"), "{message}");
-        assert!(message.len() < 150, "{message}");
-    }
-
-    #[test]
-    fn queries_of_other_routes() {
-        let id = of(Endpoint::Id);
-        assert_eq!(query(id, None), Ok(vec![]));
-        assert_eq!(query(id, Some("")), Ok(vec![]));
-        assert_eq!(
-            query(id, Some("count=5")),
-            Err(
-                r#"unknown query parameter "count": use /id [?format=decimal|base32|base62]"#
-                    .into()
-            )
-        );
-        assert_eq!(
-            query(id, Some("format=base32")),
-            Ok(vec![("format", "base32")])
-        );
-        let ids = of(Endpoint::Ids);
-        let pairs = query(ids, Some("count=2&format=base62")).unwrap();
-        assert_eq!(format(ids, &pairs), Ok(Some(IdFormat::Base62)));
-        assert_eq!(format(ids, &[("count", "2")]), Ok(None));
-        let e = format(ids, &[("format", "Base32")]).unwrap_err();
-        assert!(
-            e.starts_with(r#"format "Base32" is not an ID format: use /ids?count=N"#),
-            "{e}"
-        );
-        let e = format(id, &[("format", "%00hex")]).unwrap_err();
-        assert!(
-            e.contains(r#""%2500hex""#) || e.contains(r#""%00hex""#),
-            "{e}"
-        );
-        let parse = of(Endpoint::Parse);
-        assert!(
-            query(parse, Some("a%00=1"))
-                .unwrap_err()
-                .contains(r#""a%00""#)
-        );
-        let parse_of = of(Endpoint::ParseOf);
-        assert!(query(parse_of, Some("x=1")).is_err());
-        assert!(query(of(Endpoint::IdsOf), Some("count=1&count=2")).is_err());
-        // Probes, scrapers and Leaf's routes (read as Spring does) may add what they like.
-        for e in [
-            Endpoint::Page,
-            Endpoint::Status,
-            Endpoint::Metrics,
-            Endpoint::Healthz,
-            Endpoint::LeafGet,
-            Endpoint::LeafDecode,
-        ] {
-            assert_eq!(query(of(e), Some("x=1&x=2")), Ok(vec![]));
         }
     }
 }

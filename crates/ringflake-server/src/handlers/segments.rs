@@ -26,9 +26,13 @@ use std::fmt::Write as _;
 /// number otherwise), and the seconds after which to retry, if retrying may help.
 #[derive(Debug)]
 pub struct Answer {
+    /// The HTTP status.
     pub status: StatusCode,
+    /// Whether `body` is JSON (else the bare number, as Leaf answers it).
     pub json: bool,
+    /// The body.
     pub body: String,
+    /// The seconds after which to retry, if retrying may help.
     pub retry_after: Option<u32>,
 }
 
@@ -120,25 +124,78 @@ thread_local! {
     /// address): a take from a cached handle touches no shared reference count nor the tags'
     /// lock, as `/id` touches nothing shared but the ring. A handle whose tag was removed hands
     /// out nothing (its takes go the slow way, which caches the tag's new handle if it is back).
-    static HANDLES: std::cell::RefCell<(usize, std::collections::HashMap<String, ringflake::SegmentTag>)> =
-        std::cell::RefCell::default();
+    static HANDLES: std::cell::RefCell<Handles> = const {
+        std::cell::RefCell::new(Handles {
+            generator: 0,
+            tags: Vec::new(),
+        })
+    };
+}
+
+/// A serving thread's cached handles: sorted by tag, so that a request's tag (a `&str` of its
+/// path) is found by binary search, comparing bytes: no `String` built, nothing hashed.
+struct Handles {
+    /// The address of the generator the handles are of.
+    generator: usize,
+    /// `(tag, handle, a number set aside)`, sorted by tag.
+    tags: Vec<Cached>,
+}
+
+/// A tag's cached handle, and a number it claimed that a request set aside ([`set_aside`]).
+type Cached = (
+    Box<str>,
+    ringflake::SegmentTag,
+    Option<ringflake::PendingNumber>,
+);
+
+impl Handles {
+    /// Where `tag` is (or would be) in the sorted list.
+    fn find(&self, tag: &str) -> Result<usize, usize> {
+        self.tags.binary_search_by(|(t, _, _)| (**t).cmp(tag))
+    }
 }
 
 /// At most this many tags are cached per serving thread (a client asking for many tags gets the
 /// slow way for the others).
 const CACHED_TAGS: usize = 1024;
 
-/// One number of `tag` from this thread's cached handle: taken now, or the take to wait for;
-/// `None` when no handle is cached.
+/// One number of `tag` from this thread's cached handle: taken now, or the take to wait for (a
+/// number set aside first, if any); `None` when no handle is cached. The tag is matched as the
+/// `&str` it is: nothing allocated.
 fn cached_number(g: &SegmentGenerator, tag: &str) -> Option<Result<i64, ringflake::PendingNumber>> {
     let generator = g as *const SegmentGenerator as usize;
     HANDLES.with(|h| {
-        let h = h.borrow();
-        if h.0 != generator {
+        let mut h = h.borrow_mut();
+        if h.generator != generator {
             return None;
         }
-        Some(h.1.get(tag)?.try_next_id())
+        let i = h.find(tag).ok()?;
+        let (_, handle, aside) = &mut h.tags[i];
+        Some(match aside.take() {
+            Some(pending) => Err(pending),
+            None => handle.try_next_id(),
+        })
     })
+}
+
+/// Keeps `pending`, a number of `tag` [`now`] claimed for a request that was not answered at
+/// once, for the next request of `tag` on this thread (the same request, once it is handled
+/// the slow way, or another): a number claimed is handed out, never dropped, which would leave
+/// a gap in the tag's numbers.
+pub fn set_aside(app: &App, tag: &str, pending: ringflake::PendingNumber) {
+    let Some(Ok(g)) = app.segments.as_deref().map(|s| s.generator.as_ref()) else {
+        return;
+    };
+    let generator = g as *const SegmentGenerator as usize;
+    HANDLES.with(|h| {
+        let mut h = h.borrow_mut();
+        if h.generator != generator {
+            return;
+        }
+        if let Ok(i) = h.find(tag) {
+            h.tags[i].2 = Some(pending);
+        }
+    });
 }
 
 /// Caches `handle` for this thread (replacing a stale one).
@@ -146,13 +203,62 @@ fn cache(g: &SegmentGenerator, tag: &str, handle: &ringflake::SegmentTag) {
     let generator = g as *const SegmentGenerator as usize;
     HANDLES.with(|h| {
         let mut h = h.borrow_mut();
-        if h.0 != generator {
-            *h = (generator, std::collections::HashMap::new());
+        if h.generator != generator {
+            h.generator = generator;
+            h.tags.clear();
         }
-        if h.1.len() < CACHED_TAGS || h.1.contains_key(tag) {
-            h.1.insert(tag.to_string(), handle.clone());
+        match h.find(tag) {
+            Ok(i) => h.tags[i].1 = handle.clone(),
+            Err(i) if h.tags.len() < CACHED_TAGS => {
+                h.tags.insert(i, (tag.into(), handle.clone(), None));
+            }
+            Err(_) => {}
         }
     });
+}
+
+/// What [`now`] found for one number of a tag.
+pub enum Now {
+    /// The number, as handed out (public where the tag's volume is hidden).
+    Number(i64),
+    /// The number claimed, to wait for ([`wait`]).
+    Wait(ringflake::PendingNumber),
+    /// The answer to give instead.
+    Answer(Answer),
+}
+
+/// One number of `tag` (not empty) from this serving thread's cached handle, without a future:
+/// what `/api/segment/get/{tag}` answers most requests with. `None`: no handle cached (or the
+/// segment mode is off), [`get`] answers.
+pub fn now(app: &App, tag: &str) -> Option<Now> {
+    let segments = app.segments.as_deref()?;
+    let g = segments.generator.as_ref().ok()?;
+    Some(match cached_number(g, tag)? {
+        Ok(n) => match segments.public(tag, n) {
+            Ok(n) => Now::Number(n),
+            Err(m) => Now::Answer(Answer::error(StatusCode::INTERNAL_SERVER_ERROR, &m, None)),
+        },
+        Err(pending) => Now::Wait(pending),
+    })
+}
+
+/// The answer to a number [`now`] found claimed but not ready: waited for; a handle whose tag
+/// was removed since goes the slow way ([`get`]), which finds the tag again if it is back.
+pub async fn wait(
+    app: &App,
+    route: &Route,
+    tag: &str,
+    pending: ringflake::PendingNumber,
+) -> Answer {
+    match pending.wait_async().await {
+        Ok(n) => match app.segments.as_deref().map(|s| s.public(tag, n)) {
+            Some(Ok(n)) => Answer::ok(false, n.to_string()),
+            Some(Err(m)) => Answer::error(StatusCode::INTERNAL_SERVER_ERROR, &m, None),
+            None => get(app, route, tag, None, true).await,
+        },
+        Err(Error::Segment(SegmentError::Removed { .. })) => get(app, route, tag, None, true).await,
+        Err(e) => failed(&e),
+    }
 }
 
 /// The numbers of a take: `count` of them (`None`: one, Leaf's answer), public where the tag's
@@ -182,35 +288,11 @@ async fn take(app: &App, tag: &str, count: Option<usize>, fetch: bool) -> Result
 }
 
 /// `/api/segment/get/{biz_tag}[?count=N]` (`count` checked by the caller); with `fetch` false
-/// (HEAD), the checks alone.
+/// (HEAD), the checks alone. One number of a tag this thread has served is answered by [`now`]
+/// first.
 pub async fn get(app: &App, route: &Route, tag: &str, count: Option<usize>, fetch: bool) -> Answer {
     if tag.is_empty() {
         return missing_tag(route);
-    }
-    // The common case: one number of this thread's cached handle of the tag (a handle of a
-    // tag removed since goes the slow way, which finds the tag again if it is back).
-    if fetch
-        && count.is_none()
-        && let Some(Ok((segments, g))) = app
-            .segments
-            .as_deref()
-            .map(|s| s.generator.as_ref().map(|g| (s, g)))
-        && let Some(taken) = cached_number(g, tag)
-    {
-        let taken = match taken {
-            Ok(n) => Ok(n),
-            Err(pending) => pending.wait_async().await,
-        };
-        match taken {
-            Ok(n) => {
-                return match segments.public(tag, n) {
-                    Ok(n) => Answer::ok(false, n.to_string()),
-                    Err(m) => Answer::error(StatusCode::INTERNAL_SERVER_ERROR, &m, None),
-                };
-            }
-            Err(Error::Segment(SegmentError::Removed { .. })) => {}
-            Err(e) => return failed(&e),
-        }
     }
     let numbers = match take(app, tag, count, fetch).await {
         Ok(numbers) => numbers,

@@ -203,6 +203,11 @@ impl Pattern {
 
     /// The path parameter if `path` is this route's (`""` for a route without one).
     fn matches<'p>(&self, path: &'p str) -> Option<&'p str> {
+        // The byte after the first `/` tells most routes apart without comparing strings: a
+        // path of this route has this route's (`/` alone has none, as no path of its but `/`).
+        if path.as_bytes().get(1) != self.path.as_bytes().get(1) {
+            return None;
+        }
         match self.slashes {
             Some(slashes) => {
                 let param = path.strip_prefix(self.path)?;
