@@ -344,7 +344,10 @@ fn tags_come_and_go_while_serving() {
     // stops serving the tag: bounded wait, as for the tags.
     let waited = std::time::Instant::now();
     while dir.path().join("seg/tag-a").exists() {
-        assert!(waited.elapsed() < Duration::from_secs(5), "seg/tag-a still there");
+        assert!(
+            waited.elapsed() < Duration::from_secs(5),
+            "seg/tag-a still there"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
