@@ -47,7 +47,7 @@ fn no_generator(app: &App, name: &str) -> Reply {
 }
 
 /// An answer's body: in one piece, or a large `/ids` answer written as its client reads
-/// ([`large`]).
+/// (`large`).
 pub type Answer = Either<Full<Bytes>, Large<IdsJson>>;
 
 /// A response.
@@ -136,8 +136,8 @@ pub async fn handle(app: &App, req: &Request<Incoming>) -> (Reply, Option<usize>
     (reply, index)
 }
 
-/// The answer to a request that needs no wait, with its route as [`handle`] says it: every route
-/// but a take that finds no ID ready and a batch. `None`: [`handle`] it. The service answers
+/// The answer to a request that needs no wait, with its route as `handle` says it: every route
+/// but a take that finds no ID ready and a batch. `None`: `handle` it. The service answers
 /// most requests this way, with no future to keep between polls. The request's body is not read
 /// (the routes take only GETs and HEADs), so any body type does.
 pub fn answer_now<B>(app: &App, req: &Request<B>) -> Option<(Reply, Option<usize>)> {

@@ -221,7 +221,7 @@ fn cache(g: &SegmentGenerator, tag: &str, handle: &ringflake::SegmentTag) {
 pub enum Now {
     /// The number, as handed out (public where the tag's volume is hidden).
     Number(i64),
-    /// The number claimed, to wait for ([`wait`]).
+    /// The number claimed, to wait for (`wait`).
     Wait(ringflake::PendingNumber),
     /// The answer to give instead.
     Answer(Answer),

@@ -81,7 +81,7 @@ pub struct Route {
 /// What a route answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Endpoint {
-    /// The status page (HTML), see [`crate::handlers::status`].
+    /// The status page (HTML), see `handlers::status`.
     Page,
     /// One ID, `text/plain`, decimal or in the form `format` names.
     Id,
@@ -100,10 +100,10 @@ pub enum Endpoint {
     Status,
     /// Leaf's `/api/snowflake/get/{key}`: [`Endpoint::Id`] from generator `key`, else `default`.
     LeafGet,
-    /// Leaf's `/decodeSnowflakeId?snowflakeId=ID`, see [`crate::handlers::leaf`].
+    /// Leaf's `/decodeSnowflakeId?snowflakeId=ID`, see `handlers::leaf`.
     LeafDecode,
     /// Leaf's segment mode, `/api/segment/get/{key}[?count=N]`: the next number of business
-    /// tag `key` of `leaf_alloc`, see [`crate::handlers::segments`].
+    /// tag `key` of `leaf_alloc`, see `handlers::segments`.
     SegmentGet,
     /// The Prometheus series of the generator.
     Metrics,
