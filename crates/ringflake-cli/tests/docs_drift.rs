@@ -97,6 +97,7 @@ const OTHER_VARIABLES: &[(&str, &str)] = &[
         "crates/ringflake-cli/benches/grpc.rs",
     ),
     ("RINGFLAKE_POSTGRES_URL", "scripts/fleet.sh"),
+    ("RINGFLAKE_REACH_BASELINE", "scripts/crate-reach.sh"),
     ("RINGFLAKE_PG_BIN", "crates/ringflake-cli/tests/failover.rs"),
     (
         "RINGFLAKE_FAILOVER_PORT",
