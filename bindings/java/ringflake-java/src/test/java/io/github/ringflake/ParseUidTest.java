@@ -19,7 +19,7 @@ class ParseUidTest {
 
     @Test
     void vectorsMatchBaidusStrings() throws Exception {
-        List<String> lines = Files.readAllLines(TestSupport.repo().resolve("tests/data/uidgenerator-vectors-utc.tsv"));
+        List<String> lines = Files.readAllLines(TestSupport.repo().resolve("crates/ringflake-cli/tests/data/uidgenerator-vectors-utc.tsv"));
         int exact = 0;
         int refused = 0;
         for (String line : lines) {
@@ -49,7 +49,7 @@ class ParseUidTest {
 
     @Test
     void farFutureDatesAsJavaRendersThem() throws Exception {
-        List<String> lines = Files.readAllLines(TestSupport.repo().resolve("tests/data/java-far-future-dates.tsv"));
+        List<String> lines = Files.readAllLines(TestSupport.repo().resolve("crates/ringflake-cli/tests/data/java-far-future-dates.tsv"));
         UidLayout layout = UidLayout.seconds(61, 1, 1, 0);
         int rows = 0;
         for (String line : lines) {

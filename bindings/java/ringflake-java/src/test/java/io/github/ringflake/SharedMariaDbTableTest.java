@@ -205,7 +205,7 @@ class SharedMariaDbTableTest {
     void javaServeAndBaiduNodesShareOneTable() throws Exception {
         requireServers();
         sql("DROP TABLE IF EXISTS WORKER_NODE; "
-                + Files.readString(TestSupport.repo().resolve("schema/mysql.sql")));
+                + Files.readString(TestSupport.repo().resolve("crates/ringflake/schema/mysql.sql")));
         UidLayout layout = UidLayout.preset("default");
         HttpClient http = HttpClient.newHttpClient();
         Set<Long> baiduIds = new HashSet<>();
@@ -277,7 +277,7 @@ class SharedMariaDbTableTest {
     @Test
     void aWrongUrlClaimsNothing() throws Exception {
         requireServers();
-        sql(Files.readString(TestSupport.repo().resolve("schema/mysql.sql")));
+        sql(Files.readString(TestSupport.repo().resolve("crates/ringflake/schema/mysql.sql")));
         String before = sql("SELECT COUNT(*), COALESCE(MAX(ID), 0) FROM WORKER_NODE");
         String wrong = "jdbc:mariadb://" + uri.getHost() + ":" + uri.getPort() + uri.getPath() + "?user="
                 + JdbcUrls.encode(user, false) + "&password=not-" + JdbcUrls.encode(password, false)
