@@ -92,6 +92,15 @@ check)
     count="$(crates "$bare" ringflake | grep -c .)"
     echo "cargo add ringflake --no-default-features: $count crates (goal <= $MAX_BARE_CRATES)"
     ((count <= MAX_BARE_CRATES)) || fail "--no-default-features brings $count crates, more than $MAX_BARE_CRATES"
+    # The service as a library brings no database driver: its caller opens the worker id source
+    # and the segment mode's leaf_alloc.
+    server="$(new_project server)"
+    (cd "$server" && cargo add --quiet ringflake-server --path "$repo/crates/ringflake-server")
+    list="$(crates "$server" ringflake-server)"
+    echo "cargo add ringflake-server: $(grep -c . <<<"$list") crates, no database driver"
+    for banned in rusqlite libsqlite3-sys mysql tokio-postgres redis zookeeper-client clap; do
+        ! grep -q "^$banned v" <<<"$list" || fail "ringflake-server brings $banned"
+    done
     ;;
 measure)
     # one NAME ADD-ARGS...: a fresh project, the crate added, crates counted, cold builds timed.

@@ -11,11 +11,11 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::{Request, Response, StatusCode};
-use ringflake::{CachedUidGenerator, Layout, TimeZone};
+use ringflake::{CachedUidGenerator, Layout, SegmentTable, TimeZone};
 use ringflake_server::model::app::App;
 use ringflake_server::model::limits::Limits;
 use ringflake_server::model::routes::{Endpoint, ROUTES, Route};
-use ringflake_server::model::segments::{Hidden, Plan, Segments, Source};
+use ringflake_server::model::segments::{Hidden, Plan, Segments};
 use ringflake_server::probe::{self, answer_now};
 use std::alloc::{GlobalAlloc, Layout as AllocLayout, System};
 use std::cell::Cell;
@@ -90,10 +90,7 @@ fn app(dir: &std::path::Path, tag: &str) -> App {
     let table = ringflake::SegmentTable::sqlite(&db).expect("leaf_alloc");
     table.add(tag, 1, 1_000_000, "").expect("a tag");
     let plan = Plan {
-        source: Source::Sqlite(db),
-        ca_file: None,
-        timeout: None,
-        accept_async_replication: false,
+        table: SegmentTable::sqlite(db).map_err(|e| e.to_string()),
         state_dir: None,
         max_wait: Duration::from_secs(5),
         refresh: Duration::from_secs(60),

@@ -4,8 +4,10 @@
 
 use crate::args::{ServeArgs, given, sub};
 use clap::ArgMatches;
-use ringflake::{DEFAULT_SEGMENT_MAX_WAIT, DEFAULT_SEGMENT_REFRESH, DEFAULT_SQLITE_PATH};
-use ringflake_server::model::segments::{Hidden, Plan, Source};
+use ringflake::{
+    DEFAULT_SEGMENT_MAX_WAIT, DEFAULT_SEGMENT_REFRESH, DEFAULT_SQLITE_PATH, SegmentTable,
+};
+use ringflake_server::model::segments::{Hidden, Plan};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -31,10 +33,10 @@ pub fn plan(a: &ServeArgs, matches: &ArgMatches) -> Result<Option<Plan>, String>
         return named("needs the segment mode, which --no-segments turns off");
     }
     let db = &a.worker.db;
-    let source = match a.worker.chosen(matches)? {
-        Some("mysql") => Source::Mysql(db.mysql.clone().unwrap_or_default()),
-        Some("postgres") => Source::Postgres(db.postgres.clone().unwrap_or_default()),
-        None | Some("db") => Source::Sqlite(
+    let table = match a.worker.chosen(matches)? {
+        Some("mysql") => SegmentTable::mysql(db.mysql.as_deref().unwrap_or_default()),
+        Some("postgres") => SegmentTable::postgres(db.postgres.as_deref().unwrap_or_default()),
+        None | Some("db") => SegmentTable::sqlite(
             db.db
                 .clone()
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_SQLITE_PATH)),
@@ -64,11 +66,21 @@ pub fn plan(a: &ServeArgs, matches: &ArgMatches) -> Result<Option<Plan>, String>
             PathBuf::from(dir)
         }),
     };
+    // The table as the worker ids' database is reached: its CA file, timeout and replication
+    // check. A URL that does not parse is kept as the error the segment route answers 503 with.
+    let table = table
+        .map(|mut t| {
+            if let Some(ca) = &db.db_ca_file {
+                t = t.ca_file(ca);
+            }
+            if let Some(secs) = db.db_timeout {
+                t = t.timeout(Duration::from_secs(secs));
+            }
+            t.accept_async_replication(db.accept_async_replication)
+        })
+        .map_err(|e| e.to_string());
     Ok(Some(Plan {
-        source,
-        ca_file: db.db_ca_file.clone(),
-        timeout: db.db_timeout.map(Duration::from_secs),
-        accept_async_replication: db.accept_async_replication,
+        table,
         state_dir,
         max_wait: s
             .segment_max_wait

@@ -8,28 +8,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Where `leaf_alloc` is: the worker database.
-#[derive(Debug, Clone)]
-pub enum Source {
-    /// A SQLite file (`--db`, or the default `ringflake.db`).
-    Sqlite(PathBuf),
-    /// `--mysql URL`.
-    Mysql(String),
-    /// `--postgres URL`.
-    Postgres(String),
-}
-
-/// The segment generator to boot, as plain values.
+/// The segment generator to boot, as plain values and the table it claims ranges from.
+///
+/// The caller opens the table (`SegmentTable::sqlite`, `::mysql`, `::postgres`, with its CA
+/// file, timeout and replication settings), so this crate needs none of the database drivers;
+/// a table that could not be described is kept as its error, and the route answers 503 with it.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    /// Where `leaf_alloc` is.
-    pub source: Source,
-    /// `--db-ca-file`.
-    pub ca_file: Option<PathBuf>,
-    /// `--db-timeout`.
-    pub timeout: Option<Duration>,
-    /// `--accept-async-replication`.
-    pub accept_async_replication: bool,
+    /// The worker database's `leaf_alloc`, or why it could not be opened.
+    pub table: Result<SegmentTable, String>,
     /// `--segment-state-dir`, or the state file's beside it; `None` with `--no-state-file`.
     pub state_dir: Option<PathBuf>,
     /// `--segment-max-wait`.
@@ -80,58 +67,43 @@ pub struct Segments {
 impl Segments {
     /// Boots the generator of `plan`; a failure is kept (and logged), not fatal.
     pub fn boot(plan: &Plan, key: Option<Arc<IdCipher>>) -> Segments {
-        let table = match &plan.source {
-            Source::Sqlite(path) => SegmentTable::sqlite(path),
-            Source::Mysql(url) => SegmentTable::mysql(url),
-            Source::Postgres(url) => SegmentTable::postgres(url),
-        };
-        let described = table.as_ref().map_or_else(
+        let described = plan.table.as_ref().map_or_else(
             |_| "the worker database".to_string(),
             SegmentTable::describe,
         );
-        let generator = table
-            .map(|mut t| {
-                if let Some(ca) = &plan.ca_file {
-                    t = t.ca_file(ca);
+        let generator = plan.table.clone().and_then(|t| {
+            let builder = || {
+                SegmentGenerator::builder(t.clone())
+                    .max_wait(plan.max_wait)
+                    .refresh_interval(plan.refresh)
+            };
+            let Some(dir) = &plan.state_dir else {
+                return builder().build().map_err(|e| e.to_string());
+            };
+            match builder().state_dir(dir).build() {
+                // Another live process holds the directory: run without one rather than
+                // share its ranges (a restart then loses what is left, as Leaf's does).
+                Err(ringflake::Error::StateFile { path, reason }) => {
+                    tracing::warn!(
+                        target: crate::log::TARGET,
+                        state_dir = %path,
+                        "segment state directory {path} not used ({reason}): a restart \
+                         of this process loses what is left of each biz_tag's two segments"
+                    );
+                    builder().build()
                 }
-                if let Some(timeout) = plan.timeout {
-                    t = t.timeout(timeout);
-                }
-                t.accept_async_replication(plan.accept_async_replication)
-            })
-            .and_then(|t| {
-                let builder = || {
-                    SegmentGenerator::builder(t.clone())
-                        .max_wait(plan.max_wait)
-                        .refresh_interval(plan.refresh)
-                };
-                let Some(dir) = &plan.state_dir else {
-                    return builder().build();
-                };
-                match builder().state_dir(dir).build() {
-                    // Another live process holds the directory: run without one rather than
-                    // share its ranges (a restart then loses what is left, as Leaf's does).
-                    Err(ringflake::Error::StateFile { path, reason }) => {
-                        tracing::warn!(
-                            target: crate::log::TARGET,
-                            state_dir = %path,
-                            "segment state directory {path} not used ({reason}): a restart \
-                             of this process loses what is left of each biz_tag's two segments"
-                        );
-                        builder().build()
-                    }
-                    other => other,
-                }
-            })
-            .map_err(|e| {
-                tracing::warn!(
-                    target: crate::log::TARGET,
-                    table = %described,
-                    error = %e,
-                    "segment mode off: {e}; /api/segment/get answers 503 until a restart"
-                );
-                e.to_string()
-            });
+                other => other,
+            }
+            .map_err(|e| e.to_string())
+        });
+        if let Err(e) = &generator {
+            tracing::warn!(
+                target: crate::log::TARGET,
+                table = %described,
+                error = %e,
+                "segment mode off: {e}; /api/segment/get answers 503 until a restart"
+            );
+        }
         Segments {
             generator,
             hidden: plan.hidden.clone(),
