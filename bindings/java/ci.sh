@@ -61,7 +61,8 @@ mkdir -p "$native/io/github/ringflake/native/$platform"
 strip --strip-debug -o "$native/io/github/ringflake/native/$platform/$lib" "$CARGO_TARGET_DIR/debug/$lib" 2>/dev/null ||
     cp "$CARGO_TARGET_DIR/debug/$lib" "$native/io/github/ringflake/native/$platform/$lib"
 
-# mvn verify: every module's tests, the jars (reproducible), sources and javadoc jars, the
+# mvn verify: every module's tests (baidu-compat: Baidu UidGenerator's own tests on the bridge,
+# beside ringflake serve on MariaDB), the jars (reproducible), sources and javadoc jars, the
 # benchmarks' shaded jar. Online, into the fresh local repository.
 sub "mvn verify (local repository $m2)" mvn -B -ntp -Dstyle.color=never -Dmaven.repo.local="$m2" \
     -Dringflake.native.dir="$native" -Dringflake.native.platforms="$platform" \
@@ -92,7 +93,7 @@ check_jars() {
         done
     done
     # Surefire says nothing when it finds no JUnit 5 provider: count what ran, per module.
-    for m in ringflake-java:20 ringflake-spring-boot-autoconfigure:10 ringflake-uidgenerator-bridge:4; do
+    for m in ringflake-java:20 ringflake-spring-boot-autoconfigure:10 ringflake-uidgenerator-bridge:5 baidu-compat:4; do
         local n
         n="$(cat "${m%%:*}"/target/surefire-reports/TEST-*.xml 2>/dev/null |
             sed -n 's/.*<testsuite [^>]*tests="\([0-9]*\)".*/\1/p' | awk '{ n += $1 } END { print n + 0 }')"
@@ -106,5 +107,5 @@ sub "the jars: native library, manifest, auto-configuration, metadata, sources, 
 sub "JMH smoke run" java -jar ringflake-benchmarks/target/benchmarks.jar -f 0 -wi 0 -i 1 -r 200ms \
     -foe true 'IdBenchmark.(ringflake_getUID_1|atomicLong_1)$'
 
-rm -rf ringflake-*/target
+rm -rf ringflake-*/target baidu-compat/target
 echo "bindings/java/ci.sh: all passed in $((SECONDS - total_start)) s"
