@@ -82,18 +82,22 @@ check_jars() {
     jar tf "$jar" | grep -x "io/github/ringflake/native/$platform/$lib" >/dev/null || fail "$jar carries no native library for $platform"
     jar_entry "$jar" META-INF/MANIFEST.MF | grep "^Ringflake-Native-Platforms: $platform" >/dev/null ||
         fail "$jar's manifest does not name $platform"
-    local ac="ringflake-spring-boot-autoconfigure/target/ringflake-spring-boot-autoconfigure-$v.jar"
-    jar tf "$ac" | grep -x 'META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports' >/dev/null ||
-        fail "$ac has no AutoConfiguration.imports"
-    jar_entry "$ac" META-INF/spring-configuration-metadata.json | grep '"ringflake.layout.time-bits"' >/dev/null ||
-        fail "$ac has no generated configuration metadata"
-    for m in ringflake-java ringflake-spring-boot-autoconfigure ringflake-uidgenerator-bridge; do
+    local ac
+    for ac in ringflake-spring-boot-autoconfigure ringflake-spring-boot4-autoconfigure; do
+        ac="$ac/target/$ac-$v.jar"
+        jar tf "$ac" | grep -x 'META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports' >/dev/null ||
+            fail "$ac has no AutoConfiguration.imports"
+        jar_entry "$ac" META-INF/spring-configuration-metadata.json | grep '"ringflake.layout.time-bits"' >/dev/null ||
+            fail "$ac has no generated configuration metadata"
+    done
+    for m in ringflake-java ringflake-spring-boot-autoconfigure ringflake-spring-boot4-autoconfigure ringflake-uidgenerator-bridge; do
         for kind in sources javadoc; do
             [[ -f "$m/target/$m-$v-$kind.jar" ]] || fail "no $m-$v-$kind.jar"
         done
     done
     # Surefire says nothing when it finds no JUnit 5 provider: count what ran, per module.
-    for m in ringflake-java:20 ringflake-spring-boot-autoconfigure:10 ringflake-uidgenerator-bridge:5 baidu-compat:4; do
+    for m in ringflake-java:20 ringflake-spring-boot-autoconfigure:10 ringflake-spring-boot4-autoconfigure:8 \
+        ringflake-uidgenerator-bridge:5 baidu-compat:4; do
         local n
         n="$(cat "${m%%:*}"/target/surefire-reports/TEST-*.xml 2>/dev/null |
             sed -n 's/.*<testsuite [^>]*tests="\([0-9]*\)".*/\1/p' | awk '{ n += $1 } END { print n + 0 }')"
