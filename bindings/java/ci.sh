@@ -96,7 +96,7 @@ check_jars() {
         done
     done
     # Surefire says nothing when it finds no JUnit 5 provider: count what ran, per module.
-    for m in ringflake-java:20 ringflake-spring-boot-autoconfigure:10 ringflake-spring-boot4-autoconfigure:8 \
+    for m in ringflake-java:20 ringflake-spring-boot-autoconfigure:10 ringflake-spring-boot4-autoconfigure:16 \
         ringflake-uidgenerator-bridge:5 baidu-compat:4; do
         local n
         n="$(cat "${m%%:*}"/target/surefire-reports/TEST-*.xml 2>/dev/null |
