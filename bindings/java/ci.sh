@@ -61,7 +61,8 @@ mkdir -p "$native/io/github/ringflake/native/$platform"
 strip --strip-debug -o "$native/io/github/ringflake/native/$platform/$lib" "$CARGO_TARGET_DIR/debug/$lib" 2>/dev/null ||
     cp "$CARGO_TARGET_DIR/debug/$lib" "$native/io/github/ringflake/native/$platform/$lib"
 
-# mvn verify: every module's tests, the jars (reproducible), sources and javadoc jars, the
+# mvn verify: every module's tests (baidu-compat: Baidu UidGenerator's own tests on the bridge,
+# beside ringflake serve on MariaDB), the jars (reproducible), sources and javadoc jars, the
 # benchmarks' shaded jar. Online, into the fresh local repository.
 sub "mvn verify (local repository $m2)" mvn -B -ntp -Dstyle.color=never -Dmaven.repo.local="$m2" \
     -Dringflake.native.dir="$native" -Dringflake.native.platforms="$platform" \
@@ -81,18 +82,22 @@ check_jars() {
     jar tf "$jar" | grep -x "io/github/ringflake/native/$platform/$lib" >/dev/null || fail "$jar carries no native library for $platform"
     jar_entry "$jar" META-INF/MANIFEST.MF | grep "^Ringflake-Native-Platforms: $platform" >/dev/null ||
         fail "$jar's manifest does not name $platform"
-    local ac="ringflake-spring-boot-autoconfigure/target/ringflake-spring-boot-autoconfigure-$v.jar"
-    jar tf "$ac" | grep -x 'META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports' >/dev/null ||
-        fail "$ac has no AutoConfiguration.imports"
-    jar_entry "$ac" META-INF/spring-configuration-metadata.json | grep '"ringflake.layout.time-bits"' >/dev/null ||
-        fail "$ac has no generated configuration metadata"
-    for m in ringflake-java ringflake-spring-boot-autoconfigure ringflake-uidgenerator-bridge; do
+    local ac
+    for ac in ringflake-spring-boot-autoconfigure ringflake-spring-boot4-autoconfigure; do
+        ac="$ac/target/$ac-$v.jar"
+        jar tf "$ac" | grep -x 'META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports' >/dev/null ||
+            fail "$ac has no AutoConfiguration.imports"
+        jar_entry "$ac" META-INF/spring-configuration-metadata.json | grep '"ringflake.layout.time-bits"' >/dev/null ||
+            fail "$ac has no generated configuration metadata"
+    done
+    for m in ringflake-java ringflake-spring-boot-autoconfigure ringflake-spring-boot4-autoconfigure ringflake-uidgenerator-bridge; do
         for kind in sources javadoc; do
             [[ -f "$m/target/$m-$v-$kind.jar" ]] || fail "no $m-$v-$kind.jar"
         done
     done
     # Surefire says nothing when it finds no JUnit 5 provider: count what ran, per module.
-    for m in ringflake-java:20 ringflake-spring-boot-autoconfigure:10 ringflake-uidgenerator-bridge:4; do
+    for m in ringflake-java:20 ringflake-spring-boot-autoconfigure:10 ringflake-spring-boot4-autoconfigure:16 \
+        ringflake-uidgenerator-bridge:5 baidu-compat:4; do
         local n
         n="$(cat "${m%%:*}"/target/surefire-reports/TEST-*.xml 2>/dev/null |
             sed -n 's/.*<testsuite [^>]*tests="\([0-9]*\)".*/\1/p' | awk '{ n += $1 } END { print n + 0 }')"
@@ -106,5 +111,5 @@ sub "the jars: native library, manifest, auto-configuration, metadata, sources, 
 sub "JMH smoke run" java -jar ringflake-benchmarks/target/benchmarks.jar -f 0 -wi 0 -i 1 -r 200ms \
     -foe true 'IdBenchmark.(ringflake_getUID_1|atomicLong_1)$'
 
-rm -rf ringflake-*/target
+rm -rf ringflake-*/target baidu-compat/target
 echo "bindings/java/ci.sh: all passed in $((SECONDS - total_start)) s"

@@ -268,7 +268,9 @@ pub extern "system" fn Java_io_github_ringflake_Native_open<'l>(
 }
 
 /// `Native.fill(long handle, long[] out, int offset, int length)`: writes `length` new IDs,
-/// strictly increasing, into `out[offset..offset + length]`.
+/// strictly increasing, into `out[offset..offset + length]`, and returns the worker id the
+/// generator holds after the last of them was taken (the Java side compares it with the one it
+/// knows, and on a heal drops every thread's buffered IDs).
 #[unsafe(no_mangle)] // SAFETY: the JVM finds the entry by this exact name; no other symbol has it.
 pub extern "system" fn Java_io_github_ringflake_Native_fill<'l>(
     mut env: JNIEnv<'l>,
@@ -277,8 +279,8 @@ pub extern "system" fn Java_io_github_ringflake_Native_fill<'l>(
     out: JLongArray<'l>,
     offset: jint,
     length: jint,
-) {
-    entry(&mut env, (), |env| {
+) -> jlong {
+    entry(&mut env, -1, |env| {
         with_live(handle, |live, slot| {
             fill(env, live, slot.chunk, &out, offset, length)
         })
@@ -286,7 +288,7 @@ pub extern "system" fn Java_io_github_ringflake_Native_fill<'l>(
 }
 
 /// [`Java_io_github_ringflake_Native_fill`]'s work: `next_ids` a chunk at a time into a stack
-/// buffer, copied into the Java array.
+/// buffer, copied into the Java array; returns the worker id [`Live::follow`] last reported.
 fn fill(
     env: &mut JNIEnv,
     live: &Live,
@@ -294,7 +296,7 @@ fn fill(
     out: &JLongArray,
     offset: jint,
     length: jint,
-) -> Result<(), Failure> {
+) -> Result<jlong, Failure> {
     let (Ok(offset), Ok(length)) = (usize::try_from(offset), usize::try_from(length)) else {
         return Err(Failure::config(format!(
             "offset {offset} and length {length}: expected both 0 or more"
@@ -303,10 +305,11 @@ fn fill(
     let mut ids = [0u64; CHUNK];
     let mut java = [0i64; CHUNK];
     let mut done = 0;
+    let mut worker = live.held.load(Ordering::Acquire);
     while done < length {
         let n = (length - done).min(chunk);
         live.generator.next_ids(&mut ids[..n])?;
-        live.follow()?;
+        worker = live.follow()?;
         for (j, id) in java.iter_mut().zip(&ids[..n]) {
             // IDs are below 2^63: the same value as a Java long.
             *j = *id as i64;
@@ -314,7 +317,8 @@ fn fill(
         env.set_long_array_region(out, (offset + done) as jint, &java[..n])?;
         done += n;
     }
-    Ok(())
+    // Worker ids fit the layout's worker bits (at most 2^63 - 1 as a Java long).
+    Ok(worker as jlong)
 }
 
 /// `Native.workerId(long handle)`.

@@ -11,8 +11,12 @@ final class Native {
     /** Builds a generator from {@code key, value} pairs; returns its handle. */
     static native long open(String[] settings);
 
-    /** Writes {@code length} new IDs, strictly increasing, into {@code out[offset..]}. */
-    static native void fill(long handle, long[] out, int offset, int length);
+    /**
+     * Writes {@code length} new IDs, strictly increasing, into {@code out[offset..]}.
+     *
+     * @return the worker id the generator holds after taking them (another than before: a heal)
+     */
+    static native long fill(long handle, long[] out, int offset, int length);
 
     static native long workerId(long handle);
 

@@ -61,9 +61,10 @@ public final class RingflakeUidGenerator implements AutoCloseable {
     static final int FRESH_TICKS = 3;
 
     /**
-     * The shared tick: a daemon thread adds one every {@link #TICK_MILLIS}; a close adds
-     * {@link #FRESH_TICKS} so that every thread's buffer goes stale and the next take sees the
-     * close. Read once per ID (a plain load on x86).
+     * The shared tick: a daemon thread adds one every {@link #TICK_MILLIS}; a close, and a heal
+     * onto a new worker id once the Java side sees it ({@link #healed}), add {@link #FRESH_TICKS}
+     * so that every thread's buffer goes stale and the next take sees the close, or takes IDs of
+     * the new worker id. Read once per ID (a plain load on x86): the only check on the hot path.
      */
     private static volatile int ticks;
 
@@ -158,7 +159,11 @@ public final class RingflakeUidGenerator implements AutoCloseable {
         // a smaller one (the rest is dropped, never handed out).
         b.size = b.next >= b.end ? Math.min(b.size * 2, MAX_BLOCK) : Math.max(b.size / 4, 1);
         b.next = b.end = 0;
-        Native.fill(handle, b.ids, 0, b.size);
+        long worker = Native.fill(handle, b.ids, 0, b.size);
+        if (worker != lastWorkerId) {
+            healed(worker);
+            now = ticks; // this block is of the new worker id: fresh from the bump on
+        }
         b.stamp = now;
         b.end = b.size;
         b.next = 1;
@@ -201,7 +206,10 @@ public final class RingflakeUidGenerator implements AutoCloseable {
             b.next = b.end;
         }
         if (done < length) {
-            Native.fill(handle, out, offset + done, length - done);
+            long worker = Native.fill(handle, out, offset + done, length - done);
+            if (worker != lastWorkerId) {
+                healed(worker);
+            }
         }
     }
 
@@ -250,7 +258,9 @@ public final class RingflakeUidGenerator implements AutoCloseable {
         }
         try {
             long id = Native.workerId(handle);
-            lastWorkerId = id;
+            if (id != lastWorkerId) {
+                healed(id);
+            }
             return id;
         } catch (RingflakeException e) {
             if ("Closed".equals(e.kind())) {
@@ -267,7 +277,23 @@ public final class RingflakeUidGenerator implements AutoCloseable {
      * @throws RingflakeException if the generator is closed
      */
     public RingflakeStats stats() {
-        return RingflakeStats.of(Native.stats(handle), Native.health(handle));
+        RingflakeStats s = RingflakeStats.of(Native.stats(handle), Native.health(handle));
+        if (s.workerId() != lastWorkerId && !closed) {
+            healed(s.workerId());
+        }
+        return s;
+    }
+
+    /**
+     * The native generator healed onto {@code worker} (its lease on the old one lost for good):
+     * from here on no thread hands out an ID of the old worker id still in its buffer. Bumps
+     * the shared tick, so every thread's buffer (of every generator: heals are rare) is stale at
+     * its next take, which then takes IDs of the new worker id from the ring. Off the hot path:
+     * called where a JNI call already returned the worker id.
+     */
+    private void healed(long worker) {
+        lastWorkerId = worker;
+        TICKS.getAndAdd(FRESH_TICKS);
     }
 
     /**

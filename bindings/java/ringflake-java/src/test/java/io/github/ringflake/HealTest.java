@@ -9,6 +9,12 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -16,7 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
  * A generator whose WORKER_NODE row is taken over (as another node would, its lease lost for
  * good) heals onto a new row by itself: {@code workerId()}, {@code stats().workerId()} and the
  * process guard follow the new worker id (a second generator of the new id is refused, the old
- * id is free again), and its IDs carry the new id.
+ * id is free again), and once the heal is seen (here by {@code stats()}) no thread hands out an ID
+ * of the old worker id, though their per-thread buffers held some.
  */
 class HealTest {
     @Test
@@ -27,6 +34,34 @@ class HealTest {
                 .leaseWindow(Duration.ofSeconds(1)).stateFile(dir.resolve("ringflake.state").toString())
                 .shutdownHook(false).build()) {
             assertEquals(1, g.workerId());
+            // Two threads take IDs all along, so their buffers hold IDs of worker id 1 when the
+            // heal comes; each notes whether the heal had been seen before it took an ID.
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicBoolean seen = new AtomicBoolean();
+            AtomicLong afterSeen = new AtomicLong();
+            List<String> wrong = new CopyOnWriteArrayList<>();
+            List<Thread> takers = new ArrayList<>();
+            for (int t = 0; t < 2; t++) {
+                Thread taker = new Thread(() -> {
+                    while (!stop.get()) {
+                        boolean after = seen.get();
+                        try {
+                            long id = g.getUID();
+                            if (after) {
+                                afterSeen.incrementAndGet();
+                                if (layout.workerId(id) != 2) {
+                                    wrong.add(id + " of worker id " + layout.workerId(id));
+                                }
+                            }
+                        } catch (RingflakeException e) {
+                            // unavailable between the loss and the heal
+                        }
+                        LockSupport.parkNanos(200_000);
+                    }
+                }, "taker-" + t);
+                taker.start();
+                takers.add(taker);
+            }
             long last = g.getUID();
             try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db); Statement st = c.createStatement()) {
                 assertEquals(1, st.executeUpdate("UPDATE WORKER_NODE SET PORT = '1700000000000-99999',"
@@ -44,6 +79,22 @@ class HealTest {
                 }
                 Thread.sleep(5);
             }
+            // stats() saw worker id 2: from here on no thread hands out an ID of worker id 1,
+            // though this thread's and the takers' buffers may still hold some (fresh for 0.75 s).
+            seen.set(true);
+            for (int i = 0; i < 10_000; i++) {
+                long id = g.getUID();
+                assertTrue(id > last, "IDs went down");
+                last = id;
+                assertEquals(2, layout.workerId(id), "an ID of the old worker id after the heal was seen");
+            }
+            Thread.sleep(1000);
+            stop.set(true);
+            for (Thread taker : takers) {
+                taker.join();
+            }
+            assertTrue(afterSeen.get() > 100, "the takers took " + afterSeen.get() + " IDs after the heal");
+            assertEquals(List.of(), wrong, "IDs of the old worker id after the heal was seen");
             assertEquals(2, g.stats().workerId());
             assertEquals(2, g.workerId());
             // The process guard moved: the new id is held, the old one free.
@@ -52,14 +103,6 @@ class HealTest {
             assertEquals("WorkerAssignment", e.kind(), e.getMessage());
             assertTrue(e.getMessage().contains("worker id 2 is in use"), e.getMessage());
             RingflakeUidGenerator.builder().workerId(1).shutdownHook(false).build().close();
-            // Once the per-thread buffer of the old id went stale (0.75 s at most), new IDs carry 2.
-            Thread.sleep(1000);
-            for (int i = 0; i < 10_000; i++) {
-                long id = g.getUID();
-                assertTrue(id > last, "IDs went down");
-                last = id;
-                assertEquals(2, layout.workerId(id));
-            }
         }
     }
 }

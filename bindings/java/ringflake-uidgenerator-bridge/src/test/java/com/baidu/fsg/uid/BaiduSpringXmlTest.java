@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.baidu.fsg.uid.exception.UidGenerateException;
 import com.baidu.fsg.uid.impl.CachedUidGenerator;
 import com.baidu.fsg.uid.impl.DefaultUidGenerator;
+import com.baidu.fsg.uid.worker.DisposableWorkerIdAssigner;
 import com.baidu.fsg.uid.worker.WorkerIdAssigner;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -21,7 +22,10 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import javax.sql.DataSource;
+import org.h2.jdbcx.JdbcDataSource;
 import org.junit.jupiter.api.Test;
+import org.springframework.context.support.GenericApplicationContext;
 import org.springframework.context.support.GenericXmlApplicationContext;
 
 /**
@@ -84,6 +88,37 @@ class BaiduSpringXmlTest {
             assertEquals("{\"UID\":\"" + id + "\",\"timestamp\":\"" + time + "\",\"workerId\":\"5\",\"sequence\":\"7\"}",
                     cached.parseUID(id));
             assertTrue(cached.parseUID(last).contains("\"workerId\":\"" + cachedWorker + "\""), cached.parseUID(last));
+        }
+    }
+
+    /**
+     * Baidu's mybatis-spring.xml declares two pools, {@code abstractDataSource} and its child
+     * {@code dataSource}: the assigner takes the one MyBatis is wired to, by name.
+     */
+    @Test
+    void ofTwoDataSourcesTheOneNamedDataSourceHoldsTheTable() throws Exception {
+        createTable();
+        try (GenericApplicationContext ctx = new GenericApplicationContext()) {
+            JdbcDataSource parent = new JdbcDataSource();
+            parent.setURL("jdbc:h2:mem:no-worker-node;DB_CLOSE_DELAY=-1");
+            JdbcDataSource child = new JdbcDataSource();
+            child.setURL(URL);
+            child.setUser("sa");
+            ctx.registerBean("abstractDataSource", DataSource.class, () -> parent);
+            ctx.registerBean("dataSource", DataSource.class, () -> child);
+            ctx.registerBean("disposableWorkerIdAssigner", DisposableWorkerIdAssigner.class);
+            ctx.refresh();
+            long id = ctx.getBean(DisposableWorkerIdAssigner.class).assignWorkerId();
+            assertTrue(rowIds().contains(id), "row " + id + " in dataSource's WORKER_NODE");
+        }
+        try (GenericApplicationContext ctx = new GenericApplicationContext()) {
+            ctx.registerBean("one", DataSource.class, JdbcDataSource::new);
+            ctx.registerBean("other", DataSource.class, JdbcDataSource::new);
+            ctx.registerBean("disposableWorkerIdAssigner", DisposableWorkerIdAssigner.class);
+            ctx.refresh();
+            IllegalStateException e = assertThrows(IllegalStateException.class,
+                    ctx.getBean(DisposableWorkerIdAssigner.class)::assignWorkerId);
+            assertTrue(e.getMessage().contains("one, other") && e.getMessage().contains("dataSource"), e.getMessage());
         }
     }
 

@@ -12,7 +12,8 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /**
  * A wrong property fails start-up with a report naming the property, the value and the limit,
- * through the FailureAnalyzer registered in META-INF/spring.factories.
+ * through the FailureAnalyzer registered in META-INF/spring.factories. Written against what Spring
+ * Boot 3 and 4 share: ringflake-spring-boot4-autoconfigure runs it too.
  */
 class FailureAnalyzerTest {
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
