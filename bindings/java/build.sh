@@ -28,7 +28,9 @@ for arg in "$@"; do
     *) echo "build.sh: unknown argument $arg (expected --release, --test, --bench)" >&2; exit 2 ;;
     esac
 done
-version="$(sed -n 's/^version = "\(.*\)"/\1/p' native/Cargo.toml | head -n 1)"
+# The workspace's version (the JNI crate inherits it: `version.workspace = true`).
+version="$(sed -n 's/^version = "\(.*\)"/\1/p' "$repo/Cargo.toml" | head -n 1)"
+[ -n "$version" ] || { echo "build.sh: no version in $repo/Cargo.toml" >&2; exit 1; }
 target_dir="${CARGO_TARGET_DIR:-$repo/target}"
 
 echo "==> cargo build -p ringflake-jni --profile $profile"

@@ -35,7 +35,8 @@ public class RingflakeFailureAnalyzer extends AbstractFailureAnalyzer<InvalidRin
             return new FailureAnalysis(
                     "ringflake's generator could not start (" + cause.kind() + "): " + cause.getMessage(),
                     "Check the ringflake.* properties and the worker source they name"
-                            + " (or spring.datasource.*, used when no ringflake worker source is set).",
+                            + " (or spring.datasource.*, used when no ringflake worker source is set);"
+                            + " ringflake.jdbc.create-table=true creates a missing WORKER_NODE table.",
                     cause);
         }
     }

@@ -219,7 +219,10 @@ public class RingflakeProperties {
         private String username;
         /** The database password. */
         private String password;
-        /** Create WORKER_NODE if it is missing. */
+        /**
+         * Create WORKER_NODE if it is missing: in the database of ringflake.jdbc.url, or in the
+         * application's spring.datasource when that is the worker source.
+         */
         private boolean createTable;
         /** A PEM file with the database server's CA. */
         private String caFile;

@@ -217,7 +217,7 @@ public final class RingflakeSettings {
                     b.dbCaFile(p.getJdbc().getCaFile());
                 }
             } else {
-                long id = WorkerNodeTable.assign(fallback.dataSource().get());
+                long id = WorkerNodeTable.assign(fallback.dataSource().get(), p.getJdbc().isCreateTable());
                 checkWorkerId("spring.datasource (the WORKER_NODE row's ID)", id, layout);
                 b.workerId(id);
             }

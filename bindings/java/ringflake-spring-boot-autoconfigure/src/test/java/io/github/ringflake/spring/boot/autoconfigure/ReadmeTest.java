@@ -142,4 +142,12 @@ class ReadmeTest {
         uid.close();                      // or at JVM exit, by the shutdown hook
         assertThat(json).contains("\"UID\":\"" + id + "\"");
     }
+
+    @Test
+    void theReadmeNamesEveryPresetTheStarterTakes() throws IOException {
+        String readme = Files.readString(javaDir().resolve("README.md")).replaceAll("\\s+", " ");
+        Matcher m = Pattern.compile("`ringflake\\.layout\\.preset` \\(([^)]*)\\)").matcher(readme);
+        assertThat(m.find()).as("the README's list of presets").isTrue();
+        assertThat(m.group(1).replace("`", "")).isEqualTo(RingflakeSettings.PRESETS);
+    }
 }

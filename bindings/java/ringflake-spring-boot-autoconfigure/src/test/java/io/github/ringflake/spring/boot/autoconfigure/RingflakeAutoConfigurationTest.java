@@ -103,6 +103,30 @@ class RingflakeAutoConfigurationTest {
     }
 
     @Test
+    void aMissingWorkerNodeTableIsCreatedOnlyWhenAsked() throws Exception {
+        String url = "jdbc:h2:mem:boot-no-table;DB_CLOSE_DELAY=-1";
+        ApplicationContextRunner h2 = runner.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class))
+                .withPropertyValues("spring.datasource.url=" + url, "spring.datasource.username=sa",
+                        "spring.datasource.password=", "spring.sql.init.mode=never");
+        h2.run(ctx -> {
+            assertThat(ctx).hasFailed();
+            var analysis = new RingflakeFailureAnalyzer.Native().analyze(ctx.getStartupFailure());
+            assertThat(analysis.getDescription()).contains("WORKER_NODE");
+            assertThat(analysis.getAction()).contains("ringflake.jdbc.create-table=true");
+        });
+        long[] first = new long[1];
+        h2.withPropertyValues("ringflake.jdbc.create-table=true").run(ctx -> {
+            assertThat(ctx).hasNotFailed();
+            first[0] = ctx.getBean(RingflakeUidGenerator.class).workerId();
+        });
+        h2.withPropertyValues("ringflake.jdbc.create-table=true").run(ctx -> {
+            RingflakeUidGenerator g = ctx.getBean(RingflakeUidGenerator.class);
+            assertThat(g.workerId()).isEqualTo(first[0] + 1); // a new row a boot, as Baidu's assigner
+            assertThat(g.parseUID(g.getUID())).contains("\"workerId\":\"" + (first[0] + 1) + "\"");
+        });
+    }
+
+    @Test
     void healthIsUpWithDetails() {
         runner.withPropertyValues("ringflake.worker-id=306").run(ctx -> {
             HealthIndicator h = ctx.getBean("ringflakeHealthIndicator", HealthIndicator.class);
