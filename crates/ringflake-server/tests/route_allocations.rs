@@ -150,7 +150,7 @@ struct Connection {
 impl Connection {
     /// The fast way's answer to `GET path`, which must answer 200 at once. The path is shared,
     /// as hyper's are (a view of its read buffer): cloning it allocates nothing.
-    fn answer(&mut self, app: &App, path: &hyper::Uri) -> Response<probe::Answer> {
+    fn answer(&mut self, app: &App, path: &hyper::Uri) -> Response<probe::Fast> {
         let mut req = Request::new(());
         *req.uri_mut() = path.clone();
         let mut headers = std::mem::take(&mut self.headers);

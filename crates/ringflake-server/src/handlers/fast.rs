@@ -1,9 +1,9 @@
 //! The ID routes' fast path: `GET /id` and `GET /api/segment/get/{tag}` without a query string,
 //! told from the request's path bytes before the route table is walked, answered with the ID
-//! (or the tag's number) ready now, and written into the request's own header map (cleared),
-//! which hyper handed over from the previous answer on the connection: no header map is
-//! allocated, and the route table, the query's checks and the formats are skipped, since the
-//! request has none of them. Everything else, and any request of these routes that the fast
+//! (or the tag's number) ready now, its header written into the request's own header map
+//! (cleared), which hyper handed over from the previous answer on the connection, and its
+//! digits held in the answer itself ([`Short`]): nothing is allocated, and the route table, the
+//! query's checks and the formats are skipped, since the request has none of them. Everything else, and any request of these routes that the fast
 //! path cannot answer at once (a token refused, no ID ready, a number to wait for, a query), goes
 //! the general way ([`super::answer_now`], [`super::handle`]), which answers exactly as before.
 //!
@@ -11,15 +11,13 @@
 //! file's bearer token (only when the service has a token file: one branch otherwise), the ID
 //! key's public ID, the tag's hidden volume.
 
-use super::{NEWLINE, Reply, TEXT, id_reply, segment_reply, segments};
+use super::{Answer, NEWLINE, TEXT, id_reply, segment_reply, segments};
 use crate::model::app::App;
 use crate::model::routes::{Endpoint, ROUTES};
-use bytes::{Bytes, BytesMut};
-use http_body_util::{Either, Full};
+use bytes::Buf;
 use hyper::header::CONTENT_TYPE;
 use hyper::{HeaderMap, Method, Request, Response};
 use ringflake::IdFormat;
-use std::cell::RefCell;
 
 /// The index of `endpoint`'s route in [`ROUTES`], found at compile time.
 const fn index_of(endpoint: Endpoint) -> usize {
@@ -44,7 +42,7 @@ const SEGMENT_PREFIX: &str = "/api/segment/get/";
 /// The answer to `req` and its route's index, if it is one of the ID routes' common requests
 /// and can be answered now; `None`: the general way answers it (nothing was taken). The
 /// request's header map is taken for the answer's (cleared) once the answer is sure.
-pub fn answer<B>(app: &App, req: &mut Request<B>) -> Option<(Reply, usize)> {
+pub fn answer<B>(app: &App, req: &mut Request<B>) -> Option<(Response<Fast>, usize)> {
     if req.method() != Method::GET || req.uri().query().is_some() {
         return None;
     }
@@ -56,8 +54,8 @@ pub fn answer<B>(app: &App, req: &mut Request<B>) -> Option<(Reply, usize)> {
         let id = app.generator.try_next_id()?;
         let reply = match app.id_key {
             // The key's answer (and its rare refusal) as the general way makes it.
-            Some(_) => id_reply(app, id, NEWLINE, IdFormat::Decimal, true),
-            None => text(take_headers(req), digits(id, NEWLINE)),
+            Some(_) => id_reply(app, id, NEWLINE, IdFormat::Decimal, true).map(Fast::Reply),
+            None => text(take_headers(req), Short::digits(id, NEWLINE)),
         };
         return Some((reply, ID_ROUTE));
     }
@@ -66,8 +64,8 @@ pub fn answer<B>(app: &App, req: &mut Request<B>) -> Option<(Reply, usize)> {
         return None;
     }
     let reply = match segments::now(app, tag)? {
-        segments::Now::Number(n) => text(take_headers(req), digits(n, "")),
-        segments::Now::Answer(answer) => segment_reply(answer),
+        segments::Now::Number(n) => text(take_headers(req), Short::digits(n, "")),
+        segments::Now::Answer(answer) => segment_reply(answer).map(Fast::Reply),
         segments::Now::Wait(pending) => {
             // Kept for the general way, which claims it again for this request.
             segments::set_aside(app, tag, pending);
@@ -95,36 +93,64 @@ fn take_headers<B>(req: &mut Request<B>) -> HeaderMap {
     headers
 }
 
-thread_local! {
-    /// The serving thread's room for the fast path's bodies: each body is split off it, sharing
-    /// its allocation (a reference count, no allocation of its own); once hyper has dropped the
-    /// bodies written, the room is reclaimed whole ([`BytesMut::reserve`] finds it unique).
-    static BODIES: RefCell<BytesMut> = RefCell::new(BytesMut::new());
+/// A short body (an ID's or a number's digits, and a newline) held in the answer itself: no
+/// allocation to make, none to free, nothing shared to count.
+#[derive(Debug, Clone, Copy)]
+pub struct Short {
+    bytes: [u8; Short::ROOM],
+    /// The first byte not yet written.
+    at: u8,
+    len: u8,
 }
 
-/// The room [`BODIES`] takes at a time: a few hundred answers.
-const ROOM: usize = 4096;
+impl Short {
+    /// The most a short body holds: 20 digits of a `u64` (or a sign and 19 of an `i64`) and a
+    /// newline.
+    const ROOM: usize = 24;
 
-/// `n`'s decimal digits followed by `end`, as the body: written into this thread's room
-/// ([`BODIES`]), with no allocation once the room is there.
-fn digits(n: impl itoa::Integer, end: &str) -> Bytes {
-    let mut buffer = itoa::Buffer::new();
-    let text = buffer.format(n).as_bytes();
-    BODIES.with(|room| {
-        let mut room = room.borrow_mut();
-        if room.capacity() < text.len() + end.len() {
-            room.reserve(ROOM);
+    /// `n`'s decimal digits followed by `end` (at most 3 bytes).
+    fn digits(n: impl itoa::Integer, end: &str) -> Short {
+        let mut buffer = itoa::Buffer::new();
+        let text = buffer.format(n).as_bytes();
+        let len = text.len() + end.len();
+        let mut bytes = [0u8; Short::ROOM];
+        bytes[..text.len()].copy_from_slice(text);
+        bytes[text.len()..len].copy_from_slice(end.as_bytes());
+        Short {
+            bytes,
+            at: 0,
+            len: len as u8,
         }
-        room.extend_from_slice(text);
-        room.extend_from_slice(end.as_bytes());
-        room.split().freeze()
-    })
+    }
+}
+
+impl Buf for Short {
+    fn remaining(&self) -> usize {
+        usize::from(self.len - self.at)
+    }
+
+    fn chunk(&self) -> &[u8] {
+        &self.bytes[usize::from(self.at)..usize::from(self.len)]
+    }
+
+    fn advance(&mut self, n: usize) {
+        assert!(n <= self.remaining(), "advanced past a short body's end");
+        self.at += n as u8;
+    }
+}
+
+/// The fast path's answer's body: a [`Short`] one, or one of the general way's (an error).
+pub enum Fast {
+    /// The digits.
+    Short(Short),
+    /// Any other answer.
+    Reply(Answer),
 }
 
 /// A `200 text/plain` answer with `body`, its one header in `headers`.
-fn text(mut headers: HeaderMap, body: Bytes) -> Reply {
+fn text(mut headers: HeaderMap, body: Short) -> Response<Fast> {
     headers.insert(CONTENT_TYPE, TEXT);
-    let mut r = Response::new(Either::Left(Full::new(body)));
+    let mut r = Response::new(Fast::Short(body));
     *r.headers_mut() = headers;
     r
 }

@@ -409,7 +409,10 @@ async fn serve_http<I>(
                 access::http(&req, Some(route), status, Some(peer), start);
             }
             let open = counted.as_ref().map(Streams::open);
-            let answer = answer.map(|body| Counted::new(Either::Left(body), open));
+            let answer = answer.map(|body| match body {
+                fast::Fast::Short(short) => Counted::short(short, open),
+                fast::Fast::Reply(body) => Counted::new(Either::Left(body), open),
+            });
             return Answer::Now(std::future::ready(Ok(answer)));
         }
         // A GET is never a gRPC call (those are POSTs): no header to look up for it.
