@@ -40,9 +40,15 @@ pub const SEGMENT_ROUTE: usize = index_of(Endpoint::SegmentGet);
 const SEGMENT_PREFIX: &str = "/api/segment/get/";
 
 /// The answer to `req` and its route's index, if it is one of the ID routes' common requests
-/// and can be answered now; `None`: the general way answers it (nothing was taken). The
-/// request's header map is taken for the answer's (cleared) once the answer is sure.
-pub fn answer<B>(app: &App, req: &mut Request<B>) -> Option<(Response<Fast>, usize)> {
+/// and can be answered now, its body made by `wrap` (the server's body type, made in place);
+/// `None`: the general way answers it (nothing was taken). The request's header map is taken
+/// for the answer's (cleared) once the answer is sure.
+#[inline]
+pub fn answer<B, T>(
+    app: &App,
+    req: &mut Request<B>,
+    wrap: impl FnOnce(Fast) -> T,
+) -> Option<(Response<T>, usize)> {
     if req.method() != Method::GET || req.uri().query().is_some() {
         return None;
     }
@@ -54,8 +60,13 @@ pub fn answer<B>(app: &App, req: &mut Request<B>) -> Option<(Response<Fast>, usi
         let id = app.generator.try_next_id()?;
         let reply = match app.id_key {
             // The key's answer (and its rare refusal) as the general way makes it.
-            Some(_) => id_reply(app, id, NEWLINE, IdFormat::Decimal, true).map(Fast::Reply),
-            None => text(take_headers(req), Short::digits(id, NEWLINE)),
+            Some(_) => {
+                id_reply(app, id, NEWLINE, IdFormat::Decimal, true).map(|b| wrap(Fast::Reply(b)))
+            }
+            None => text(
+                take_headers(req),
+                wrap(Fast::Short(Short::digits(id, NEWLINE))),
+            ),
         };
         return Some((reply, ID_ROUTE));
     }
@@ -64,8 +75,10 @@ pub fn answer<B>(app: &App, req: &mut Request<B>) -> Option<(Response<Fast>, usi
         return None;
     }
     let reply = match segments::now(app, tag)? {
-        segments::Now::Number(n) => text(take_headers(req), Short::digits(n, "")),
-        segments::Now::Answer(answer) => segment_reply(answer).map(Fast::Reply),
+        segments::Now::Number(n) => {
+            text(take_headers(req), wrap(Fast::Short(Short::digits(n, ""))))
+        }
+        segments::Now::Answer(answer) => segment_reply(answer).map(|b| wrap(Fast::Reply(b))),
         segments::Now::Wait(pending) => {
             // Kept for the general way, which claims it again for this request.
             segments::set_aside(app, tag, pending);
@@ -148,9 +161,10 @@ pub enum Fast {
 }
 
 /// A `200 text/plain` answer with `body`, its one header in `headers`.
-fn text(mut headers: HeaderMap, body: Short) -> Response<Fast> {
+#[inline]
+fn text<T>(mut headers: HeaderMap, body: T) -> Response<T> {
     headers.insert(CONTENT_TYPE, TEXT);
-    let mut r = Response::new(Fast::Short(body));
+    let mut r = Response::new(body);
     *r.headers_mut() = headers;
     r
 }

@@ -396,7 +396,14 @@ async fn serve_http<I>(
         // a few relaxed adds on this thread's own counters.
         let start = Instant::now();
         // `GET /id` and `GET /api/segment/get/{tag}`, told by their path alone (`fast`).
-        if let Some((answer, route)) = fast::answer(&app, &mut req) {
+        let wrap = |body| {
+            let open = counted.as_ref().map(Streams::open);
+            match body {
+                fast::Fast::Short(short) => Counted::short(short, open),
+                fast::Fast::Reply(body) => Counted::new(Either::Left(body), open),
+            }
+        };
+        if let Some((answer, route)) = fast::answer(&app, &mut req, wrap) {
             let series = if route == fast::ID_ROUTE {
                 &id_ok
             } else {
@@ -408,11 +415,6 @@ async fn serve_http<I>(
             } else {
                 access::http(&req, Some(route), status, Some(peer), start);
             }
-            let open = counted.as_ref().map(Streams::open);
-            let answer = answer.map(|body| match body {
-                fast::Fast::Short(short) => Counted::short(short, open),
-                fast::Fast::Reply(body) => Counted::new(Either::Left(body), open),
-            });
             return Answer::Now(std::future::ready(Ok(answer)));
         }
         // A GET is never a gRPC call (those are POSTs): no header to look up for it.
