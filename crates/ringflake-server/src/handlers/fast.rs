@@ -63,10 +63,7 @@ pub fn answer<B, T>(
             Some(_) => {
                 id_reply(app, id, NEWLINE, IdFormat::Decimal, true).map(|b| wrap(Fast::Reply(b)))
             }
-            None => text(
-                take_headers(req),
-                wrap(Fast::Short(Short::digits(id, NEWLINE))),
-            ),
+            None => text(take_headers(req), wrap(Fast::Short(Short::id(id)))),
         };
         return Some((reply, ID_ROUTE));
     }
@@ -75,9 +72,7 @@ pub fn answer<B, T>(
         return None;
     }
     let reply = match segments::now(app, tag)? {
-        segments::Now::Number(n) => {
-            text(take_headers(req), wrap(Fast::Short(Short::digits(n, ""))))
-        }
+        segments::Now::Number(n) => text(take_headers(req), wrap(Fast::Short(Short::number(n)))),
         segments::Now::Answer(answer) => segment_reply(answer).map(|b| wrap(Fast::Reply(b))),
         segments::Now::Wait(pending) => {
             // Kept for the general way, which claims it again for this request.
@@ -121,20 +116,75 @@ impl Short {
     /// newline.
     const ROOM: usize = 24;
 
-    /// `n`'s decimal digits followed by `end` (at most 3 bytes).
-    fn digits(n: impl itoa::Integer, end: &str) -> Short {
-        let mut buffer = itoa::Buffer::new();
-        let text = buffer.format(n).as_bytes();
-        let len = text.len() + end.len();
+    /// ID `id`'s decimal digits and a newline, as `/id` answers.
+    pub fn id(id: u64) -> Short {
+        Short::digits(id, false, true)
+    }
+
+    /// Number `n`'s decimal digits, bare, as Leaf's segment route answers.
+    pub fn number(n: i64) -> Short {
+        Short::digits(n.unsigned_abs(), n < 0, false)
+    }
+
+    /// The digits of `magnitude` (after a `-` if `negative`, before a newline if `newline`),
+    /// written from the end of the room four at a time, as `itoa` does, but in place: no
+    /// buffer to copy out of.
+    fn digits(magnitude: u64, negative: bool, newline: bool) -> Short {
         let mut bytes = [0u8; Short::ROOM];
-        bytes[..text.len()].copy_from_slice(text);
-        bytes[text.len()..len].copy_from_slice(end.as_bytes());
+        let mut at = Short::ROOM;
+        if newline {
+            at -= 1;
+            bytes[at] = b'\n';
+        }
+        let mut n = magnitude;
+        while n >= 10_000 {
+            let four = (n % 10_000) as u32;
+            n /= 10_000;
+            at -= 4;
+            bytes[at..at + 2].copy_from_slice(pair(four / 100));
+            bytes[at + 2..at + 4].copy_from_slice(pair(four % 100));
+        }
+        let mut n = n as u32;
+        if n >= 100 {
+            at -= 2;
+            bytes[at..at + 2].copy_from_slice(pair(n % 100));
+            n /= 100;
+        }
+        if n >= 10 {
+            at -= 2;
+            bytes[at..at + 2].copy_from_slice(pair(n));
+        } else {
+            at -= 1;
+            bytes[at] = b'0' + n as u8;
+        }
+        if negative {
+            at -= 1;
+            bytes[at] = b'-';
+        }
         Short {
             bytes,
-            at: 0,
-            len: len as u8,
+            at: at as u8,
+            len: Short::ROOM as u8,
         }
     }
+}
+
+/// The two digits of every number below 100, in order: `00`, `01`, … `99`.
+const PAIRS: [u8; 200] = {
+    let mut pairs = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        pairs[2 * i] = b'0' + (i / 10) as u8;
+        pairs[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    pairs
+};
+
+/// The two digits of `n` (below 100).
+fn pair(n: u32) -> &'static [u8] {
+    let i = n as usize * 2;
+    &PAIRS[i..i + 2]
 }
 
 impl Buf for Short {
@@ -167,4 +217,45 @@ fn text<T>(mut headers: HeaderMap, body: T) -> Response<T> {
     let mut r = Response::new(body);
     *r.headers_mut() = headers;
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(short: Short) -> String {
+        String::from_utf8(short.chunk().to_vec()).expect("digits")
+    }
+
+    /// The digits are `itoa`'s (and `to_string`'s), at every length and at the ends.
+    #[test]
+    fn short_bodies_are_the_digits() {
+        let mut ids = vec![
+            0,
+            1,
+            9,
+            10,
+            99,
+            100,
+            999,
+            1_000,
+            9_999,
+            10_000,
+            12_345,
+            u64::MAX,
+        ];
+        ids.extend((0..64).map(|b| 1u64 << b));
+        ids.extend((1..20).map(|e| 10u64.pow(e) - 1));
+        ids.extend((1..20).map(|e| 10u64.pow(e)));
+        for id in ids {
+            assert_eq!(text(Short::id(id)), format!("{id}\n"));
+        }
+        for n in [0, 1, -1, 42, -10_000, 7_777_777, i64::MAX, i64::MIN] {
+            assert_eq!(text(Short::number(n)), n.to_string());
+        }
+        let mut short = Short::number(12_345);
+        assert_eq!(short.remaining(), 5);
+        short.advance(2);
+        assert_eq!(short.chunk(), b"345");
+    }
 }
