@@ -1,7 +1,7 @@
 //! The ID routes' fast path: `GET /id` and `GET /api/segment/get/{tag}` without a query string,
 //! told from the request's path bytes before the route table is walked, answered with the ID
 //! (or the tag's number) ready now, its header written into the request's own header map
-//! (cleared), which hyper handed over from the previous answer on the connection, and its
+//! (cleared), which hyper made of the previous answer's on the connection, and its
 //! digits held in the answer itself ([`Short`]): nothing is allocated, and the route table, the
 //! query's checks and the formats are skipped, since the request has none of them. Everything else, and any request of these routes that the fast
 //! path cannot answer at once (a token refused, no ID ready, a number to wait for, a query), goes
@@ -63,7 +63,7 @@ pub fn answer<B, T>(
             Some(_) => {
                 id_reply(app, id, NEWLINE, IdFormat::Decimal, true).map(|b| wrap(Fast::Reply(b)))
             }
-            None => text(take_headers(req), wrap(Fast::Short(Short::id(id)))),
+            None => text(req, wrap(Fast::Short(Short::id(id)))),
         };
         return Some((reply, ID_ROUTE));
     }
@@ -72,7 +72,7 @@ pub fn answer<B, T>(
         return None;
     }
     let reply = match segments::now(app, tag)? {
-        segments::Now::Number(n) => text(take_headers(req), wrap(Fast::Short(Short::number(n)))),
+        segments::Now::Number(n) => text(req, wrap(Fast::Short(Short::number(n)))),
         segments::Now::Answer(answer) => segment_reply(answer).map(|b| wrap(Fast::Reply(b))),
         segments::Now::Wait(pending) => {
             // Kept for the general way, which claims it again for this request.
@@ -91,14 +91,6 @@ fn allowed(app: &App, endpoint: Endpoint, headers: &HeaderMap) -> bool {
             None => true,
             Some(auth) => auth.check(headers).is_ok(),
         }
-}
-
-/// The request's header map, cleared, for its answer: the map hyper made of the previous
-/// answer's on this connection, so its room is there already.
-fn take_headers<B>(req: &mut Request<B>) -> HeaderMap {
-    let mut headers = std::mem::take(req.headers_mut());
-    headers.clear();
-    headers
 }
 
 /// A short body (an ID's or a number's digits, and a newline) held in the answer itself: no
@@ -210,12 +202,17 @@ pub enum Fast {
     Reply(Answer),
 }
 
-/// A `200 text/plain` answer with `body`, its one header in `headers`.
+/// A `200 text/plain` answer to `req` with `body`, its one header written into the request's
+/// header map (cleared): the map hyper made of the previous answer's on this connection, so its
+/// room is there already. The answer's own empty map goes to the request in exchange: one empty
+/// map made and dropped, not two.
 #[inline]
-fn text<T>(mut headers: HeaderMap, body: T) -> Response<T> {
-    headers.insert(CONTENT_TYPE, TEXT);
+fn text<B, T>(req: &mut Request<B>, body: T) -> Response<T> {
     let mut r = Response::new(body);
-    *r.headers_mut() = headers;
+    let headers = r.headers_mut();
+    std::mem::swap(headers, req.headers_mut());
+    headers.clear();
+    headers.insert(CONTENT_TYPE, TEXT);
     r
 }
 
