@@ -24,7 +24,7 @@
 #   RINGFLAKE_COUNT_BIN          the ringflake binary (default: cargo build --release)
 #   RINGFLAKE_COUNT_FLOOR_BIN    crates/ringflake-server/examples/http_floor (default: built with cargo)
 #   RINGFLAKE_COUNT_CLIENT_BIN   crates/ringflake-server/examples/count_routes (default: built with cargo)
-#   COUNT_REQUESTS               measured requests per route (default 3000; /ids?count=1000 gets a
+#   COUNT_REQUESTS               measured requests per route (default 10000; /ids?count=1000 gets a
 #                                tenth of them, Stream streams 1,000 IDs per request)
 #   COUNT_WARMUP                 warm-up requests per route (default 200)
 #   COUNT_IDLE_WINDOWS           the idle window's length in measured windows (default 3)
@@ -44,7 +44,7 @@ case "${1:-}" in
 --check) check=true ;;
 *) fail "usage: scripts/count-routes.sh [--check]" ;;
 esac
-n="${COUNT_REQUESTS:-3000}"
+n="${COUNT_REQUESTS:-10000}"
 warmup="${COUNT_WARMUP:-200}"
 tolerance="${COUNT_TOLERANCE:-3}"
 doc="${COUNT_DOC:-docs/benchmarks.md}"
