@@ -1,11 +1,12 @@
 //! The ID routes' fast path: `GET /id` and `GET /api/segment/get/{tag}` without a query string,
 //! told from the request's path bytes before the route table is walked, answered with the ID
 //! (or the tag's number) ready now, its header written into the request's own header map
-//! (cleared), which hyper made of the previous answer's on the connection, and its
-//! digits held in the answer itself ([`Short`]): nothing is allocated, and the route table, the
-//! query's checks and the formats are skipped, since the request has none of them. Everything else, and any request of these routes that the fast
-//! path cannot answer at once (a token refused, no ID ready, a number to wait for, a query), goes
-//! the general way ([`super::answer_now`], [`super::handle`]), which answers exactly as before.
+//! (cleared), which hyper made of the previous answer's on the connection, and its digits held in
+//! the answer itself ([`Short`]): nothing is allocated, and the route table, the query's checks
+//! and the formats are skipped, since the request has none of them. Everything else, and any
+//! request of these routes that the fast path cannot answer at once (a token refused, no ID
+//! ready, a number to wait for), goes the general way ([`super::answer_now`],
+//! [`super::handle`]), which answers exactly as before.
 //!
 //! What the general way checks is checked here too: the listener serves the route, the token
 //! file's bearer token (only when the service has a token file: one branch otherwise), the ID
@@ -41,8 +42,8 @@ const SEGMENT_PREFIX: &str = "/api/segment/get/";
 
 /// The answer to `req` and its route's index, if it is one of the ID routes' common requests
 /// and can be answered now, its body made by `wrap` (the server's body type, made in place);
-/// `None`: the general way answers it (nothing was taken). The request's header map is taken
-/// for the answer's (cleared) once the answer is sure.
+/// `None`: the general way answers it (nothing was taken, or a number taken was set aside for
+/// it). The request's header map becomes the answer's (`text`) once the answer is sure.
 #[inline]
 pub fn answer<B, T>(
     app: &App,
