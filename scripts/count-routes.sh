@@ -9,8 +9,10 @@
 # tag) and examples/http_floor, each under `valgrind --tool=callgrind`, and drives one route at a
 # time over one kept-alive connection with examples/count_routes, which zeroes the counters
 # (`callgrind_control --zero`) before the measured requests and dumps them after, then keeps the
-# connection idle as long again and dumps that too: the idle window (the filler's and keepers'
-# wake-ups) is taken off the measured one. Warm-up requests go first, outside the window.
+# connection idle COUNT_IDLE_WINDOWS times as long and dumps that too: the idle window (the
+# filler's and keepers' wake-ups), divided by as much, is taken off the measured one. Warm-up
+# requests go first, then a second's pause (the previous route's leftover work), outside the
+# window.
 # Prints, for each route, the server's instructions per request (per ID for /ids and Stream) and
 # floor ÷ route: above 1, the route costs less than the floor.
 #
@@ -22,9 +24,10 @@
 #   RINGFLAKE_COUNT_BIN          the ringflake binary (default: cargo build --release)
 #   RINGFLAKE_COUNT_FLOOR_BIN    crates/ringflake-server/examples/http_floor (default: built with cargo)
 #   RINGFLAKE_COUNT_CLIENT_BIN   crates/ringflake-server/examples/count_routes (default: built with cargo)
-#   COUNT_REQUESTS               measured requests per route (default 3000; /ids?count=1000 gets a
+#   COUNT_REQUESTS               measured requests per route (default 10000; /ids?count=1000 gets a
 #                                tenth of them, Stream streams 1,000 IDs per request)
 #   COUNT_WARMUP                 warm-up requests per route (default 200)
+#   COUNT_IDLE_WINDOWS           the idle window's length in measured windows (default 3)
 #   COUNT_TOLERANCE              --check's allowance, percent below the recorded ratio (default 3)
 #   COUNT_DOC                    where --check reads the recorded ratios (default docs/benchmarks.md)
 set -euo pipefail
@@ -41,12 +44,16 @@ case "${1:-}" in
 --check) check=true ;;
 *) fail "usage: scripts/count-routes.sh [--check]" ;;
 esac
-n="${COUNT_REQUESTS:-3000}"
+n="${COUNT_REQUESTS:-10000}"
 warmup="${COUNT_WARMUP:-200}"
 tolerance="${COUNT_TOLERANCE:-3}"
 doc="${COUNT_DOC:-docs/benchmarks.md}"
 [[ "$n" =~ ^[0-9]+$ ]] && ((n >= 100 && n <= 100000)) || fail "COUNT_REQUESTS must be 100..100000, got '$n'"
 [[ "$warmup" =~ ^[0-9]+$ ]] && ((warmup >= 10)) || fail "COUNT_WARMUP must be 10 or more, got '$warmup'"
+idle_windows="${COUNT_IDLE_WINDOWS:-3}"
+[[ "$idle_windows" =~ ^[0-9]+$ ]] && ((idle_windows >= 1 && idle_windows <= 20)) ||
+    fail "COUNT_IDLE_WINDOWS must be 1..20, got '$idle_windows'"
+export COUNT_IDLE_WINDOWS="$idle_windows"
 command -v valgrind >/dev/null || fail "valgrind is not installed: apt-get install valgrind"
 command -v callgrind_control >/dev/null || fail "callgrind_control is not on PATH (Debian's valgrind has it)"
 
@@ -124,9 +131,9 @@ count() {
     measured="$(dumped "$name" $((d + 1)))"
     idle="$(dumped "$name" $((d + 2)))"
     dumps[$name]=$((d + 2))
-    per[$label]="$(awk -v m="$measured" -v i="$idle" -v u="$units" 'BEGIN { printf "%.2f", (m - i) / u }')"
-    printf '%-24s %14s instructions, idle %10s, %d units: %10s a unit\n' \
-        "$label" "$measured" "$idle" "$units" "${per[$label]}"
+    per[$label]="$(awk -v m="$measured" -v i="$idle" -v k="$idle_windows" -v u="$units" 'BEGIN { printf "%.2f", (m - i / k) / u }')"
+    printf '%-24s %14s instructions, idle %10s over %s windows, %d units: %10s a unit\n' \
+        "$label" "$measured" "$idle" "$idle_windows" "$units" "${per[$label]}"
 }
 
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"

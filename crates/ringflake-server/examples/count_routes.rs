@@ -2,8 +2,10 @@
 //! `examples/http_floor`) running under callgrind, over one kept-alive connection, and brackets
 //! the measured requests with `callgrind_control --zero` and `--dump`, so that the dump holds
 //! the server's instructions for exactly those requests. Then it keeps the connection open and
-//! idle for as long as the measured window took, bracketed the same way: the script takes that
-//! second dump (the idle threads' own work: the filler's and keepers' wake-ups) off the first.
+//! idle for `COUNT_IDLE_WINDOWS` (default 3) times as long as the measured window took,
+//! bracketed the same way: the script takes that second dump, divided by as much (the idle
+//! threads' own work: the filler's and keepers' wake-ups), off the first. Before zeroing, it
+//! leaves the server alone for a second, so that work the previous route left behind is done.
 //!
 //! ```text
 //! cargo build --release -p ringflake-server --example count_routes
@@ -82,9 +84,32 @@ fn control(arg: &str, pid: u32) {
     }
 }
 
-/// Zeroes the counters, runs `measured`, dumps: the window's length. Then the same length idle,
-/// zeroed and dumped likewise.
+/// How long the server is left alone after the warm-up, before the counters are zeroed: the
+/// work the previous route left behind (the filler refilling the ring after `/ids` took 300,000
+/// IDs) is done outside the window, not charged to the next route.
+const SETTLE: Duration = Duration::from_secs(1);
+
+/// The idle window's length in measured windows (`COUNT_IDLE_WINDOWS`, default 3): the idle
+/// threads' wake-ups (the filler's second-by-second fills, the keepers') come a few at a time,
+/// and a longer idle window averages them better. The script divides the idle dump by it.
+fn idle_windows() -> u32 {
+    std::env::var("COUNT_IDLE_WINDOWS")
+        .ok()
+        .and_then(|w| w.parse().ok())
+        .filter(|&w| w >= 1)
+        .unwrap_or(3)
+}
+
+/// How long to stay idle after a window of `window`, the dump's own latency (`spent` so far)
+/// counted in.
+fn idle_for(window: Duration, spent: Duration) -> Duration {
+    (window * idle_windows()).saturating_sub(spent + Duration::from_millis(1))
+}
+
+/// Waits [`SETTLE`], zeroes the counters, runs `measured`, dumps: the window's length. Then
+/// [`idle_windows`] times that length idle, zeroed and dumped likewise.
 fn bracket(pid: u32, label: &str, measured: impl FnOnce()) -> Duration {
+    std::thread::sleep(SETTLE);
     let start = Instant::now();
     control("--zero", pid);
     measured();
@@ -92,7 +117,7 @@ fn bracket(pid: u32, label: &str, measured: impl FnOnce()) -> Duration {
     let window = start.elapsed();
     let idle = Instant::now();
     control("--zero", pid);
-    std::thread::sleep(window.saturating_sub(idle.elapsed() + Duration::from_millis(1)));
+    std::thread::sleep(idle_for(window, idle.elapsed()));
     // The dump's own latency is in both windows.
     control("--dump=idle", pid);
     window
@@ -207,6 +232,7 @@ fn grpc(pid: u32, addr: SocketAddr, route: &str, n: u64, warmup: u64) -> Duratio
                 next(&mut client).await;
             }
         }
+        tokio::time::sleep(SETTLE).await;
         let start = Instant::now();
         control("--zero", pid);
         if stream {
@@ -220,7 +246,7 @@ fn grpc(pid: u32, addr: SocketAddr, route: &str, n: u64, warmup: u64) -> Duratio
         let window = start.elapsed();
         let idle = Instant::now();
         control("--zero", pid);
-        tokio::time::sleep(window.saturating_sub(idle.elapsed() + Duration::from_millis(1))).await;
+        tokio::time::sleep(idle_for(window, idle.elapsed())).await;
         control("--dump=idle", pid);
         drop(client);
         window

@@ -75,6 +75,7 @@ pub use life::{Config, run};
 /// API.
 #[doc(hidden)]
 pub mod probe {
+    pub use crate::handlers::fast::{Fast, Short, answer as fast_answer};
     pub use crate::handlers::segments::{Answer as SegmentAnswer, Now, get as segment_get, now};
     pub use crate::handlers::{Answer, Reply, answer_now};
 }

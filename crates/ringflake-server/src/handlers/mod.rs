@@ -14,6 +14,7 @@
 //! With a token file, the ID and parse routes answer 401 without a valid bearer token. A bad value is shown in an error bounded and
 //! escaped ([`crate::text::echo`]).
 
+pub mod fast;
 pub mod grpc;
 pub mod large;
 pub mod leaf;

@@ -118,21 +118,31 @@ impl Segments {
     /// # Errors
     ///
     /// A negative number of a hidden tag, which the permutation (of `0..2^63`) cannot take.
+    #[inline]
     pub fn public(&self, tag: &str, n: i64) -> Result<i64, String> {
         match &self.key {
-            Some(key) if self.hidden.hides(tag) => u64::try_from(n)
-                .ok()
-                .and_then(|n| key.encrypt(n).ok())
-                .map(|p| p as i64)
-                .ok_or_else(|| {
-                    format!(
-                        "biz_tag {tag}: number {n} cannot be hidden: the ID key permutes 0 to {} \
-                         (set the row's max_id to 0 or more)",
-                        i64::MAX
-                    )
-                }),
-            _ => Ok(n),
+            // Inlined up to here: a service without a key pays one branch per number.
+            Some(key) => self.hidden_if(key, tag, n),
+            None => Ok(n),
         }
+    }
+
+    /// [`Segments::public`] with a key.
+    fn hidden_if(&self, key: &IdCipher, tag: &str, n: i64) -> Result<i64, String> {
+        if !self.hidden.hides(tag) {
+            return Ok(n);
+        }
+        u64::try_from(n)
+            .ok()
+            .and_then(|n| key.encrypt(n).ok())
+            .map(|p| p as i64)
+            .ok_or_else(|| {
+                format!(
+                    "biz_tag {tag}: number {n} cannot be hidden: the ID key permutes 0 to {} \
+                     (set the row's max_id to 0 or more)",
+                    i64::MAX
+                )
+            })
     }
 }
 

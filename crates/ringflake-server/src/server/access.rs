@@ -19,8 +19,34 @@ pub fn http<B>(
     start: Instant,
 ) {
     let elapsed = start.elapsed();
+    requests::http(route, requests::method_index(req.method()), status, elapsed);
+    log(req, route, status, peer, elapsed);
+}
+
+/// [`http`] for a request of `series` (its route, method and status, registered once): the same
+/// count and line, without working out the series.
+pub fn http_series<B>(
+    req: &hyper::Request<B>,
+    series: &requests::Series,
+    route: usize,
+    peer: Option<SocketAddr>,
+    start: Instant,
+) {
+    let elapsed = start.elapsed();
+    series.count(elapsed);
+    log(req, Some(route), series.status(), peer, elapsed);
+}
+
+/// The access log's line of an HTTP request, if the filter names [`ACCESS_TARGET`].
+#[inline(always)]
+fn log<B>(
+    req: &hyper::Request<B>,
+    route: Option<usize>,
+    status: u16,
+    peer: Option<SocketAddr>,
+    elapsed: std::time::Duration,
+) {
     let (method, path, version) = (req.method(), req.uri().path(), req.version());
-    requests::http(route, requests::method_index(method), status, elapsed);
     tracing::info!(
         target: ACCESS_TARGET,
         method = %method,

@@ -5,7 +5,8 @@
 //! service counts a connection's streams itself: a stream opens when its request reaches the
 //! service and closes when its answer's body is done or dropped ([`Counted`]).
 
-use bytes::Bytes;
+use crate::handlers::fast::Short;
+use bytes::{Buf, Bytes};
 use hyper::body::{Body, Frame, SizeHint};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -85,36 +86,98 @@ impl Drop for Open {
 }
 
 /// An answer's body holding its stream open until it is done or dropped (`None`: an HTTP/1.1
-/// answer, whose connection counts no streams).
+/// answer, whose connection counts no streams); its data a [`Chunk`].
 pub struct Counted<B> {
-    body: B,
+    body: Inner<B>,
     _open: Option<Open>,
+}
+
+/// A [`Counted`]'s body: one of [`Bytes`] frames, or the fast path's [`Short`] one.
+enum Inner<B> {
+    Body(B),
+    /// `None` once handed over.
+    Short(Option<Short>),
 }
 
 impl<B> Counted<B> {
     /// `body`, its stream open.
     pub fn new(body: B, open: Option<Open>) -> Self {
-        Counted { body, _open: open }
+        Counted {
+            body: Inner::Body(body),
+            _open: open,
+        }
+    }
+
+    /// The short body `short`, its stream open.
+    pub fn short(short: Short, open: Option<Open>) -> Self {
+        Counted {
+            body: Inner::Short(Some(short)),
+            _open: open,
+        }
+    }
+}
+
+/// The data of an answer's body: [`Bytes`], or a [`Short`] body held inline.
+pub enum Chunk {
+    /// A frame of a body of [`Bytes`].
+    Bytes(Bytes),
+    /// The fast path's digits.
+    Short(Short),
+}
+
+impl Buf for Chunk {
+    fn remaining(&self) -> usize {
+        match self {
+            Chunk::Bytes(b) => b.remaining(),
+            Chunk::Short(s) => s.remaining(),
+        }
+    }
+
+    fn chunk(&self) -> &[u8] {
+        match self {
+            Chunk::Bytes(b) => b.chunk(),
+            Chunk::Short(s) => s.chunk(),
+        }
+    }
+
+    fn advance(&mut self, n: usize) {
+        match self {
+            Chunk::Bytes(b) => b.advance(n),
+            Chunk::Short(s) => s.advance(n),
+        }
     }
 }
 
 impl<B: Body<Data = Bytes> + Unpin> Body for Counted<B> {
-    type Data = Bytes;
+    type Data = Chunk;
     type Error = B::Error;
 
     fn poll_frame(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
-        Pin::new(&mut self.body).poll_frame(cx)
+    ) -> Poll<Option<Result<Frame<Chunk>, B::Error>>> {
+        match &mut self.body {
+            Inner::Body(body) => Pin::new(body)
+                .poll_frame(cx)
+                .map(|frame| frame.map(|frame| frame.map(|f| f.map_data(Chunk::Bytes)))),
+            Inner::Short(short) => {
+                Poll::Ready(short.take().map(|s| Ok(Frame::data(Chunk::Short(s)))))
+            }
+        }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
+        match &self.body {
+            Inner::Body(body) => body.is_end_stream(),
+            Inner::Short(short) => short.is_none(),
+        }
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
+        match &self.body {
+            Inner::Body(body) => body.size_hint(),
+            Inner::Short(short) => SizeHint::with_exact(short.map_or(0, |s| s.remaining() as u64)),
+        }
     }
 }
 

@@ -16,7 +16,7 @@ pub mod signals;
 pub mod tls;
 pub mod versions;
 
-use super::handlers::{answer_now, grpc, handle};
+use super::handlers::{answer_now, fast, grpc, handle};
 use super::model::app::App;
 use super::model::limits::{Connections, IDLE, Slot, Throttle};
 use super::model::requests;
@@ -386,10 +386,37 @@ async fn serve_http<I>(
     let services = Arc::new(grpc::Services::new(&app));
     let streams = (version == Version::Http2).then(Streams::new);
     let counted = streams.clone();
-    let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+    // The ID routes' 200s, counted on series registered once per connection (on this thread's
+    // counters: a connection is served by the thread that accepted it).
+    let get = requests::method_index(&Method::GET).unwrap_or_default();
+    let id_ok = requests::Series::new(fast::ID_ROUTE, get, 200);
+    let segment_ok = requests::Series::new(fast::SEGMENT_ROUTE, get, 200);
+    let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
         // Counted and perhaps logged once answered (`access`): a clock read before, one after,
         // a few relaxed adds on this thread's own counters.
         let start = Instant::now();
+        // `GET /id` and `GET /api/segment/get/{tag}`, told by their path alone (`fast`).
+        let wrap = |body| {
+            let open = counted.as_ref().map(Streams::open);
+            match body {
+                fast::Fast::Short(short) => Counted::short(short, open),
+                fast::Fast::Reply(body) => Counted::new(Either::Left(body), open),
+            }
+        };
+        if let Some((answer, route)) = fast::answer(&app, &mut req, wrap) {
+            let series = if route == fast::ID_ROUTE {
+                &id_ok
+            } else {
+                &segment_ok
+            };
+            let status = answer.status().as_u16();
+            if status == series.status() {
+                access::http_series(&req, series, route, Some(peer), start);
+            } else {
+                access::http(&req, Some(route), status, Some(peer), start);
+            }
+            return Answer::Now(std::future::ready(Ok(answer)));
+        }
         // A GET is never a gRPC call (those are POSTs): no header to look up for it.
         if (req.method() == Method::GET || !grpc::is_grpc(&req))
             && let Some((answer, route)) = answer_now(&app, &req)
