@@ -111,73 +111,29 @@ impl Short {
 
     /// ID `id`'s decimal digits and a newline, as `/id` answers.
     pub fn id(id: u64) -> Short {
-        Short::digits(id, false, true)
+        Short::digits(itoa::Buffer::new().format(id), true)
     }
 
     /// Number `n`'s decimal digits, bare, as Leaf's segment route answers.
     pub fn number(n: i64) -> Short {
-        Short::digits(n.unsigned_abs(), n < 0, false)
+        Short::digits(itoa::Buffer::new().format(n), false)
     }
 
-    /// The digits of `magnitude` (after a `-` if `negative`, before a newline if `newline`),
-    /// written from the end of the room four at a time, as `itoa` does, but in place: no
-    /// buffer to copy out of.
-    fn digits(magnitude: u64, negative: bool, newline: bool) -> Short {
+    /// `text` (itoa's digits), then a newline if `newline`, copied into the room.
+    fn digits(text: &str, newline: bool) -> Short {
         let mut bytes = [0u8; Short::ROOM];
-        let mut at = Short::ROOM;
+        bytes[..text.len()].copy_from_slice(text.as_bytes());
+        let mut len = text.len();
         if newline {
-            at -= 1;
-            bytes[at] = b'\n';
-        }
-        let mut n = magnitude;
-        while n >= 10_000 {
-            let four = (n % 10_000) as u32;
-            n /= 10_000;
-            at -= 4;
-            bytes[at..at + 2].copy_from_slice(pair(four / 100));
-            bytes[at + 2..at + 4].copy_from_slice(pair(four % 100));
-        }
-        let mut n = n as u32;
-        if n >= 100 {
-            at -= 2;
-            bytes[at..at + 2].copy_from_slice(pair(n % 100));
-            n /= 100;
-        }
-        if n >= 10 {
-            at -= 2;
-            bytes[at..at + 2].copy_from_slice(pair(n));
-        } else {
-            at -= 1;
-            bytes[at] = b'0' + n as u8;
-        }
-        if negative {
-            at -= 1;
-            bytes[at] = b'-';
+            bytes[len] = b'\n';
+            len += 1;
         }
         Short {
             bytes,
-            at: at as u8,
-            len: Short::ROOM as u8,
+            at: 0,
+            len: len as u8,
         }
     }
-}
-
-/// The two digits of every number below 100, in order: `00`, `01`, … `99`.
-const PAIRS: [u8; 200] = {
-    let mut pairs = [0u8; 200];
-    let mut i = 0;
-    while i < 100 {
-        pairs[2 * i] = b'0' + (i / 10) as u8;
-        pairs[2 * i + 1] = b'0' + (i % 10) as u8;
-        i += 1;
-    }
-    pairs
-};
-
-/// The two digits of `n` (below 100).
-fn pair(n: u32) -> &'static [u8] {
-    let i = n as usize * 2;
-    &PAIRS[i..i + 2]
 }
 
 impl Buf for Short {
