@@ -12,7 +12,7 @@
 //! file's bearer token (only when the service has a token file: one branch otherwise), the ID
 //! key's public ID, the tag's hidden volume.
 
-use super::{Answer, NEWLINE, TEXT, id_reply, segment_reply, segments};
+use super::{Answer, NEWLINE, TEXT, admitted, id_reply, segment_reply, segments};
 use crate::model::app::App;
 use crate::model::routes::{Endpoint, ROUTES};
 use bytes::Buf;
@@ -87,11 +87,7 @@ pub fn answer<B, T>(
 /// Whether the listener serves `endpoint` and the request may have it: with a token file, a
 /// valid bearer token (a refusal is answered by the general way).
 fn allowed(app: &App, endpoint: Endpoint, headers: &HeaderMap) -> bool {
-    endpoint.served_on(app.exposure)
-        && match &app.auth {
-            None => true,
-            Some(auth) => auth.check(headers).is_ok(),
-        }
+    endpoint.served_on(app.exposure) && admitted(app, endpoint, headers).is_ok()
 }
 
 /// A short body (an ID's or a number's digits, and a newline) held in the answer itself: no

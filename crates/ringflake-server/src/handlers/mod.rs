@@ -107,6 +107,15 @@ const BEARER: HeaderValue = HeaderValue::from_static("Bearer realm=\"ringflake\"
 const BEARER_INVALID: HeaderValue =
     HeaderValue::from_static("Bearer realm=\"ringflake\", error=\"invalid_token\"");
 
+/// Whether the service's token file, if it has one, lets a request with `headers` have
+/// `endpoint`: the ID routes need one of its bearer tokens; every other route is open.
+fn admitted(app: &App, endpoint: Endpoint, headers: &hyper::HeaderMap) -> Result<(), Denied> {
+    match &app.auth {
+        Some(auth) if endpoint.guarded() => auth.check(headers),
+        _ => Ok(()),
+    }
+}
+
 /// The 401 for a request the token file refuses; the token it sent is never shown.
 fn unauthorized(denied: Denied) -> Reply {
     let (message, challenge) = match denied {
@@ -265,10 +274,7 @@ fn decide<'a, B>(
             ),
         ));
     };
-    if route.endpoint.guarded()
-        && let Some(auth) = &app.auth
-        && let Err(denied) = auth.check(req.headers())
-    {
+    if let Err(denied) = admitted(app, route.endpoint, req.headers()) {
         return Ok(unauthorized(denied));
     }
     let query = match query(route, req.uri().query()) {
