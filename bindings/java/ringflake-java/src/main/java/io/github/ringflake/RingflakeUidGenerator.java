@@ -160,8 +160,7 @@ public final class RingflakeUidGenerator implements AutoCloseable {
         b.size = b.next >= b.end ? Math.min(b.size * 2, MAX_BLOCK) : Math.max(b.size / 4, 1);
         b.next = b.end = 0;
         long worker = Native.fill(handle, b.ids, 0, b.size);
-        if (worker != lastWorkerId) {
-            healed(worker);
+        if (healed(worker)) {
             now = ticks; // this block is of the new worker id: fresh from the bump on
         }
         b.stamp = now;
@@ -206,10 +205,7 @@ public final class RingflakeUidGenerator implements AutoCloseable {
             b.next = b.end;
         }
         if (done < length) {
-            long worker = Native.fill(handle, out, offset + done, length - done);
-            if (worker != lastWorkerId) {
-                healed(worker);
-            }
+            healed(Native.fill(handle, out, offset + done, length - done));
         }
     }
 
@@ -258,9 +254,7 @@ public final class RingflakeUidGenerator implements AutoCloseable {
         }
         try {
             long id = Native.workerId(handle);
-            if (id != lastWorkerId) {
-                healed(id);
-            }
+            healed(id);
             return id;
         } catch (RingflakeException e) {
             if ("Closed".equals(e.kind())) {
@@ -278,22 +272,30 @@ public final class RingflakeUidGenerator implements AutoCloseable {
      */
     public RingflakeStats stats() {
         RingflakeStats s = RingflakeStats.of(Native.stats(handle), Native.health(handle));
-        if (s.workerId() != lastWorkerId && !closed) {
+        if (!closed) {
             healed(s.workerId());
         }
         return s;
     }
 
     /**
-     * The native generator healed onto {@code worker} (its lease on the old one lost for good):
-     * from here on no thread hands out an ID of the old worker id still in its buffer. Bumps
+     * Notes {@code worker}, as a JNI call just returned it; if it is not the last one seen, the
+     * native generator healed onto it (its lease on the old one lost for good), and from here on
+     * no thread hands out an ID of the old worker id still in its buffer: returns true. Bumps
      * the shared tick, so every thread's buffer (of every generator: heals are rare) is stale at
      * its next take, which then takes IDs of the new worker id from the ring. Off the hot path:
      * called where a JNI call already returned the worker id.
+     *
+     * @param worker the worker id the native side runs with now
+     * @return whether it is a new one
      */
-    private void healed(long worker) {
+    private boolean healed(long worker) {
+        if (worker == lastWorkerId) {
+            return false;
+        }
         lastWorkerId = worker;
         TICKS.getAndAdd(FRESH_TICKS);
+        return true;
     }
 
     /**

@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.ringflake.RingflakeUidGenerator;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -16,19 +14,17 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 
 /**
  * The Spring Boot 4 edition in application contexts: the generator from a SQLite file and from
- * spring.datasource, a user's bean winning, closing with the context, Boot 4's health API, the
- * meters, a wrong property analysed.
+ * spring.datasource, closing with the context, Boot 4's health API. What Boot 3 and 4 share (the
+ * bean, a user's bean winning, the meters, a wrong property analysed) runs from Boot 3's
+ * {@code GeneratorBeanTest} and {@code FailureAnalyzerTest}.
  */
 class Boot4AutoConfigurationTest {
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
@@ -50,22 +46,6 @@ class Boot4AutoConfigurationTest {
             seen.set(g);
         });
         assertThat(seen.get().isClosed()).isTrue();
-    }
-
-    @Test
-    void theApplicationsOwnBeanWins() {
-        runner.withPropertyValues("ringflake.worker-id=401").withUserConfiguration(Own.class).run(ctx -> {
-            assertThat(ctx).hasSingleBean(RingflakeUidGenerator.class);
-            assertThat(ctx.getBean(RingflakeUidGenerator.class).workerId()).isEqualTo(402);
-        });
-    }
-
-    @Configuration(proxyBeanMethods = false)
-    static class Own {
-        @Bean(destroyMethod = "close")
-        RingflakeUidGenerator mine() {
-            return RingflakeUidGenerator.builder().workerId(402).shutdownHook(false).build();
-        }
     }
 
     @Test
@@ -112,30 +92,6 @@ class Boot4AutoConfigurationTest {
                     assertThat(ctx).hasNotFailed().hasSingleBean(RingflakeUidGenerator.class);
                     assertThat(ctx).doesNotHaveBean(RingflakeHealthIndicator.class);
                     assertThat(ctx).doesNotHaveBean(RingflakeMeterBinder.class);
-                });
-    }
-
-    @Test
-    void metersAreTheServicesPrometheusSeries() {
-        runner.withPropertyValues("ringflake.worker-id=405").run(ctx -> {
-            RingflakeUidGenerator g = ctx.getBean(RingflakeUidGenerator.class);
-            g.getUID();
-            PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-            ctx.getBean(RingflakeMeterBinder.class).bindTo(registry);
-            assertThat(registry.scrape()).contains("ringflake_ring_capacity", "ringflake_ids_issued_total",
-                    "ringflake_time_lead_seconds", "ringflake_worker_id 405");
-        });
-    }
-
-    @Test
-    void aWrongPropertyIsAnalysedNamingPropertyValueAndLimit() {
-        runner.withPropertyValues("ringflake.worker-id=406", "ringflake.layout.time-bits=31",
-                "ringflake.layout.worker-bits=23", "ringflake.layout.seq-bits=10").run(ctx -> {
-                    assertThat(ctx).hasFailed();
-                    FailureAnalysis a = new RingflakeFailureAnalyzer().analyze(ctx.getStartupFailure());
-                    assertThat(a).isNotNull();
-                    assertThat(a.getDescription() + "\n" + a.getAction()).contains("ringflake.layout.time-bits",
-                            "31 (+ worker-bits 23 + seq-bits 10 = 64)", "add up to 63");
                 });
     }
 }
