@@ -25,7 +25,7 @@ use arc_swap::ArcSwapOption;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use ringflake::{CachedUidGenerator, FieldOrder, Layout, TimeUnit, TimeZone};
-use settings::{LayoutArgs, Source, Spec};
+use settings::{Epoch, LayoutArgs, Source, Spec};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -207,16 +207,10 @@ impl Generator {
                 Some((t, w, s)) => Some((width(t)?, width(w)?, width(s)?)),
                 None => None,
             };
-            let (epoch_seconds, epoch_date) = match epoch {
-                Some(Epoch::Seconds(s)) => (Some(s), None),
-                Some(Epoch::Date(d)) => (None, Some(d)),
-                None => (None, None),
-            };
             let layout = LayoutArgs {
                 preset,
                 bits,
-                epoch_seconds,
-                epoch_date,
+                epoch,
                 tick,
             }
             .layout()?;
@@ -426,12 +420,6 @@ impl<'py> FromPyObject<'_, 'py> for PathOrUrl {
     }
 }
 
-/// `epoch=`: unix seconds or a `yyyy-MM-dd` date (UTC).
-enum Epoch {
-    Seconds(i64),
-    Date(String),
-}
-
 impl<'py> FromPyObject<'_, 'py> for Epoch {
     type Error = PyErr;
     fn extract(ob: Borrowed<'_, 'py, PyAny>) -> PyResult<Self> {
@@ -526,16 +514,10 @@ fn _layout(
     tick: Option<String>,
 ) -> PyResult<LayoutTuple> {
     guarded(|| {
-        let (epoch_seconds, epoch_date) = match epoch {
-            Some(Epoch::Seconds(s)) => (Some(s), None),
-            Some(Epoch::Date(d)) => (None, Some(d)),
-            None => (None, None),
-        };
         let l = LayoutArgs {
             preset,
             bits,
-            epoch_seconds,
-            epoch_date,
+            epoch,
             tick,
         }
         .layout()?;

@@ -59,6 +59,15 @@ impl Source {
     }
 }
 
+/// `epoch=`: unix seconds or a `yyyy-MM-dd` date (midnight UTC).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Epoch {
+    /// Unix seconds.
+    Seconds(i64),
+    /// A `yyyy-MM-dd` date.
+    Date(String),
+}
+
 /// The layout keywords as given.
 #[derive(Debug, Default)]
 pub struct LayoutArgs {
@@ -66,10 +75,8 @@ pub struct LayoutArgs {
     pub preset: Option<String>,
     /// `bits=(time, worker, sequence)`.
     pub bits: Option<(u32, u32, u32)>,
-    /// `epoch=`: unix seconds.
-    pub epoch_seconds: Option<i64>,
-    /// `epoch=`: a `yyyy-MM-dd` date, midnight UTC.
-    pub epoch_date: Option<String>,
+    /// `epoch=`.
+    pub epoch: Option<Epoch>,
     /// `tick=`: `"s"`, `"10ms"` or `"ms"`.
     pub tick: Option<String>,
 }
@@ -78,10 +85,7 @@ impl LayoutArgs {
     /// The layout: a preset, or widths (default 31/10/22), an epoch (default 2025-01-01) and a
     /// tick (default seconds).
     pub fn layout(&self) -> PyResult<Layout> {
-        let amended = self.bits.is_some()
-            || self.epoch_seconds.is_some()
-            || self.epoch_date.is_some()
-            || self.tick.is_some();
+        let amended = self.bits.is_some() || self.epoch.is_some() || self.tick.is_some();
         if let Some(name) = &self.preset {
             if amended {
                 return Err(invalid(
@@ -97,12 +101,12 @@ impl LayoutArgs {
         let (t, w, s) = self
             .bits
             .unwrap_or((d.time_bits(), d.worker_bits(), d.seq_bits()));
-        let epoch = match (&self.epoch_date, self.epoch_seconds) {
-            (Some(date), _) => {
+        let epoch = match &self.epoch {
+            Some(Epoch::Date(date)) => {
                 ringflake::epoch_from_date(date, &TimeZone::UTC).map_err(from_lib)?
             }
-            (None, Some(seconds)) => seconds,
-            (None, None) => DEFAULT_EPOCH_SECONDS,
+            Some(Epoch::Seconds(seconds)) => *seconds,
+            None => DEFAULT_EPOCH_SECONDS,
         };
         let unit: TimeUnit = match &self.tick {
             Some(t) => t.parse().map_err(from_lib)?,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import List
+from typing import Callable, List, Tuple
 
 import ringflake
 
@@ -39,29 +39,36 @@ def test_threads_collect_every_id() -> None:
         assert len(every) == THREADS * (PER_THREAD + PER_THREAD // 2 // 1000 * 10)
 
 
+def _while_counting(take: Callable[[], List[int]]) -> Tuple[List[int], float, int]:
+    """Runs `take` beside a Python thread that counts every millisecond it gets to run: the IDs,
+    the seconds `take` waited, and the thread's count meanwhile."""
+    ticks = 0
+    done = threading.Event()
+
+    def count() -> None:
+        nonlocal ticks
+        while not done.is_set():
+            ticks += 1
+            time.sleep(0.001)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    t0 = time.monotonic()
+    ids = take()
+    waited = time.monotonic() - t0
+    seen = ticks
+    done.set()
+    counter.join()
+    return ids, waited, seen
+
+
 def test_the_gil_is_released_while_a_take_waits() -> None:
     # 10 sequence bits: 1,024 IDs a second, and at most 1 s ahead of the clock: 4,096 IDs wait
     # for the clock for about 2 s. Another Python thread must run meanwhile.
     with ringflake.Generator(
         worker_id=1, bits=(31, 22, 10), max_lead=1, state_file=False
     ) as gen:
-        ticks = 0
-        done = threading.Event()
-
-        def count() -> None:
-            nonlocal ticks
-            while not done.is_set():
-                ticks += 1
-                time.sleep(0.001)
-
-        counter = threading.Thread(target=count)
-        counter.start()
-        t0 = time.monotonic()
-        ids = gen.next_ids(4096)
-        waited = time.monotonic() - t0
-        seen = ticks
-        done.set()
-        counter.join()
+        ids, waited, seen = _while_counting(lambda: gen.next_ids(4096))
         assert len(set(ids)) == 4096
         assert waited > 0.8, waited
         # With the GIL held for the whole wait, the counter would not have moved.
@@ -72,23 +79,7 @@ def test_single_takes_wait_without_the_gil_too() -> None:
     with ringflake.Generator(
         worker_id=1, bits=(31, 22, 10), max_lead=1, state_file=False
     ) as gen:
-        ticks = 0
-        done = threading.Event()
-
-        def count() -> None:
-            nonlocal ticks
-            while not done.is_set():
-                ticks += 1
-                time.sleep(0.001)
-
-        counter = threading.Thread(target=count)
-        counter.start()
-        t0 = time.monotonic()
-        ids = [gen.next_id() for _ in range(4096)]
-        waited = time.monotonic() - t0
-        seen = ticks
-        done.set()
-        counter.join()
+        ids, waited, seen = _while_counting(lambda: [gen.next_id() for _ in range(4096)])
         assert all(a < b for a, b in zip(ids, ids[1:]))
         assert waited > 0.8, waited
         assert seen > 100, (seen, waited)
