@@ -158,14 +158,15 @@ pub enum Fast {
 /// A `200 text/plain` answer to `req` with `body`, its one header written into the request's
 /// header map (cleared): the map hyper made of the previous answer's on this connection, so its
 /// room is there already. The answer's own empty map goes to the request in exchange: one empty
-/// map made and dropped, not two.
+/// map made and dropped, not two. The header is appended, not inserted: the map is empty, and
+/// `insert`'s search for a value to replace cost 59 instructions more (callgrind).
 #[inline]
 fn text<B, T>(req: &mut Request<B>, body: T) -> Response<T> {
     let mut r = Response::new(body);
     let headers = r.headers_mut();
     std::mem::swap(headers, req.headers_mut());
     headers.clear();
-    headers.insert(CONTENT_TYPE, TEXT);
+    headers.append(CONTENT_TYPE, TEXT);
     r
 }
 

@@ -136,7 +136,12 @@ impl Shard {
 
 /// Adds one observation of `elapsed` to the histogram starting at `slots[0]`.
 fn observe(slots: &[AtomicU64], elapsed: Duration) {
-    let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+    observe_nanos(slots, u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX));
+}
+
+/// [`observe`] of `nanos` nanoseconds.
+#[inline]
+fn observe_nanos(slots: &[AtomicU64], nanos: u64) {
     // An answer made at once, the common case, is in the first bucket: no search for it.
     let bucket = if nanos <= BUCKET_NANOS[0] {
         0
@@ -206,12 +211,12 @@ impl Series {
         self.status
     }
 
-    /// Counts a request of this series answered in `elapsed`, as [`http`] does.
-    pub fn count(&self, elapsed: Duration) {
+    /// Counts a request of this series answered in `nanos` nanoseconds, as [`http`] does.
+    pub fn count(&self, nanos: u64) {
         self.shard.http_count[self.count].fetch_add(1, Ordering::Relaxed);
-        observe(
+        observe_nanos(
             &self.shard.http_latency[self.latency..self.latency + SLOTS],
-            elapsed,
+            nanos,
         );
     }
 }

@@ -92,7 +92,8 @@ impl<I: AsyncWrite + Unpin> JsonBodies<I> {
     /// Takes `buf` if it is hyper's own answer: its rewrite is written instead (now, or by the
     /// next write, flush or shutdown). `None`: `buf` is to be written as it is.
     fn take(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Option<Poll<std::io::Result<usize>>> {
-        if !buf.starts_with(b"HTTP/1.1 4") {
+        // The status's first digit first: for any answer but a 4xx, one byte compared.
+        if buf.get(9) != Some(&b'4') || !buf.starts_with(b"HTTP/1.1 4") {
             return None;
         }
         self.pending = rewrite(buf)?;
