@@ -56,8 +56,9 @@ impl Clock for SystemClock {
         // and nanoseconds taken as they are cost 44 instructions, where `SystemTime`'s checked
         // subtraction from the epoch cost 103 (callgrind). The seconds are negative before 1970,
         // the nanoseconds never: the sum rounds down, as `now_seconds` does.
+        // (time_t and long are i32 on some 32-bit targets: the conversions are not useless.)
         #[cfg(unix)]
-        #[allow(clippy::useless_conversion)] // time_t and long are i32 on some 32-bit targets
+        #[allow(clippy::useless_conversion)]
         if let Ok(t) = nix::time::clock_gettime(nix::time::ClockId::CLOCK_REALTIME) {
             return i64::from(t.tv_sec()) * 1000 + i64::from(t.tv_nsec()) / 1_000_000;
         }
