@@ -17,7 +17,6 @@ use super::routes::{METHODS, ROUTES};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 /// The histograms' upper bounds, seconds: from 100 µs (an ID from the ring, answered at once) to
 /// 15 s (the default `--max-wait`, a take that waited in vain at the lead cap).
@@ -134,14 +133,9 @@ impl Shard {
     }
 }
 
-/// Adds one observation of `elapsed` to the histogram starting at `slots[0]`.
-fn observe(slots: &[AtomicU64], elapsed: Duration) {
-    observe_nanos(slots, u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX));
-}
-
-/// [`observe`] of `nanos` nanoseconds.
+/// Adds one observation of `nanos` nanoseconds to the histogram starting at `slots[0]`.
 #[inline]
-fn observe_nanos(slots: &[AtomicU64], nanos: u64) {
+fn observe(slots: &[AtomicU64], nanos: u64) {
     // An answer made at once, the common case, is in the first bucket: no search for it.
     let bucket = if nanos <= BUCKET_NANOS[0] {
         0
@@ -157,10 +151,10 @@ pub fn method_index(method: &hyper::Method) -> Option<usize> {
     METHODS.iter().position(|m| m == method)
 }
 
-/// Counts an HTTP request: `route` its index in [`ROUTES`] (`None`: no route), `method` its
-/// index in [`METHODS`] ([`method_index`]), `status` the answer's, `elapsed` from its head read
-/// to its answer made.
-pub fn http(route: Option<usize>, method: Option<usize>, status: u16, elapsed: Duration) {
+/// Where an HTTP series is in a shard: its counter's index in `http_count` and its histogram's
+/// first slot in `http_latency`. `route` is an index in [`ROUTES`] and `method` in [`METHODS`];
+/// `None` (or one past the end): the `none` route, the `other` method.
+fn http_slots(route: Option<usize>, method: Option<usize>, status: u16) -> (usize, usize) {
     let r = route.unwrap_or(ROUTES.len()).min(ROUTES.len());
     let m = method.unwrap_or(METHODS.len()).min(METHODS.len());
     let key = r * HTTP_METHODS + m;
@@ -168,9 +162,17 @@ pub fn http(route: Option<usize>, method: Option<usize>, status: u16, elapsed: D
         .iter()
         .position(|&x| x == status)
         .unwrap_or(STATUSES.len());
+    (key * (STATUSES.len() + 1) + s, key * SLOTS)
+}
+
+/// Counts an HTTP request: `route` its index in [`ROUTES`] (`None`: no route), `method` its
+/// index in [`METHODS`] ([`method_index`]), `status` the answer's, `nanos` from its head read
+/// to its answer made.
+pub fn http(route: Option<usize>, method: Option<usize>, status: u16, nanos: u64) {
+    let (count, latency) = http_slots(route, method, status);
     SHARD.with(|shard| {
-        shard.http_count[key * (STATUSES.len() + 1) + s].fetch_add(1, Ordering::Relaxed);
-        observe(&shard.http_latency[key * SLOTS..(key + 1) * SLOTS], elapsed);
+        shard.http_count[count].fetch_add(1, Ordering::Relaxed);
+        observe(&shard.http_latency[latency..latency + SLOTS], nanos);
     });
 }
 
@@ -191,17 +193,11 @@ impl Series {
     /// The series of `route` (its index in [`ROUTES`]), `method` (in [`METHODS`]) and `status`
     /// on this thread's counters.
     pub fn new(route: usize, method: usize, status: u16) -> Series {
-        let r = route.min(ROUTES.len());
-        let m = method.min(METHODS.len());
-        let key = r * HTTP_METHODS + m;
-        let s = STATUSES
-            .iter()
-            .position(|&x| x == status)
-            .unwrap_or(STATUSES.len());
+        let (count, latency) = http_slots(Some(route), Some(method), status);
         Series {
             shard: SHARD.with(Arc::clone),
-            count: key * (STATUSES.len() + 1) + s,
-            latency: key * SLOTS,
+            count,
+            latency,
             status,
         }
     }
@@ -214,7 +210,7 @@ impl Series {
     /// Counts a request of this series answered in `nanos` nanoseconds, as [`http`] does.
     pub fn count(&self, nanos: u64) {
         self.shard.http_count[self.count].fetch_add(1, Ordering::Relaxed);
-        observe_nanos(
+        observe(
             &self.shard.http_latency[self.latency..self.latency + SLOTS],
             nanos,
         );
@@ -237,14 +233,14 @@ pub fn grpc_method(path: &str) -> Option<usize> {
         .position(|&(s, m)| s == service && m == method)
 }
 
-/// Counts a gRPC call: `method` from [`grpc_method`], `code` its status code (0: OK), `elapsed`
+/// Counts a gRPC call: `method` from [`grpc_method`], `code` its status code (0: OK), `nanos`
 /// to its response's headers.
-pub fn grpc(method: Option<usize>, code: u16, elapsed: Duration) {
+pub fn grpc(method: Option<usize>, code: u16, nanos: u64) {
     let m = method.unwrap_or(GRPC_METHODS.len()).min(GRPC_METHODS.len());
     let c = usize::from(code).min(GRPC_CODES.len() - 1);
     SHARD.with(|shard| {
         shard.grpc_count[m * GRPC_CODES.len() + c].fetch_add(1, Ordering::Relaxed);
-        observe(&shard.grpc_latency[m * SLOTS..(m + 1) * SLOTS], elapsed);
+        observe(&shard.grpc_latency[m * SLOTS..(m + 1) * SLOTS], nanos);
     });
 }
 
@@ -396,6 +392,11 @@ pub fn render(out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    fn nanos(d: Duration) -> u64 {
+        u64::try_from(d.as_nanos()).expect("a test's duration")
+    }
 
     /// Observations land in the first bucket at or above them; the histogram is cumulative, its
     /// count the sum of its buckets, its sum in seconds.
@@ -409,19 +410,19 @@ mod tests {
         // Counted from another thread, so that this test's counts are a shard of their own
         // beside whatever other tests count.
         std::thread::spawn(move || {
-            http(id, get, 200, Duration::from_micros(50));
-            http(id, get, 200, Duration::from_micros(100)); // on the bound: in its bucket
-            http(id, get, 503, Duration::from_secs(20));
-            http(None, get, 404, Duration::from_micros(10));
-            http(id, get, 418, Duration::from_micros(10));
-            http(id, head, 200, Duration::from_millis(2));
-            http(None, post, 405, Duration::from_micros(10));
+            http(id, get, 200, nanos(Duration::from_micros(50)));
+            http(id, get, 200, nanos(Duration::from_micros(100))); // on the bound: in its bucket
+            http(id, get, 503, nanos(Duration::from_secs(20)));
+            http(None, get, 404, nanos(Duration::from_micros(10)));
+            http(id, get, 418, nanos(Duration::from_micros(10)));
+            http(id, head, 200, nanos(Duration::from_millis(2)));
+            http(None, post, 405, nanos(Duration::from_micros(10)));
             grpc(
                 grpc_method("/ringflake.v1.IdService/Next"),
                 0,
-                Duration::from_micros(300),
+                nanos(Duration::from_micros(300)),
             );
-            grpc(grpc_method("/x.Y/Z"), 14, Duration::from_micros(300));
+            grpc(grpc_method("/x.Y/Z"), 14, nanos(Duration::from_micros(300)));
         })
         .join()
         .unwrap();

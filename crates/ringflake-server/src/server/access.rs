@@ -7,10 +7,9 @@
 use crate::log::ACCESS_TARGET;
 use crate::model::requests;
 use std::net::SocketAddr;
-use std::time::Duration;
 
 /// When a request's head was read, on the monotonic clock: taken before it is answered, read
-/// again once it is ([`Started::elapsed`]). Every request pays the two reads, so they are one
+/// again once it is ([`Started::elapsed_nanos`]). Every request pays the two reads, so they are one
 /// `clock_gettime` each, the nanoseconds kept as a number: `Instant::elapsed`'s checked
 /// subtraction of two `timespec`s cost a request about 50 instructions more (callgrind).
 #[derive(Debug, Clone, Copy)]
@@ -23,13 +22,8 @@ impl Started {
         Started(monotonic_nanos())
     }
 
-    /// The time since `self` (zero if the clock reads earlier, which a monotonic one does not).
-    #[inline]
-    pub fn elapsed(self) -> Duration {
-        Duration::from_nanos(self.elapsed_nanos())
-    }
-
-    /// [`elapsed`](Self::elapsed) in nanoseconds.
+    /// The nanoseconds since `self` (zero if the clock reads earlier, which a monotonic one
+    /// does not).
     #[inline]
     pub fn elapsed_nanos(self) -> u64 {
         monotonic_nanos().saturating_sub(self.0)
@@ -67,8 +61,7 @@ pub fn http<B>(
     start: Started,
 ) {
     let nanos = start.elapsed_nanos();
-    let elapsed = Duration::from_nanos(nanos);
-    requests::http(route, requests::method_index(req.method()), status, elapsed);
+    requests::http(route, requests::method_index(req.method()), status, nanos);
     log(req, route, status, peer, nanos);
 }
 
@@ -116,20 +109,20 @@ fn log<B>(
 /// normally comes in the trailers, after its messages), `method` its index in
 /// [`requests::GRPC_METHODS`] (`None`: another).
 pub fn grpc(method: Option<usize>, code: u16, peer: Option<SocketAddr>, start: Started) {
-    let elapsed = start.elapsed();
-    requests::grpc(method, code, elapsed);
+    let nanos = start.elapsed_nanos();
+    requests::grpc(method, code, nanos);
     tracing::info!(
         target: ACCESS_TARGET,
         method = "POST",
         path = %GrpcPath(method),
         grpc_code = requests::grpc_code_name(code),
-        duration_us = elapsed.as_micros() as u64,
+        duration_us = nanos / 1000,
         version = "HTTP/2.0",
         peer = %Peer(peer),
         "gRPC {} {} {} µs",
         GrpcPath(method),
         requests::grpc_code_name(code),
-        elapsed.as_micros()
+        nanos / 1000
     );
 }
 
