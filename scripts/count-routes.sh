@@ -18,7 +18,8 @@
 #
 # With --check, compares each ratio with the one recorded in docs/benchmarks.md (the table between
 # the `count-routes:begin` and `count-routes:end` markers) and fails when one is more than
-# COUNT_TOLERANCE percent (default 3) below it.
+# COUNT_TOLERANCE percent (default 3) below it. A route's goal (the last column, `≥ 0.95`) is
+# reported beside it, met or not, without failing the check.
 #
 # Environment:
 #   RINGFLAKE_COUNT_BIN          the ringflake binary (default: cargo build --release)
@@ -176,13 +177,16 @@ done
 $check || exit 0
 
 # The recorded ratios: the rows of the table between the markers, `| route | … | ratio | …`, the
-# route in the first cell (backticks dropped), the ratio in the third (bold dropped).
+# route in the first cell (backticks dropped), the ratio in the third (bold dropped), the goal in
+# the sixth where it is `≥ x` (else empty).
 [[ -r "$doc" ]] || fail "cannot read $doc"
 recorded="$(awk -F'|' '
     /count-routes:begin/ { on = 1; next }
     /count-routes:end/ { on = 0 }
     on && /^\|/ && $2 !~ /route|---/ {
-        r = $2; gsub(/[` ]/, "", r); v = $4; gsub(/[* ×x]/, "", v); print r "\t" v
+        r = $2; gsub(/[` ]/, "", r); v = $4; gsub(/[* ×x]/, "", v)
+        g = $7; if (g ~ /≥/) { sub(/.*≥/, "", g); gsub(/ /, "", g) } else g = ""
+        print r "\t" v "\t" g
     }' "$doc")"
 [[ -n "$recorded" ]] || fail "no recorded table between count-routes:begin and count-routes:end in $doc"
 failed=0
@@ -193,10 +197,21 @@ for r in "${routes[@]}"; do
     key="${r// /}"
     want="$(awk -F'\t' -v k="$key" '$1 == k { print $2 }' <<<"$recorded")"
     [[ -n "$want" ]] || fail "no recorded ratio for $r in $doc"
+    goal="$(awk -F'\t' -v k="$key" '$1 == k { print $3 }' <<<"$recorded")"
+    # The goal column (`≥ 0.95`), where a route has one, is reported, not enforced: the check
+    # holds the recorded figure, which has its tolerance for another machine's instruction counts.
+    goal_note=""
+    if [[ -n "$goal" ]]; then
+        if awk -v got="${ratio[$r]}" -v goal="$goal" 'BEGIN { exit !(got >= goal) }'; then
+            goal_note=" (goal >= $goal met)"
+        else
+            goal_note=" (goal >= $goal NOT met on this machine)"
+        fi
+    fi
     if awk -v got="${ratio[$r]}" -v want="$want" -v t="$tolerance" 'BEGIN { exit !(got >= want * (1 - t / 100)) }'; then
-        printf '%-24s %8s recorded %8s: ok\n' "$r" "${ratio[$r]}" "$want"
+        printf '%-24s %8s recorded %8s: ok%s\n' "$r" "${ratio[$r]}" "$want" "$goal_note"
     else
-        printf '%-24s %8s recorded %8s: MORE THAN %s %% BELOW\n' "$r" "${ratio[$r]}" "$want" "$tolerance"
+        printf '%-24s %8s recorded %8s: MORE THAN %s %% BELOW%s\n' "$r" "${ratio[$r]}" "$want" "$tolerance" "$goal_note"
         failed=1
     fi
 done
